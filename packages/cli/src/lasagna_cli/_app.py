@@ -1,0 +1,60 @@
+"""The `lasagna` entry point: assembles the command groups and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+import typer
+
+from lasagna_cli import _cmd_metrics  # noqa: F401  (registers its commands)
+from lasagna_cli._errors import USAGE_ERROR, user_errors
+from lasagna_cli._groups import app
+
+_MEMBERS = ("lasagna-cli", "lasagna-metrics", "lasagna-judge", "lasagna-synth")
+
+
+def _versions() -> str:
+    parts = []
+    for dist in _MEMBERS:
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{dist} (not installed)")
+    return ", ".join(parts)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"lasagna {version('lasagna-cli')} ({_versions()})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version_: bool = typer.Option(
+        False,
+        "--version",
+        help="Show the version of lasagna and its packages, then exit.",
+        callback=_version_callback,
+        is_eager=True,
+    ),
+) -> None:
+    """Build and run evaluation benchmarks for RAG systems and LLM applications."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        with user_errors():
+            app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except FileNotFoundError as exc:
+        typer.echo(f"error: file not found: {exc.filename}", err=True)
+        sys.exit(USAGE_ERROR)

@@ -1,0 +1,56 @@
+"""Turning user mistakes into one line and an exit code, never a traceback.
+
+Exit codes: 1 for bad data (a file that cannot be used), 2 for bad usage (a flag, a
+missing file named on the command line). Errors raised by the lasagna packages carry an
+`exit_code` attribute when they are usage errors; everything else of theirs is bad data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+
+DATA_ERROR = 1
+USAGE_ERROR = 2
+
+
+class CliError(Exception):
+    """A user mistake the CLI reports in one line."""
+
+    def __init__(self, message: str, exit_code: int = DATA_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _lasagna_error_types() -> tuple[type[BaseException], ...]:
+    # Read from sys.modules so that reporting an error never imports a heavy package.
+    types: list[type[BaseException]] = [CliError]
+    for module, name in (
+        ("lasagna_metrics", "MetricsError"),
+        ("lasagna_judge", "JudgeError"),
+        ("lasagna_synth", "SynthError"),
+    ):
+        mod = sys.modules.get(module)
+        error = getattr(mod, name, None) if mod is not None else None
+        if isinstance(error, type) and issubclass(error, BaseException):
+            types.append(error)
+    return tuple(types)
+
+
+def echo_error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Report lasagna errors raised inside the block as one line and exit 1 or 2."""
+    try:
+        yield
+    except Exception as exc:
+        if not isinstance(exc, _lasagna_error_types()):
+            raise
+        echo_error(str(exc))
+        raise typer.Exit(getattr(exc, "exit_code", DATA_ERROR)) from None

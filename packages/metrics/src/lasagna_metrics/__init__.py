@@ -1,0 +1,5 @@
+"""Deterministic metrics for RAG benchmarks. Standard library only."""
+
+from lasagna_metrics._errors import MetricsError
+
+__all__ = ["MetricsError"]
