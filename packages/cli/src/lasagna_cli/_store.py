@@ -1,0 +1,93 @@
+"""Result files that are either whole or absent.
+
+Every finished task is one JSON file. It is written to a temporary file in the same folder,
+flushed and fsynced, then renamed over the final name, so a reader (or a resumed run) never
+sees half a result, even after SIGKILL or a power cut. A killed writer can leave its
+temporary file behind; `remove_stale_temp_files` clears them when a run starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+TEMP_PREFIX = ".lasagna-tmp-"
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some filesystems do not allow opening a directory
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that `path` holds either the old content or all of `data`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        # Ctrl-C or a full disk mid-write: leave no partial file behind.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def dump_json(obj: Any) -> bytes:
+    """The one JSON encoding of result files: stable key order, UTF-8, trailing newline."""
+    return (json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    write_bytes_atomic(path, dump_json(obj))
+
+
+def is_finished(path: Path) -> bool:
+    """A task is finished when its result file exists and is not empty."""
+    try:
+        return path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def read_json(path: Path) -> Any | None:
+    """The parsed result at `path`, or None when it is missing, empty or not JSON."""
+    try:
+        with path.open("rb") as handle:
+            return json.load(handle)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def iter_temp_files(root: Path) -> Iterator[Path]:
+    if root.is_dir():
+        yield from root.rglob(f"{TEMP_PREFIX}*")
+
+
+def remove_stale_temp_files(root: Path) -> int:
+    """Delete temporary files a killed run left under `root`; returns how many."""
+    removed = 0
+    for temp in iter_temp_files(root):
+        try:
+            temp.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed

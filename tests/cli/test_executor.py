@@ -1,0 +1,60 @@
+"""The local executor: bounded concurrency, failures isolated, every task reported once."""
+
+import asyncio
+
+import pytest
+
+from lasagna_cli._executor import LocalExecutor, Outcome
+
+
+def test_bounded_concurrency_and_failures_do_not_stop_others() -> None:
+    in_flight = 0
+    peak = 0
+    outcomes: list[Outcome[int, int]] = []
+
+    async def work(i: int) -> int:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.001)
+        in_flight -= 1
+        if i % 7 == 0:
+            raise RuntimeError(f"task {i} failed")
+        return i * 2
+
+    asyncio.run(LocalExecutor(5).run(range(100), work, outcomes.append))
+    assert peak == 5
+    assert sorted(o.task for o in outcomes) == list(range(100))
+    failed = [o for o in outcomes if not o.ok]
+    assert len(failed) == 15
+    assert all(isinstance(o.error, RuntimeError) for o in failed)
+    assert all(o.result == o.task * 2 for o in outcomes if o.ok)
+
+
+def test_tasks_are_pulled_lazily() -> None:
+    pulled = 0
+
+    def tasks():  # type: ignore[no-untyped-def]
+        nonlocal pulled
+        for i in range(1000):
+            pulled += 1
+            yield i
+
+    seen_when_first_done: list[int] = []
+
+    async def work(i: int) -> int:
+        await asyncio.sleep(0)
+        return i
+
+    def record(outcome: Outcome[int, int]) -> None:
+        if not seen_when_first_done:
+            seen_when_first_done.append(pulled)
+
+    asyncio.run(LocalExecutor(4).run(tasks(), work, record))
+    assert seen_when_first_done[0] <= 8
+    assert pulled == 1000
+
+
+def test_concurrency_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        LocalExecutor(0)

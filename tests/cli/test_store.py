@@ -1,0 +1,63 @@
+"""Atomic result files: whole or absent, and no temporary file left after a failed write."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lasagna_cli._store import (
+    TEMP_PREFIX,
+    is_finished,
+    read_json,
+    remove_stale_temp_files,
+    write_json_atomic,
+)
+
+
+def test_write_then_read_round_trips_and_creates_folders(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "result.json"
+    write_json_atomic(target, {"ok": {"result": "é", "n": 1}})
+    assert read_json(target) == {"ok": {"result": "é", "n": 1}}
+    assert is_finished(target)
+    assert list(tmp_path.rglob(f"{TEMP_PREFIX}*")) == []
+
+
+def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "result.json"
+    write_json_atomic(target, {"v": 1})
+    with pytest.raises(TypeError):
+        write_json_atomic(target, {"v": object()})
+    assert read_json(target) == {"v": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_empty_or_missing_file_is_not_finished(tmp_path: Path) -> None:
+    assert not is_finished(tmp_path / "missing.json")
+    (tmp_path / "empty.json").write_bytes(b"")
+    assert not is_finished(tmp_path / "empty.json")
+    assert read_json(tmp_path / "empty.json") is None
+
+
+def test_stale_temp_files_from_a_killed_writer_are_removed(tmp_path: Path) -> None:
+    # A child process that dies (SIGKILL) between writing its temp file and the rename.
+    code = (
+        "import os, signal, tempfile, sys;"
+        f"fd, name = tempfile.mkstemp(prefix={TEMP_PREFIX!r}, dir=sys.argv[1]);"
+        "os.write(fd, b'{\"half');"
+        "os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False)
+    assert len(list(tmp_path.glob(f"{TEMP_PREFIX}*"))) == 1
+    assert remove_stale_temp_files(tmp_path) == 1
+    assert os.listdir(tmp_path) == []
+
+
+def test_encoding_is_stable(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    write_json_atomic(a, {"b": 1, "a": [1, 2]})
+    write_json_atomic(b, {"a": [1, 2], "b": 1})
+    assert a.read_bytes() == b.read_bytes()
+    assert json.loads(a.read_text()) == {"a": [1, 2], "b": 1}
