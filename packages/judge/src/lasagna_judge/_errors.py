@@ -1,5 +1,41 @@
-"""The one base error of lasagna-judge."""
+"""The errors of lasagna-judge.
+
+    JudgeError                 base: a problem talking to a model or grading
+     +-- LLMCallError          a call failed after every transport retry (or cannot be retried)
+     +-- MissingExtraError     a provider needs an optional dependency that is not installed
+
+Messages say what was expected, what was found and what to do, and never contain an API key.
+"""
+
+from __future__ import annotations
 
 
 class JudgeError(Exception):
     """A problem talking to a model or grading; the message says what to do."""
+
+
+class LLMCallError(JudgeError):
+    """A model call failed for good: retries exhausted, or an error no retry can fix.
+
+    `status` is the last HTTP status (None for a connection error or a timeout) and
+    `attempts` the number of network requests made for the call.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+        self.attempts = attempts
+
+
+class MissingExtraError(JudgeError):
+    """A provider's optional dependency is missing; the message names the install command."""
+
+    exit_code = 2
+
+    def __init__(self, provider: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{provider} models need the optional dependency {module!r}, which is not "
+            f'installed: run `uv add "lasagna-judge[{extra}]"` (or '
+            f'`pip install "lasagna-judge[{extra}]"`)'
+        )
+        self.extra = extra

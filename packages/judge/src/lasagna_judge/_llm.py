@@ -1,0 +1,489 @@
+"""`make_llm` and the `LLM` object: the one door every lasagna package uses to reach a model.
+
+    llm = make_llm("openai/gpt-4o-mini", api_key=...)
+    c = await llm.complete([{"role": "user", "content": "Say hi"}])
+    s = await llm.structured(messages, Verdict)       # s.status "ok" or "unparsed"
+
+An LLM bounds its own concurrency, retries transport failures, caches successful calls in
+SQLite, and meters tokens and cost. Libraries take an LLM; only the CLI reads environment
+variables to build one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from lasagna_judge._cache import ResponseCache, cache_key, default_cache_path
+from lasagna_judge._errors import JudgeError, LLMCallError
+from lasagna_judge._providers import (
+    STRUCTURED_MODES,
+    Backend,
+    CallOptions,
+    StructuredMode,
+    check_messages,
+    is_reasoning_model,
+)
+from lasagna_judge._ratelimit import RateLimiter
+from lasagna_judge._retry import RetryPolicy
+from lasagna_judge._types import Completion, Structured, Usage
+from lasagna_judge._usage import Meter, Prices, call_record, cost_usd
+
+T = TypeVar("T", bound=BaseModel)
+
+PROVIDERS = ("openai", "anthropic", "ollama", "local")
+OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+# Bump when the cached value's layout changes, so old rows are simply not found.
+_CACHE_VERSION = 1
+
+
+def parse_model(model: str) -> tuple[str, str]:
+    """Split `provider/name`; a JudgeError says what a model name looks like."""
+    provider, sep, name = model.partition("/")
+    if not sep or not name or provider not in PROVIDERS:
+        raise JudgeError(
+            f"expected a model named provider/model with provider one of {', '.join(PROVIDERS)} "
+            f"(e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, "
+            f"local/smollm2), got {model!r}"
+        )
+    return provider, name
+
+
+class LLM:
+    """A model behind retries, a concurrency bound, a cache and a meter. Build with `make_llm`.
+
+    Calls are async and safe to run many at once. Use from one event loop at a time;
+    `await llm.aclose()` (or `async with llm:`) when done.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        backend: Backend,
+        *,
+        meter: Meter,
+        cache: ResponseCache | None,
+        temperature: float | None,
+        prices: Prices | None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self.model = model
+        self._backend = backend
+        self._meter = meter
+        self._cache = cache
+        self._temperature = temperature
+        self._prices = dict(prices) if prices else None
+        self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
+        self._key_locks: dict[str, asyncio.Lock] = {}
+
+    def __repr__(self) -> str:  # never shows a key
+        return f"LLM({self.model!r})"
+
+    # -- the calls -------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """The model's text reply. Raises LLMCallError when the call fails for good."""
+        checked = check_messages(messages)
+        options = self._options(temperature, max_tokens)
+        key = self._key("complete", checked, options)
+        async with self._key_lock(key):
+            hit = self._cache_get(key)
+            if hit is not None:
+                return Completion(
+                    text=str(hit["text"]),
+                    usage=Usage(*hit["usage"]),
+                    latency_s=float(hit["latency_s"]),
+                    cached=True,
+                    model=self.model,
+                    attempts=int(hit.get("attempts", 1)),
+                )
+            with call_record() as record:
+                try:
+                    text = await self._backend.complete(checked, options)
+                except LLMCallError as exc:
+                    raise self._redacted(exc) from None
+            result = Completion(
+                text=text,
+                usage=record.usage,
+                latency_s=record.wire_s,
+                cached=False,
+                model=self.model,
+                attempts=record.attempts,
+            )
+            self._cache_put(
+                key,
+                {
+                    "text": text,
+                    "usage": [result.usage.input_tokens, result.usage.output_tokens],
+                    "latency_s": result.latency_s,
+                    "attempts": result.attempts,
+                },
+            )
+            return result
+
+    async def structured(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        response_model: type[T],
+        max_validation_retries: int = 2,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Structured[T]:
+        """The reply validated as `response_model`, through instructor.
+
+        Output that never validates (after `max_validation_retries` re-asks) gives status
+        "unparsed" with the raw text kept; it is not an exception. Transport failure after
+        all retries raises LLMCallError.
+        """
+        if not (isinstance(response_model, type) and issubclass(response_model, BaseModel)):
+            raise JudgeError(
+                f"response_model must be a pydantic BaseModel subclass, got {response_model!r}"
+            )
+        if max_validation_retries < 0:
+            raise JudgeError(f"max_validation_retries must be >= 0, got {max_validation_retries}")
+        checked = check_messages(messages)
+        options = self._options(temperature, max_tokens)
+        key = self._key(
+            "structured",
+            checked,
+            options,
+            schema=response_model.model_json_schema(),
+            schema_name=response_model.__name__,
+            mode=self._backend.mode,
+            max_validation_retries=max_validation_retries,
+        )
+        async with self._key_lock(key):
+            hit = self._cache_get(key)
+            if hit is not None:
+                cached = self._structured_from_cache(hit, response_model)
+                if cached is not None:
+                    return cached
+            with call_record() as record:
+                try:
+                    outcome = await self._backend.structured(
+                        checked, response_model, options, max_validation_retries
+                    )
+                except LLMCallError as exc:
+                    raise self._redacted(exc) from None
+            value: T | None = None
+            if outcome.value is not None:
+                # A fresh instance: instructor hangs its raw response on the one it returns.
+                value = response_model.model_validate(outcome.value.model_dump())
+            result: Structured[T] = Structured(
+                value=value,
+                status="ok" if value is not None else "unparsed",
+                raw=outcome.raw,
+                usage=record.usage,
+                latency_s=record.wire_s,
+                cached=False,
+                model=self.model,
+                attempts=record.attempts,
+                validation_errors=tuple(self._redact(e) for e in outcome.errors),
+            )
+            # "unparsed" is cached too: the call succeeded and at temperature 0 a rerun
+            # would only pay for the same output again (the key includes the re-ask count).
+            self._cache_put(
+                key,
+                {
+                    "value": value.model_dump(mode="json") if value is not None else None,
+                    "raw": result.raw,
+                    "usage": [result.usage.input_tokens, result.usage.output_tokens],
+                    "latency_s": result.latency_s,
+                    "attempts": result.attempts,
+                    "validation_errors": list(result.validation_errors),
+                },
+            )
+            return result
+
+    # -- totals ----------------------------------------------------------------------------
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens spent by this object's network calls (cache hits excluded)."""
+        return self._meter.usage
+
+    @property
+    def calls_made(self) -> int:
+        """Network requests made (retries and validation re-asks included; cache hits not)."""
+        return self._meter.calls_made
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Dollars spent, from the price table given to make_llm; None without a price."""
+        return cost_usd(self._prices, self.model, self._meter.usage)
+
+    def cost_of(self, usage: Usage) -> float | None:
+        """Dollars for a given usage at this model's price; None without a price."""
+        return cost_usd(self._prices, self.model, usage)
+
+    @property
+    def cache_path(self) -> Path | None:
+        return self._cache.path if self._cache is not None else None
+
+    async def aclose(self) -> None:
+        await self._backend.aclose()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    async def __aenter__(self) -> LLM:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _options(self, temperature: float | None, max_tokens: int | None) -> CallOptions:
+        if temperature is None:
+            # The default is not sent to models that reject a temperature.
+            rejects = self._backend.provider in ("openai", "ollama") and is_reasoning_model(
+                self._backend.name
+            )
+            temperature = None if rejects else self._temperature
+        if max_tokens is not None and max_tokens <= 0:
+            raise JudgeError(f"max_tokens must be > 0, got {max_tokens}")
+        return CallOptions(temperature=temperature, max_tokens=max_tokens)
+
+    def _key(
+        self, kind: str, messages: list[dict[str, str]], options: CallOptions, **extra: Any
+    ) -> str:
+        return cache_key(
+            {
+                "v": _CACHE_VERSION,
+                "kind": kind,
+                "model": self.model,
+                "messages": messages,
+                "params": {"temperature": options.temperature, "max_tokens": options.max_tokens},
+                **extra,
+            }
+        )
+
+    def _key_lock(self, key: str) -> _KeyLock:
+        return _KeyLock(self._key_locks, key, enabled=self._cache is not None)
+
+    def _cache_get(self, key: str) -> dict[str, Any] | None:
+        return self._cache.get(key) if self._cache is not None else None
+
+    def _cache_put(self, key: str, value: dict[str, Any]) -> None:
+        if self._cache is not None:
+            self._cache.put(key, self.model, value)
+
+    def _structured_from_cache(
+        self, hit: dict[str, Any], response_model: type[T]
+    ) -> Structured[T] | None:
+        try:
+            raw_value = hit["value"]
+            value = None if raw_value is None else response_model.model_validate(raw_value)
+            return Structured(
+                value=value,
+                status="ok" if value is not None else "unparsed",
+                raw=str(hit["raw"]),
+                usage=Usage(*hit["usage"]),
+                latency_s=float(hit["latency_s"]),
+                cached=True,
+                model=self.model,
+                attempts=int(hit.get("attempts", 1)),
+                validation_errors=tuple(hit.get("validation_errors", ())),
+            )
+        except (KeyError, TypeError, ValueError, ValidationError):
+            return None  # an entry this version cannot read: call again
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _redacted(self, exc: LLMCallError) -> LLMCallError:
+        return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)
+
+
+class _KeyLock:
+    """One lock per cache key while a call is in flight, so that concurrent identical
+    requests make one call and the others read the cache."""
+
+    def __init__(self, locks: dict[str, asyncio.Lock], key: str, *, enabled: bool) -> None:
+        self._locks = locks
+        self._key = key
+        self._enabled = enabled
+        self._lock: asyncio.Lock | None = None
+
+    async def __aenter__(self) -> None:
+        if not self._enabled:
+            return
+        lock = self._locks.get(self._key)
+        if lock is None:
+            lock = self._locks[self._key] = asyncio.Lock()
+        self._lock = lock
+        await lock.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        lock = self._lock
+        if lock is None:
+            return
+        lock.release()
+        # Forget the lock once nobody waits on it, so the dict does not grow with the job.
+        if not lock.locked() and not getattr(lock, "_waiters", None):
+            self._locks.pop(self._key, None)
+
+
+def make_llm(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: bool | Path | str = True,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+    max_retries: int = 5,
+    timeout: float = 60.0,
+    prices: Prices | None = None,
+    mode: StructuredMode | None = None,
+    temperature: float | None = 0.0,
+    retry_policy: RetryPolicy | None = None,
+    seed: int | None = None,
+) -> LLM:
+    """Build an LLM for `provider/model`.
+
+    - `openai/<model>`: OpenAI, or any OpenAI-compatible server at `base_url` (vLLM,
+      llama.cpp server, LM Studio, a FakeLLMServer). Needs `api_key` or `base_url`.
+    - `ollama/<model>`: Ollama's OpenAI-compatible endpoint (default
+      http://localhost:11434/v1).
+    - `anthropic/<model>`: Anthropic (extra `anthropic`); needs `api_key`.
+    - `local/smollm2` or `local/<path.gguf>`: an embedded llama.cpp model (extra `local`),
+      no server, no key.
+
+    `cache`: True for the default file (`<user cache dir>/lasagna/llm-cache.sqlite`), a
+    path for that file, False for none. `concurrency` bounds requests in flight;
+    `requests_per_minute` spaces them; `max_retries` transport retries with backoff.
+    `mode` picks how structured output is asked for: "tools" (default for openai and
+    anthropic), "json_schema" (response_format json_schema; default for ollama), "json"
+    (JSON mode, schema in the prompt) or "md_json". `temperature` is sent when a call
+    gives none (not to models that reject it); None sends none. `prices` maps a model
+    (`provider/name` or `name`) to USD per 1M (input, output) tokens.
+    """
+    provider, name = parse_model(model)
+    if concurrency < 1:
+        raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
+    if max_retries < 0:
+        raise JudgeError(f"max_retries must be >= 0, got {max_retries}")
+    if not timeout > 0:
+        raise JudgeError(f"timeout must be > 0 seconds, got {timeout}")
+    if requests_per_minute is not None and not requests_per_minute > 0:
+        raise JudgeError(f"requests_per_minute must be > 0, got {requests_per_minute}")
+    if mode is not None and mode not in STRUCTURED_MODES:
+        raise JudgeError(f"mode must be one of {', '.join(STRUCTURED_MODES)}, got {mode!r}")
+    if provider == "anthropic" and mode not in (None, "tools", "json"):
+        raise JudgeError(f"anthropic models take mode 'tools' or 'json', got {mode!r}")
+
+    meter = Meter()
+    policy = retry_policy or RetryPolicy(max_retries=max_retries)
+    if retry_policy is not None and max_retries != retry_policy.max_retries:
+        policy = RetryPolicy(
+            max_retries=max_retries,
+            base_delay=retry_policy.base_delay,
+            max_delay=retry_policy.max_delay,
+            max_retry_after=retry_policy.max_retry_after,
+        )
+    backend: Backend
+    if provider == "local":
+        from lasagna_judge._local import LocalBackend, resolve_local_model
+
+        path = resolve_local_model(name)
+        backend = LocalBackend(name, path, meter=meter)
+    else:
+        if provider == "openai" and not api_key and not base_url:
+            raise JudgeError(
+                f"{model} needs an API key: pass api_key=..., or base_url=... for an "
+                "OpenAI-compatible server; or use local/smollm2, which needs neither"
+            )
+        if provider == "anthropic":
+            from lasagna_judge._providers import check_anthropic_installed
+
+            check_anthropic_installed()
+            if not api_key:
+                raise JudgeError(
+                    f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
+                    "which needs none"
+                )
+        transport = _transport(concurrency, requests_per_minute, policy, meter, seed)
+        if provider == "anthropic":
+            from lasagna_judge._providers import AnthropicBackend
+
+            backend = AnthropicBackend(
+                name,
+                api_key=str(api_key),
+                base_url=base_url,
+                timeout=timeout,
+                transport=transport,
+                mode=mode or "tools",
+            )
+        else:
+            from lasagna_judge._providers import OpenAIBackend
+
+            if provider == "ollama":
+                base_url = base_url or OLLAMA_DEFAULT_BASE_URL
+            backend = OpenAIBackend(
+                provider,
+                name,
+                # Local servers want no key, but the SDK insists on one.
+                api_key=api_key or "no-key",
+                base_url=base_url,
+                timeout=timeout,
+                transport=transport,
+                mode=mode or ("json_schema" if provider == "ollama" else "tools"),
+            )
+
+    response_cache: ResponseCache | None
+    if cache is False:
+        response_cache = None
+    elif cache is True:
+        response_cache = ResponseCache(default_cache_path())
+    else:
+        response_cache = ResponseCache(Path(cache))
+    return LLM(
+        model,
+        backend,
+        meter=meter,
+        cache=response_cache,
+        temperature=temperature,
+        prices=prices,
+        secrets=[api_key] if api_key else [],
+    )
+
+
+def _transport(
+    concurrency: int,
+    requests_per_minute: float | None,
+    policy: RetryPolicy,
+    meter: Meter,
+    seed: int | None,
+) -> Any:
+    import httpx2
+
+    from lasagna_judge._transport import RetryingTransport
+
+    inner = httpx2.AsyncHTTPTransport(
+        limits=httpx2.Limits(
+            max_connections=concurrency + 4, max_keepalive_connections=concurrency
+        ),
+        retries=0,
+    )
+    return RetryingTransport(
+        inner,
+        policy=policy,
+        semaphore=asyncio.Semaphore(concurrency),
+        meter=meter,
+        limiter=RateLimiter(requests_per_minute) if requests_per_minute else None,
+        rng=random.Random(seed) if seed is not None else None,
+    )

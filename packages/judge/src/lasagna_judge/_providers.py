@@ -1,0 +1,454 @@
+"""Provider backends: how one request reaches OpenAI, Anthropic, an OpenAI-compatible server
+(Ollama, vLLM, llama.cpp server, LM Studio), or an embedded llama.cpp model.
+
+A backend turns messages into text (`complete`) or into a validated pydantic object
+through instructor (`structured`). Retries, the concurrency bound, the rate limit and
+metering live below the SDKs, in `_transport.RetryingTransport`; the local backend meters
+its own generations. Vendor SDKs are imported here, inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from lasagna_judge._errors import LLMCallError, MissingExtraError
+from lasagna_judge._retry import is_retryable_status
+from lasagna_judge._usage import _current_call
+
+if TYPE_CHECKING:
+    import httpx2
+
+StructuredMode = Literal["tools", "json_schema", "json", "md_json"]
+STRUCTURED_MODES: tuple[str, ...] = ("tools", "json_schema", "json", "md_json")
+
+Message = dict[str, str]
+
+# Reasoning models reject any temperature but the default (o1, o3, o4-mini, gpt-5...), and
+# want max_completion_tokens instead of max_tokens. gpt-5-chat models are ordinary chat
+# models and take both.
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5(?!-chat))", re.IGNORECASE)
+
+
+def is_reasoning_model(name: str) -> bool:
+    """True for OpenAI reasoning models, which reject `temperature` (o1, o3, gpt-5, ...)."""
+    return _REASONING_MODEL.match(name.rsplit("/", 1)[-1]) is not None
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """Sampling options of one call; None means "do not send"."""
+
+    temperature: float | None
+    max_tokens: int | None
+
+
+@dataclass(frozen=True)
+class StructuredOutcome:
+    value: BaseModel | None
+    raw: str
+    errors: tuple[str, ...] = ()
+
+
+class Backend:
+    """The interface every provider implements."""
+
+    provider: str
+    name: str
+    mode: StructuredMode
+
+    async def complete(self, messages: list[Message], options: CallOptions) -> str:
+        raise NotImplementedError
+
+    async def structured(
+        self,
+        messages: list[Message],
+        response_model: type[BaseModel],
+        options: CallOptions,
+        max_validation_retries: int,
+    ) -> StructuredOutcome:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        return None
+
+
+# -- shared helpers ------------------------------------------------------------------------
+
+
+def _instructor_mode(mode: StructuredMode, anthropic: bool = False) -> Any:
+    import instructor
+
+    if anthropic:
+        return {
+            "tools": instructor.Mode.ANTHROPIC_TOOLS,
+            "json": instructor.Mode.ANTHROPIC_JSON,
+        }[mode]
+    return {
+        "tools": instructor.Mode.TOOLS,
+        "json_schema": instructor.Mode.JSON_SCHEMA,
+        "json": instructor.Mode.JSON,
+        "md_json": instructor.Mode.MD_JSON,
+    }[mode]
+
+
+def _parse_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "the model's output did not validate" (not a transport
+    failure): the reply is then `unparsed`, with its raw text kept."""
+    from pydantic import ValidationError
+
+    errors: list[type[BaseException]] = [ValidationError, json.JSONDecodeError]
+    try:
+        from instructor.v2.core import errors as instructor_errors
+    except ImportError:  # pragma: no cover - instructor moved its errors
+        return tuple(errors)
+    for name in ("ResponseParsingError", "AsyncValidationError", "IncompleteOutputException"):
+        error = getattr(instructor_errors, name, None)
+        if isinstance(error, type) and issubclass(error, BaseException):
+            errors.append(error)
+    return tuple(errors)
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    import httpx2
+    import openai
+
+    errors: list[type[BaseException]] = [openai.APIError, httpx2.HTTPError]
+    try:
+        import anthropic
+    except ImportError:
+        pass
+    else:
+        errors.append(anthropic.APIError)
+    return tuple(errors)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def call_failed(model: str, exc: BaseException) -> LLMCallError:
+    """An LLMCallError from an SDK's exception and the current call's record."""
+    record = _current_call.get()
+    attempts = record.attempts if record is not None else 0
+    sdk_status = getattr(exc, "status_code", None)
+    status = sdk_status if isinstance(sdk_status, int) else None
+    if status is None and record is not None:
+        status = record.last_status
+    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    if isinstance(sdk_status, int) and not is_retryable_status(sdk_status):
+        reason = f"HTTP {sdk_status}: {_short(str(detail))}"
+        if sdk_status in (401, 403):
+            reason += " (check the API key)"
+        elif sdk_status == 404:
+            reason += " (check the model name and the base URL)"
+    elif record is not None and record.last_failure:
+        reason = record.last_failure
+    else:
+        reason = _short(str(detail))
+    plural = "s" if attempts != 1 else ""
+    return LLMCallError(
+        f"{model}: the call failed after {attempts} attempt{plural}: {reason}",
+        status=status,
+        attempts=attempts,
+    )
+
+
+def _raw_from_completion(completion: Any) -> str:
+    """The text a model produced: tool-call arguments, tool_use input, or message text."""
+    if completion is None:
+        return ""
+    choices = getattr(completion, "choices", None)
+    if choices:  # OpenAI chat completion
+        message = choices[0].message
+        tool_calls = getattr(message, "tool_calls", None)
+        if tool_calls:
+            return str(tool_calls[0].function.arguments or "")
+        return str(getattr(message, "content", None) or "")
+    content = getattr(completion, "content", None)
+    if isinstance(content, list):  # Anthropic message
+        for block in content:
+            if getattr(block, "type", None) == "tool_use":
+                return json.dumps(getattr(block, "input", None), ensure_ascii=False)
+        return "".join(
+            str(getattr(block, "text", "")) for block in content if hasattr(block, "text")
+        )
+    return ""
+
+
+def _error_lines(exc: BaseException) -> tuple[str, ...]:
+    failed = getattr(exc, "failed_attempts", None) or []
+    lines = [_short(str(getattr(attempt, "exception", "")), 500) for attempt in failed]
+    return tuple(line for line in lines if line) or (_short(str(exc), 500),)
+
+
+async def _instructor_structured(
+    model: str, create: Any, kwargs: dict[str, Any], retries: int
+) -> StructuredOutcome:
+    """Run an instructor `create_with_completion` and sort its outcome into ok / unparsed /
+    transport failure."""
+    from instructor.core.exceptions import InstructorRetryException
+
+    _quiet_instructor()
+    parse_errors = _parse_errors()
+    try:
+        value, completion = await create(max_retries=retries, **kwargs)
+    except InstructorRetryException as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+        if _is_transport_failure(cause):
+            raise call_failed(model, cause) from None
+        return StructuredOutcome(None, _raw_from_completion(exc.last_completion), _error_lines(exc))
+    except Exception as exc:
+        if _is_transport_failure(exc):
+            raise call_failed(model, exc) from None
+        if isinstance(exc, parse_errors):
+            return StructuredOutcome(None, "", (_short(str(exc), 500),))
+        raise
+    return StructuredOutcome(value, _raw_from_completion(completion))
+
+
+def _is_transport_failure(exc: BaseException) -> bool:
+    """An SDK or httpx2 error, or any error right after a failed network attempt (an SDK
+    choking on a body that is not JSON, say): the call failed, the model said nothing."""
+    if isinstance(exc, _transport_errors()):
+        return True
+    record = _current_call.get()
+    return record is not None and record.last_failure is not None
+
+
+def _quiet_instructor() -> None:
+    # instructor logs every exhausted re-ask at ERROR; "unparsed" is an outcome we report,
+    # not an error to print. A NullHandler keeps Python's last-resort handler from writing
+    # it to stderr while leaving any logging the user configures untouched.
+    logger = logging.getLogger("instructor")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+def _http_client(transport: httpx2.AsyncBaseTransport, timeout: float) -> httpx2.AsyncClient:
+    import httpx2
+
+    return httpx2.AsyncClient(transport=transport, timeout=httpx2.Timeout(timeout))
+
+
+# -- OpenAI and OpenAI-compatible servers (Ollama too) ---------------------------------------
+
+
+class OpenAIBackend(Backend):
+    """OpenAI's chat completions API, at api.openai.com or at any compatible base URL."""
+
+    def __init__(
+        self,
+        provider: str,
+        name: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+        transport: httpx2.AsyncBaseTransport,
+        mode: StructuredMode,
+    ) -> None:
+        import openai
+
+        self.provider = provider
+        self.name = name
+        self.mode = mode
+        self.model_id = f"{provider}/{name}"
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,  # retries are ours, in the transport
+            timeout=timeout,
+            http_client=_http_client(transport, timeout),
+        )
+        self._instructor: Any = None
+
+    def _options(self, options: CallOptions) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if options.temperature is not None:
+            kwargs["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            key = "max_completion_tokens" if is_reasoning_model(self.name) else "max_tokens"
+            kwargs[key] = options.max_tokens
+        return kwargs
+
+    async def complete(self, messages: list[Message], options: CallOptions) -> str:
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.name,
+                messages=messages,  # type: ignore[arg-type]
+                **self._options(options),
+            )
+        except Exception as exc:
+            if _is_transport_failure(exc):
+                raise call_failed(self.model_id, exc) from None
+            raise
+        if not response.choices:
+            return ""
+        return response.choices[0].message.content or ""
+
+    async def structured(
+        self,
+        messages: list[Message],
+        response_model: type[BaseModel],
+        options: CallOptions,
+        max_validation_retries: int,
+    ) -> StructuredOutcome:
+        if self._instructor is None:
+            import instructor
+
+            self._instructor = instructor.from_openai(
+                self._client, mode=_instructor_mode(self.mode)
+            )
+        kwargs = {
+            "model": self.name,
+            "messages": messages,
+            "response_model": response_model,
+            **self._options(options),
+        }
+        return await _instructor_structured(
+            self.model_id,
+            self._instructor.chat.completions.create_with_completion,
+            kwargs,
+            max_validation_retries,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+# -- Anthropic -------------------------------------------------------------------------------
+
+# Anthropic requires max_tokens on every request.
+ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
+
+
+class AnthropicBackend(Backend):
+    """Anthropic's Messages API (extra `anthropic`)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        api_key: str,
+        base_url: str | None,
+        timeout: float,
+        transport: httpx2.AsyncBaseTransport,
+        mode: StructuredMode,
+    ) -> None:
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingExtraError("anthropic/...", "anthropic", "anthropic") from None
+        self.provider = "anthropic"
+        self.name = name
+        self.mode = mode
+        self.model_id = f"anthropic/{name}"
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            http_client=_http_client(transport, timeout),
+        )
+        self._instructor: Any = None
+
+    def _options(self, options: CallOptions) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"max_tokens": options.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS}
+        if options.temperature is not None:
+            kwargs["temperature"] = options.temperature
+        return kwargs
+
+    async def complete(self, messages: list[Message], options: CallOptions) -> str:
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [m for m in messages if m["role"] != "system"]
+        kwargs = self._options(options)
+        if system:
+            kwargs["system"] = system
+        try:
+            response = await self._client.messages.create(
+                model=self.name,
+                messages=turns,  # type: ignore[arg-type]
+                **kwargs,
+            )
+        except Exception as exc:
+            if _is_transport_failure(exc):
+                raise call_failed(self.model_id, exc) from None
+            raise
+        return "".join(
+            str(getattr(block, "text", "")) for block in response.content if block.type == "text"
+        )
+
+    async def structured(
+        self,
+        messages: list[Message],
+        response_model: type[BaseModel],
+        options: CallOptions,
+        max_validation_retries: int,
+    ) -> StructuredOutcome:
+        if self._instructor is None:
+            import instructor
+
+            self._instructor = instructor.from_anthropic(
+                self._client, mode=_instructor_mode(self.mode, anthropic=True)
+            )
+        kwargs = {
+            "model": self.name,
+            "messages": messages,
+            "response_model": response_model,
+            **self._options(options),
+        }
+        return await _instructor_structured(
+            self.model_id,
+            self._instructor.messages.create_with_completion,
+            kwargs,
+            max_validation_retries,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def check_anthropic_installed() -> None:
+    try:
+        import anthropic  # noqa: F401
+    except ImportError:
+        raise MissingExtraError("anthropic/...", "anthropic", "anthropic") from None
+
+
+def check_messages(messages: Sequence[object]) -> list[Message]:
+    """A copy of `messages` as plain dicts, or a JudgeError naming the first bad one."""
+    from lasagna_judge._errors import JudgeError
+
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise JudgeError(
+            "messages must be a list of {'role': ..., 'content': ...} dicts, "
+            f"got {type(messages).__name__}"
+        )
+    if not messages:
+        raise JudgeError("messages is empty: give at least one user message")
+    checked: list[Message] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise JudgeError(
+                f"messages[{index}] must be a dict with 'role' and 'content', "
+                f"got {type(message).__name__}"
+            )
+        role, content = message.get("role"), message.get("content")
+        if role not in ("system", "user", "assistant"):
+            raise JudgeError(
+                f"messages[{index}]['role'] must be 'system', 'user' or 'assistant', got {role!r}"
+            )
+        if not isinstance(content, str):
+            raise JudgeError(
+                f"messages[{index}]['content'] must be a str, got {type(content).__name__}"
+            )
+        checked.append({"role": role, "content": content})
+    return checked

@@ -1,0 +1,130 @@
+"""Counting what calls cost: network requests, tokens, time on the wire, and dollars.
+
+Each LLM object has a `Meter` (its totals). Each logical call (`complete`, `structured`)
+opens a `CallRecord` in a context variable; the transport (or the local backend) adds every
+network attempt to both, so a call's usage includes its retries and validation re-asks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from lasagna_judge._types import Usage
+
+Prices = Mapping[str, tuple[float, float]]
+
+
+@dataclass
+class CallRecord:
+    """What one logical call used, across all its network attempts."""
+
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    wire_s: float = 0.0
+    last_status: int | None = None
+    last_failure: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens)
+
+
+@dataclass
+class Meter:
+    """Totals of one LLM object: network calls made and tokens spent (cache hits excluded)."""
+
+    calls_made: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens)
+
+
+_current_call: ContextVar[CallRecord | None] = ContextVar("lasagna_judge_call", default=None)
+
+
+@contextlib.contextmanager
+def call_record() -> Iterator[CallRecord]:
+    record = CallRecord()
+    token = _current_call.set(record)
+    try:
+        yield record
+    finally:
+        _current_call.reset(token)
+
+
+def record_attempt(
+    meter: Meter,
+    *,
+    seconds: float,
+    usage: Usage | None = None,
+    status: int | None = None,
+    failure: str | None = None,
+) -> None:
+    """Count one network attempt on the LLM's meter and on the current call, if any."""
+    meter.calls_made += 1
+    if usage is not None:
+        meter.input_tokens += usage.input_tokens
+        meter.output_tokens += usage.output_tokens
+    record = _current_call.get()
+    if record is None:
+        return
+    record.attempts += 1
+    record.wire_s += seconds
+    record.last_status = status
+    record.last_failure = failure
+    if usage is not None:
+        record.input_tokens += usage.input_tokens
+        record.output_tokens += usage.output_tokens
+
+
+def usage_from_body(body: object) -> Usage | None:
+    """Token usage from an OpenAI (`prompt_tokens`) or Anthropic (`input_tokens`) reply."""
+    if not isinstance(body, dict):
+        return None
+    usage = body.get("usage")
+    if not isinstance(usage, dict):
+        return None
+
+    def count(*names: str) -> int:
+        total = 0
+        for name in names:
+            value = usage.get(name)
+            if isinstance(value, int) and not isinstance(value, bool):
+                total += value
+        return total
+
+    if "prompt_tokens" in usage or "completion_tokens" in usage:
+        return Usage(count("prompt_tokens"), count("completion_tokens"))
+    if "input_tokens" in usage or "output_tokens" in usage:
+        # Anthropic counts cached prompt tokens apart from input_tokens; all were read.
+        return Usage(
+            count("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
+            count("output_tokens"),
+        )
+    return None
+
+
+def price_for(prices: Prices | None, model: str) -> tuple[float, float] | None:
+    """The (input, output) USD per 1M tokens for `provider/name`, looked up by the full id
+    first, then by the bare name."""
+    if not prices:
+        return None
+    if model in prices:
+        return prices[model]
+    bare = model.split("/", 1)[-1]
+    return prices.get(bare)
+
+
+def cost_usd(prices: Prices | None, model: str, usage: Usage) -> float | None:
+    price = price_for(prices, model)
+    if price is None:
+        return None
+    per_input, per_output = price
+    return (usage.input_tokens * per_input + usage.output_tokens * per_output) / 1_000_000

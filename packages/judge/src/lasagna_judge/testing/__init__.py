@@ -1,0 +1,9 @@
+"""Test helpers for code that talks to LLMs: a fake OpenAI-compatible server on 127.0.0.1.
+
+The server speaks real HTTP, so tests exercise the same SDKs, retries, timeouts and caches
+as production; nothing of lasagna's own is mocked.
+"""
+
+from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply
+
+__all__ = ["FakeLLMServer", "Fault", "Reply"]
