@@ -1,5 +1,79 @@
-"""Deterministic metrics for RAG benchmarks. Standard library only."""
+"""Deterministic metrics for RAG benchmarks. Standard library only.
 
+- Answers: `normalize_answer`, `exact_match`, `f1` (identical to the official SQuAD scripts),
+  `exact_match_and_f1`, `is_refusal`.
+- Evidence: `evidence_recall` (strict and soft matching, as OpenViking's RAG benchmark).
+- Ranking (trec_eval conventions): `recall_at_k`, `precision_at_k`, `hit_rate_at_k`,
+  `reciprocal_rank`, `average_precision`, `ndcg_at_k`, `r_precision`.
+- Multiple choice: `grade_mcq`, `extract_choice`.
+- Aggregation: `mean` (with a count of missing values), `bootstrap_ci`, `summarize`.
+- SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
+
+Every function raises `MetricsError` on bad input, with a message that says what was
+expected, what was found and what to do.
+"""
+
+from lasagna_metrics._aggregate import (
+    ConfidenceInterval,
+    Mean,
+    Summary,
+    bootstrap_ci,
+    mean,
+    summarize,
+)
+from lasagna_metrics._answers import (
+    SquadVersion,
+    exact_match,
+    exact_match_and_f1,
+    f1,
+    normalize_answer,
+)
 from lasagna_metrics._errors import MetricsError
+from lasagna_metrics._evidence import evidence_recall
+from lasagna_metrics._mcq import extract_choice, grade_mcq
+from lasagna_metrics._ranking import (
+    average_precision,
+    hit_rate_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    r_precision,
+    recall_at_k,
+    reciprocal_rank,
+)
+from lasagna_metrics._refusal import is_refusal
+from lasagna_metrics._squad import (
+    SquadEvaluation,
+    SquadScores,
+    evaluate_squad,
+    evaluate_squad_files,
+)
 
-__all__ = ["MetricsError"]
+__all__ = [
+    "ConfidenceInterval",
+    "Mean",
+    "MetricsError",
+    "SquadEvaluation",
+    "SquadScores",
+    "SquadVersion",
+    "Summary",
+    "average_precision",
+    "bootstrap_ci",
+    "evaluate_squad",
+    "evaluate_squad_files",
+    "evidence_recall",
+    "exact_match",
+    "exact_match_and_f1",
+    "extract_choice",
+    "f1",
+    "grade_mcq",
+    "hit_rate_at_k",
+    "is_refusal",
+    "mean",
+    "ndcg_at_k",
+    "normalize_answer",
+    "precision_at_k",
+    "r_precision",
+    "recall_at_k",
+    "reciprocal_rank",
+    "summarize",
+]

@@ -1,0 +1,49 @@
+"""The public surface of lasagna-metrics is pinned: other tools call these names."""
+
+import lasagna_metrics
+
+PUBLIC = [
+    "ConfidenceInterval",
+    "Mean",
+    "MetricsError",
+    "SquadEvaluation",
+    "SquadScores",
+    "SquadVersion",
+    "Summary",
+    "average_precision",
+    "bootstrap_ci",
+    "evaluate_squad",
+    "evaluate_squad_files",
+    "evidence_recall",
+    "exact_match",
+    "exact_match_and_f1",
+    "extract_choice",
+    "f1",
+    "grade_mcq",
+    "hit_rate_at_k",
+    "is_refusal",
+    "mean",
+    "ndcg_at_k",
+    "normalize_answer",
+    "precision_at_k",
+    "r_precision",
+    "recall_at_k",
+    "reciprocal_rank",
+    "summarize",
+]
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(lasagna_metrics.__all__) == PUBLIC
+
+
+def test_every_public_name_exists_and_is_documented() -> None:
+    for name in PUBLIC:
+        obj = getattr(lasagna_metrics, name)
+        if callable(obj) and name != "SquadVersion":
+            assert obj.__doc__, f"{name} has no docstring"
+
+
+def test_metrics_error_is_a_value_error() -> None:
+    # Callers that catch ValueError keep working; the CLI maps it to exit code 1.
+    assert issubclass(lasagna_metrics.MetricsError, ValueError)

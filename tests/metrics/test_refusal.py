@@ -1,0 +1,98 @@
+"""is_refusal: refusal phrases on word boundaries, any case, either apostrophe."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lasagna_metrics import MetricsError, is_refusal
+
+REFUSALS = [
+    "Not mentioned",
+    "not mentioned in the conversation.",
+    "This is NOT MENTIONED anywhere.",
+    "The date isn't mentioned.",
+    "It was never mentioned.",
+    "The text does not mention her age.",
+    "There is no mention of a dog.",
+    "The context does not specify.",
+    "No information",
+    "There is no relevant information about that.",
+    "not enough information to say",
+    "Insufficient information.",
+    "insufficient context to answer",
+    "The documents do not contain any information on this.",
+    "This question cannot be answered from the passages.",
+    "It can't be answered.",
+    "I can not answer that.",
+    "I am unable to determine the year.",
+    "The answer cannot be determined.",
+    "Unanswerable",
+    "Unknown",
+    "The location is unknown.",
+    "I don't know.",
+    "I don’t know",  # typographic apostrophe
+    "I don\u02bct know",
+    "I do not know",
+    "dont know",
+    "No idea.",
+    "None",
+    "none.",
+    "Not\nmentioned",
+]
+
+ANSWERS = [
+    "Paris",
+    "Nonetheless, she went to Paris.",
+    "None of the three players scored.",
+    "He walked unknowingly into the trap.",
+    "The known universe",
+    "She mentioned it in 1999.",
+    "Mentioned twice, both in May.",
+    "It cannot rain in the desert every day.",
+    "informational interviews",
+    "I know the answer: 42",
+    "canned answers",
+    "knot mentioned",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", REFUSALS)
+def test_refusals_are_recognised(text: str) -> None:
+    assert is_refusal(text)
+
+
+@pytest.mark.parametrize("text", ANSWERS)
+def test_answers_are_not_refusals(text: str) -> None:
+    assert not is_refusal(text)
+
+
+CORE = [
+    "not mentioned",
+    "no information",
+    "cannot be answered",
+    "unknown",
+    "don't know",
+    "insufficient information",
+]
+LETTERS = st.text(alphabet="abcxyzABé", min_size=1, max_size=5)
+WORDS = st.lists(st.sampled_from(["the", "Answer", "is", "sadly", "here", "42"]), max_size=5)
+
+
+@given(st.sampled_from(CORE), LETTERS, LETTERS)
+def test_a_phrase_glued_inside_a_word_is_not_a_refusal(core: str, before: str, after: str) -> None:
+    assert not is_refusal(before + core + after)
+
+
+@given(st.sampled_from(CORE), WORDS, WORDS, st.sampled_from([str.upper, str.title, str.lower]))
+def test_a_phrase_in_a_sentence_is_a_refusal(
+    core: str, before: list[str], after: list[str], case: object
+) -> None:
+    sentence = " ".join([*before, case(core), *after]) + "."  # type: ignore[operator]
+    assert is_refusal(sentence)
+    assert is_refusal(sentence.replace("'", "\u2019"))
+
+
+def test_non_text_is_a_metrics_error() -> None:
+    with pytest.raises(MetricsError, match="text: expected a string, found NoneType"):
+        is_refusal(None)  # type: ignore[arg-type]
