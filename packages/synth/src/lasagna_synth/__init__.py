@@ -1,5 +1,69 @@
-"""Documents to passages to verified benchmark questions, and the benchmark row formats."""
+"""Documents to passages to verified benchmark questions, and the benchmark row formats.
 
-from lasagna_synth._errors import SynthError
+    from lasagna_synth import plan, estimate, synthesize, write_jsonl
+    p = plan("docs/", n=100, mix="factoid=0.6,multihop=0.3,unanswerable=0.1", seed=42)
+    print(estimate(p).input_tokens)                  # no call made
+    rows = synthesize("docs/", n=100, seed=42, llm=make_llm("openai/gpt-4o-mini", ...))
+    write_jsonl(rows, "synthetic_qa.jsonl")
 
-__all__ = ["SynthError"]
+Heavy dependencies (unstructured, pdfminer, nltk, numpy, tiktoken, lasagna_judge's SDKs)
+are imported by the functions that need them, not here.
+"""
+
+from lasagna_synth._chunking import CHUNKERS, DEFAULT_CHUNK_WORDS, MIN_WORDS, chunk_documents
+from lasagna_synth._corpus import Corpus, Document, Passage, Skipped
+from lasagna_synth._errors import SynthError, SynthUsageError
+from lasagna_synth._estimate import Estimate, estimate
+from lasagna_synth._formats import CSV_CONTEXT_SEPARATOR, load_data
+from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
+from lasagna_synth._jsonl import write_jsonl
+from lasagna_synth._langchain import document_to_passage, passage_to_document
+from lasagna_synth._loading import load_corpus, supported_suffixes
+from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
+from lasagna_synth._naming import dataset_name, passage_id
+from lasagna_synth._plan import Plan, PlanItem, plan
+from lasagna_synth._prompts import PROMPTS
+from lasagna_synth._rows import TRACKS, BenchmarkData, BenchmarkRow, TrackSupport
+from lasagna_synth._validate import DataError
+
+__all__ = [
+    "CHUNKERS",
+    "CSV_CONTEXT_SEPARATOR",
+    "DEFAULT_CHUNK_WORDS",
+    "DEFAULT_MIX",
+    "DROP_REASONS",
+    "MIN_WORDS",
+    "PROMPTS",
+    "QUESTION_TYPES",
+    "TRACKS",
+    "BenchmarkData",
+    "BenchmarkRow",
+    "Corpus",
+    "DataError",
+    "Document",
+    "Estimate",
+    "Mix",
+    "Passage",
+    "Plan",
+    "PlanItem",
+    "Skipped",
+    "SynthError",
+    "SynthUsageError",
+    "Synthesis",
+    "TrackSupport",
+    "chunk_documents",
+    "dataset_name",
+    "document_to_passage",
+    "estimate",
+    "generate",
+    "load_corpus",
+    "load_data",
+    "make_row",
+    "parse_mix",
+    "passage_id",
+    "passage_to_document",
+    "plan",
+    "supported_suffixes",
+    "synthesize",
+    "write_jsonl",
+]

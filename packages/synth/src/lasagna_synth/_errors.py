@@ -1,5 +1,15 @@
-"""The one base error of lasagna-synth."""
+"""The errors of lasagna-synth.
+
+SynthError            bad documents, plan or data (the CLI exits 1)
+└── SynthUsageError   a bad argument: n, mix, chunker, a missing corpus path (exit 2)
+"""
 
 
 class SynthError(Exception):
     """Bad documents, plan or data: the message says what was expected, found and what to do."""
+
+
+class SynthUsageError(SynthError):
+    """A bad argument rather than bad data; the CLI reports it with exit code 2."""
+
+    exit_code = 2

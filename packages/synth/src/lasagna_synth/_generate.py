@@ -1,0 +1,187 @@
+"""The run: for each planned item, one schema-enforced call writes the question and a second
+checks it; rows that fail are dropped and counted by reason.
+
+Drop reasons:
+    unparseable  a call never produced output matching its schema
+    unsupported  the checker found the reference answer not supported by the passages
+    answered     the checker found an "unanswerable" question answered by the passages
+    unclear      the checker found the question ambiguous or could not judge it
+    error        a call failed for good (network, server); not cached, so a rerun retries it
+
+Calls run concurrently; one failing item never stops the others. Rows come back in plan
+order, whatever order the calls finish in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker
+from lasagna_synth._corpus import Corpus
+from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike
+from lasagna_synth._plan import Plan, PlanItem, plan
+from lasagna_synth._prompts import (
+    CHECK_MAX_TOKENS,
+    PROMPTS,
+    WRITE_MAX_TOKENS,
+    AnswerCheck,
+    AnsweredQuestion,
+    OpenQuestion,
+    SupportCheck,
+    check_messages,
+    write_messages,
+)
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+
+DropReason = Literal["unparseable", "unsupported", "answered", "unclear", "error"]
+DROP_REASONS: tuple[DropReason, ...] = (
+    "unparseable",
+    "unsupported",
+    "answered",
+    "unclear",
+    "error",
+)
+Row = dict[str, Any]
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Synthesis:
+    """The rows kept, in plan order, and what was dropped and why."""
+
+    rows: list[Row]
+    model: str
+    drops: dict[DropReason, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # the distinct error messages, first seen first
+
+    @property
+    def rows_per_type(self) -> dict[QuestionType, int]:
+        counts = Counter(row["metadata"]["question_type"] for row in self.rows)
+        return {t: counts.get(t, 0) for t in QUESTION_TYPES}
+
+
+def make_row(item: PlanItem, question: str, answer: str | None, model: str, seed: int) -> Row:
+    """The output row of one kept item, keys in the documented order."""
+    spec = PROMPTS[item.question_type]
+    row: Row = {"id": item.id, "question": question}
+    if item.question_type != "unanswerable":
+        row["answer"] = answer
+    row["contexts"] = [p.text for p in item.passages]
+    row["metadata"] = {
+        "question_type": item.question_type,
+        "source_doc_ids": [p.doc_id for p in item.passages],
+        "passage_ids": [p.id for p in item.passages],
+        "prompt_id": spec.id,
+        "prompt_sha256": spec.sha256,
+        "model": model,
+        "seed": seed,
+        "synthetic": True,
+        "unanswerable": item.question_type == "unanswerable",
+    }
+    return row
+
+
+_KEEP = {"factoid": "yes", "multihop": "yes", "unanswerable": "no"}
+_REFUSE: dict[str, DropReason] = {"yes": "answered", "no": "unsupported", "unclear": "unclear"}
+
+
+async def _run_item(plan: Plan, item: PlanItem, llm: LLM) -> tuple[Row | None, DropReason | None]:
+    spec = PROMPTS[item.question_type]
+    written = await llm.structured(
+        write_messages(item.question_type, item.passages, item.use),
+        spec.write_schema,
+        max_tokens=WRITE_MAX_TOKENS,
+    )
+    value = written.value
+    if isinstance(value, AnsweredQuestion):
+        question, answer = value.question, value.answer
+    elif isinstance(value, OpenQuestion):
+        question, answer = value.question, None
+    else:
+        return None, "unparseable"
+    judged = item.passages
+    if item.question_type == "unanswerable":
+        judged = (item.passages[0], *plan.neighbours(item.passages[0], question))
+    checked = await llm.structured(
+        check_messages(item.question_type, judged, question, answer),
+        spec.check_schema,
+        max_tokens=CHECK_MAX_TOKENS,
+    )
+    check = checked.value
+    if isinstance(check, SupportCheck):
+        verdict = check.supported
+    elif isinstance(check, AnswerCheck):
+        verdict = check.answered
+    else:
+        return None, "unparseable"
+    if verdict != _KEEP[item.question_type]:
+        return None, _REFUSE[verdict]
+    return make_row(item, question, answer, llm.model, plan.seed), None
+
+
+async def generate(
+    plan: Plan, llm: LLM, *, concurrency: int = 8, on_progress: Progress | None = None
+) -> Synthesis:
+    """Write and check every item of `plan` with `llm`, `concurrency` items at a time."""
+    from lasagna_judge import JudgeError
+
+    results: list[Row | None] = [None] * len(plan.items)
+    drops: Counter[DropReason] = Counter()
+    errors: dict[str, None] = {}
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(len(plan.items)):
+        queue.put_nowait(i)
+    done = 0
+
+    async def worker() -> None:
+        nonlocal done
+        while True:
+            try:
+                i = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                row, reason = await _run_item(plan, plan.items[i], llm)
+            except JudgeError as exc:  # this item only; not cached, so a rerun retries it
+                row, reason = None, "error"
+                errors.setdefault(" ".join(str(exc).split()), None)
+            results[i] = row
+            if reason is not None:
+                drops[reason] += 1
+            done += 1
+            if on_progress is not None:
+                on_progress(done, len(plan.items))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(plan.items))))))
+    return Synthesis(
+        rows=[row for row in results if row is not None],
+        model=llm.model,
+        drops={reason: drops.get(reason, 0) for reason in DROP_REASONS},
+        errors=list(errors),
+    )
+
+
+def synthesize(
+    corpus: str | os.PathLike[str] | Corpus,
+    *,
+    llm: LLM,
+    n: int = 100,
+    mix: str | Mapping[str, ShareLike] | Mix = DEFAULT_MIX,
+    seed: int = 42,
+    chunker: Chunker = "fixed",
+    chunk_words: int = DEFAULT_CHUNK_WORDS,
+    concurrency: int = 8,
+    on_progress: Progress | None = None,
+) -> list[Row]:
+    """Plan questions from `corpus`, write and check them with `llm`; return the kept rows
+    in plan order. (From async code, use `plan(...)` then `await generate(...)`.)"""
+    planned = plan(corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words)
+    result = asyncio.run(generate(planned, llm, concurrency=concurrency, on_progress=on_progress))
+    return result.rows

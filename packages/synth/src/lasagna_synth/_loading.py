@@ -1,0 +1,126 @@
+"""A folder (or one file) to documents: every supported file in sorted path order.
+
+.md, .markdown and .txt are read as UTF-8 text; .pdf through pdfminer.six; DOCX, HTML,
+PPTX, XML, EML and MSG through unstructured. Hidden files and folders (a name starting
+with ".") are not visited. Unsupported, unreadable and empty files are skipped, each with
+its reason. The heavy readers are imported only when a file needs them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from lasagna_synth._corpus import Corpus, Document, Skipped
+from lasagna_synth._errors import SynthUsageError
+
+TEXT_SUFFIXES = (".md", ".markdown", ".txt")
+PDF_SUFFIXES = (".pdf",)
+
+
+def _unstructured_suffixes() -> tuple[str, ...]:
+    from lasagna_synth._unstructured import PARTITIONERS
+
+    return tuple(PARTITIONERS)
+
+
+def supported_suffixes() -> tuple[str, ...]:
+    """Every file suffix the loader reads, sorted."""
+    return tuple(sorted((*TEXT_SUFFIXES, *PDF_SUFFIXES, *_unstructured_suffixes())))
+
+
+_HAS_WORD = re.compile(r"\S")
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(
+            f"not UTF-8 text (invalid byte at offset {exc.start}); re-save it as UTF-8"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _Unreadable(Exception):
+    """A file that cannot be read, with the reason to show the user."""
+
+
+def _reader_for(suffix: str) -> tuple[str, Callable[[Path], str]] | None:
+    if suffix in TEXT_SUFFIXES:
+        return "text", _read_text
+    if suffix in PDF_SUFFIXES:
+        from lasagna_synth._pdf import read_pdf
+
+        return "pdf", read_pdf
+    from lasagna_synth._unstructured import PARTITIONERS, read_with_unstructured
+
+    if suffix in PARTITIONERS:
+        return PARTITIONERS[suffix][2], read_with_unstructured
+    return None
+
+
+def _walk(root: Path) -> list[Path]:
+    found: list[tuple[tuple[str, ...], Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        base = Path(dirpath)
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            path = base / name
+            found.append((path.relative_to(root).parts, path))
+    found.sort(key=lambda item: item[0])
+    return [path for _, path in found]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def load_corpus(path: str | os.PathLike[str]) -> Corpus:
+    """Read every supported file under `path` (a folder, or one file)."""
+    root = Path(path)
+    if root.is_file():
+        files, base = [root], root.parent
+    elif root.is_dir():
+        files, base = _walk(root), root
+    else:
+        raise SynthUsageError(
+            f"corpus not found: {os.fspath(path)!r}: expected a folder of documents or one "
+            "file; check the path"
+        )
+    documents: list[Document] = []
+    skipped: list[Skipped] = []
+    for file in files:
+        doc_id = file.relative_to(base).as_posix()
+        suffix = file.suffix.lower()
+        reader = _reader_for(suffix)
+        if reader is None:
+            what = f"file type {suffix}" if suffix else "file without a suffix"
+            skipped.append(Skipped(doc_id, f"unsupported {what}"))
+            continue
+        kind, read = reader
+        try:
+            text = read(file)
+        except _Unreadable as exc:
+            skipped.append(Skipped(doc_id, str(exc)))
+            continue
+        except OSError as exc:
+            skipped.append(Skipped(doc_id, f"cannot read: {exc.strerror or _one_line(exc)}"))
+            continue
+        except Exception as exc:  # a third-party parser failing on one file skips only that file
+            skipped.append(
+                Skipped(doc_id, f"cannot read as {kind}: {type(exc).__name__}: {_one_line(exc)}")
+            )
+            continue
+        if not _HAS_WORD.search(text):
+            hint = " (a scanned PDF needs OCR, which lasagna does not do)" if kind == "pdf" else ""
+            skipped.append(Skipped(doc_id, f"empty: no text found{hint}"))
+            continue
+        documents.append(Document(doc_id, text, kind))
+    return Corpus(os.fspath(path), tuple(documents), tuple(skipped))

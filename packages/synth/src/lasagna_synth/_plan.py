@@ -1,0 +1,212 @@
+"""The seeded plan: which passages each question is written from, in which order.
+
+One `random.Random(seed)` draws, in this order: the factoid passages, each multihop
+question's first passage, the unanswerable passages; then it shuffles the items. Each draw
+goes through every passage once, in random order, before it reuses any. A multihop
+question's second passage is the passage of another document that shares the most words
+with the first (see `_overlap`), ties to corpus order. Plan position p (from 1) becomes the
+row id `synth-000p`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker, check_chunking, chunk_documents
+from lasagna_synth._corpus import Corpus, Passage
+from lasagna_synth._errors import SynthError, SynthUsageError
+from lasagna_synth._loading import load_corpus, supported_suffixes
+from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
+from lasagna_synth._overlap import WordIndex
+
+NEIGHBOURS = 3
+
+
+class _LazyIndex:
+    """Builds the word index the first time it is needed, once."""
+
+    def __init__(self, passages: tuple[Passage, ...]) -> None:
+        self._passages = passages
+        self._index: WordIndex | None = None
+
+    def get(self) -> WordIndex:
+        if self._index is None:
+            self._index = WordIndex(self._passages)
+        return self._index
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One planned question: its type and the passages it is written from."""
+
+    position: int  # from 1, in plan order
+    id: str
+    question_type: QuestionType
+    passages: tuple[Passage, ...]  # one; two for multihop (the drawn one first)
+    use: int  # 1 the first time this type draws the passage, 2 on its first reuse, ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided before any LLM call. Build it with `plan(...)`."""
+
+    corpus: Corpus
+    passages: tuple[Passage, ...]
+    chunker: Chunker
+    chunk_words: int
+    n: int
+    mix: Mix
+    seed: int
+    counts: Mapping[QuestionType, int]
+    items: tuple[PlanItem, ...]
+    warnings: tuple[str, ...]
+    _positions: Mapping[str, int] = field(repr=False, compare=False)
+    _index: _LazyIndex = field(repr=False, compare=False)
+
+    @property
+    def index(self) -> WordIndex:
+        """The word-overlap index over the passages (built on first use)."""
+        return self._index.get()
+
+    def neighbours(self, source: Passage, text: str, k: int = NEIGHBOURS) -> tuple[Passage, ...]:
+        """The `k` passages other than `source` sharing the most words with `text`."""
+        scores = self.index.text_scores(text)
+        best = WordIndex.top(scores, k, self._positions[source.id])
+        return tuple(self.passages[i] for i in best)
+
+    def passage_neighbours(self, source: Passage, k: int = NEIGHBOURS) -> tuple[Passage, ...]:
+        """The `k` passages sharing the most words with `source` itself (an estimate of
+        what an unanswerable check will see, before its question exists)."""
+        at = self._positions[source.id]
+        best = WordIndex.top(self.index.passage_scores(at), k, at)
+        return tuple(self.passages[i] for i in best)
+
+    @property
+    def documents_with_passages(self) -> int:
+        return len({p.doc_id for p in self.passages})
+
+
+def _draw(rng: random.Random, size: int, k: int) -> list[tuple[int, int]]:
+    """`k` passage numbers: whole random permutations of range(size), then a random
+    sample for the rest; each with its use number (1 for the first pass)."""
+    drawn: list[tuple[int, int]] = []
+    use = 1
+    while k > 0:
+        take = min(k, size)
+        drawn.extend((i, use) for i in rng.sample(range(size), take))
+        k -= take
+        use += 1
+    return drawn
+
+
+def largest_n_without_reuse(mix: Mix, pool: int, n: int) -> int:
+    """The largest number of questions (at most `n`) whose counts all fit in `pool`."""
+    bound = n
+    for _, share in mix.shares:
+        if share > 0:
+            # count >= floor(share * n): past (pool + 1) / share some count exceeds pool
+            bound = min(bound, math.ceil((pool + 1) / share))
+    for candidate in range(bound, 0, -1):
+        if all(c <= pool for c in mix.counts(candidate).values()):
+            return candidate
+    return 0
+
+
+def _check_n(n: int) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise SynthUsageError(f"the number of questions must be a whole number >= 1, got {n!r}")
+
+
+def plan(
+    corpus: str | os.PathLike[str] | Corpus,
+    *,
+    n: int = 100,
+    mix: str | Mapping[str, ShareLike] | Mix = DEFAULT_MIX,
+    seed: int = 42,
+    chunker: Chunker = "fixed",
+    chunk_words: int = DEFAULT_CHUNK_WORDS,
+) -> Plan:
+    """Load (unless given a Corpus), chunk and plan; refuse, before any call, a plan that
+    cannot be made."""
+    _check_n(n)
+    parsed_mix = parse_mix(mix)
+    check_chunking(chunker, chunk_words)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SynthUsageError(f"the seed must be a whole number, got {seed!r}")
+    loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
+    if not loaded.documents:
+        found = (
+            f"{len(loaded.skipped)} file(s), all skipped (first: {loaded.skipped[0].path}: "
+            f"{loaded.skipped[0].reason})"
+            if loaded.skipped
+            else "no files"
+        )
+        raise SynthError(
+            f"no readable document in {loaded.root}: found {found}; expected files of type "
+            f"{', '.join(supported_suffixes())}"
+        )
+    passages = tuple(chunk_documents(loaded.documents, chunker, chunk_words))
+    if not passages:
+        raise SynthError(
+            f"no passage in {loaded.root}: the {len(loaded.documents)} readable document(s) "
+            f"are all shorter than a passage (20 words); add longer documents"
+        )
+    counts = parsed_mix.counts(n)
+    doc_spans: dict[str, tuple[int, int]] = {}
+    for i, passage in enumerate(passages):
+        start, _ = doc_spans.get(passage.doc_id, (i, i))
+        doc_spans[passage.doc_id] = (start, i + 1)
+    if counts["multihop"] > 0 and len(doc_spans) < 2:
+        only = next(iter(doc_spans))
+        raise SynthError(
+            f"multihop questions need passages from two documents, but only one document "
+            f"has passages ({only}); add documents, or set multihop=0 in the mix"
+        )
+
+    size = len(passages)
+    warnings = []
+    if any(c > size for c in counts.values()):
+        best = largest_n_without_reuse(parsed_mix, size, n)
+        for question_type in QUESTION_TYPES:
+            if counts[question_type] > size:
+                warnings.append(
+                    f"{counts[question_type]} {question_type} questions asked but the corpus "
+                    f"has {size} passages, so passages will be reused; the largest n without "
+                    f"reuse is {best}"
+                )
+
+    rng = random.Random(seed)
+    draws = {t: _draw(rng, size, counts[t]) for t in QUESTION_TYPES}
+    index = _LazyIndex(passages)
+    unordered: list[tuple[QuestionType, tuple[Passage, ...], int]] = []
+    for question_type in QUESTION_TYPES:
+        for i, use in draws[question_type]:
+            chosen: tuple[Passage, ...] = (passages[i],)
+            if question_type == "multihop":
+                start, end = doc_spans[passages[i].doc_id]
+                chosen += (passages[index.get().best_outside(i, start, end)],)
+            unordered.append((question_type, chosen, use))
+    rng.shuffle(unordered)
+    width = max(4, len(str(n)))
+    items = tuple(
+        PlanItem(position, f"synth-{position:0{width}d}", question_type, chosen, use)
+        for position, (question_type, chosen, use) in enumerate(unordered, start=1)
+    )
+    return Plan(
+        corpus=loaded,
+        passages=passages,
+        chunker=chunker,
+        chunk_words=chunk_words,
+        n=n,
+        mix=parsed_mix,
+        seed=seed,
+        counts=counts,
+        items=items,
+        warnings=tuple(warnings),
+        _positions={p.id: i for i, p in enumerate(passages)},
+        _index=index,
+    )

@@ -1,0 +1,165 @@
+"""The prompts and output schemas: one to write each type of question, one to check it.
+
+Prompt building is pure: the same item gives the same messages, so the judge's cache finds
+them again on a rerun. A prompt's id (`factoid-v1`, ...) changes with its wording; its
+sha256 covers the writing and checking templates and both schemas, and goes into each row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+
+from lasagna_synth._corpus import Passage
+from lasagna_synth._mix import QuestionType
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+Message = dict[str, str]
+
+# Caps on the reply of each call: they bound the output tokens in the dry run's estimate.
+WRITE_MAX_TOKENS = 400
+CHECK_MAX_TOKENS = 300
+
+
+class AnsweredQuestion(BaseModel):
+    """A question and its short reference answer."""
+
+    question: Text = Field(description="The question, understandable without the passages.")
+    answer: Text = Field(description="The short answer, as stated in the passages.")
+
+
+class OpenQuestion(BaseModel):
+    """A question the passage does not answer."""
+
+    question: Text = Field(description="The question, understandable without the passage.")
+
+
+class SupportCheck(BaseModel):
+    """Is the reference answer supported by the source passages?"""
+
+    reason: str = Field(description="One sentence: why.")
+    supported: Literal["yes", "no", "unclear"]
+
+
+class AnswerCheck(BaseModel):
+    """Do the passages answer the question?"""
+
+    reason: str = Field(description="One sentence: why.")
+    answered: Literal["yes", "no", "unclear"]
+
+
+WRITER_SYSTEM = (
+    "You write questions for a benchmark that tests question answering over a collection of "
+    "documents. Each question must make sense on its own to someone who has not seen the "
+    "passages: name its subject explicitly and never refer to 'the passage', 'the text', "
+    "'the document' or 'the author'. Write in the language of the passages."
+)
+CHECKER_SYSTEM = (
+    "You check questions written for a question answering benchmark. Judge only from the "
+    "passages shown, not from your own knowledge, and be strict."
+)
+
+_FACTOID = (
+    "Passage from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
+    "Write one factoid question that this passage answers with a short fact: a name, a "
+    "number, a date, a place or a short phrase. The answer must be stated in the passage; "
+    "give it as it is written there, in a few words.{variation}"
+)
+_MULTIHOP = (
+    "Passage 1, from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
+    "Passage 2, from {doc_2}:\n<passage>\n{passage_2}\n</passage>\n\n"
+    "Write one question whose answer needs a fact from passage 1 and a fact from passage 2: "
+    "neither passage alone may be enough to answer it. The answer must follow from the two "
+    "passages together; give it in a few words.{variation}"
+)
+_UNANSWERABLE = (
+    "Passage from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
+    "Write one question on the subject of this passage that a reader of it would plausibly "
+    "ask, but that the passage does not answer: it must neither state nor imply the answer. "
+    "Do not ask about something the passage says is unknown.{variation}"
+)
+_CHECK_SUPPORT = (
+    "{passages}\n\nQuestion: {question}\nReference answer: {answer}\n\n"
+    "Is the reference answer a correct answer to the question, supported by the passages "
+    "above? Answer 'yes' if the passages support it, 'no' if they do not or if it is wrong, "
+    "and 'unclear' if the question is ambiguous or cannot be judged from the passages."
+)
+_CHECK_ANSWERED = (
+    "{passages}\n\nQuestion: {question}\n\n"
+    "Do the passages above answer this question, fully or in part? Answer 'yes' if any of "
+    "them states or implies the answer, 'no' if none does, and 'unclear' if the question is "
+    "ambiguous or cannot be judged from the passages."
+)
+_VARIATION = (
+    "\n\nThis passage serves several questions; this is question {use} from it: ask about a "
+    "different fact than the first question one would ask."
+)
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """The templates and schemas of one question type."""
+
+    id: str
+    write_template: str
+    write_schema: type[BaseModel]
+    check_template: str
+    check_schema: type[BaseModel]
+
+    @property
+    def sha256(self) -> str:
+        parts = {
+            "id": self.id,
+            "write": [WRITER_SYSTEM, self.write_template],
+            "write_schema": self.write_schema.model_json_schema(),
+            "check": [CHECKER_SYSTEM, self.check_template],
+            "check_schema": self.check_schema.model_json_schema(),
+        }
+        data = json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(data).hexdigest()
+
+
+PROMPTS: dict[QuestionType, PromptSpec] = {
+    "factoid": PromptSpec("factoid-v1", _FACTOID, AnsweredQuestion, _CHECK_SUPPORT, SupportCheck),
+    "multihop": PromptSpec(
+        "multihop-v1", _MULTIHOP, AnsweredQuestion, _CHECK_SUPPORT, SupportCheck
+    ),
+    "unanswerable": PromptSpec(
+        "unanswerable-v1", _UNANSWERABLE, OpenQuestion, _CHECK_ANSWERED, AnswerCheck
+    ),
+}
+
+
+def write_messages(
+    question_type: QuestionType, passages: Sequence[Passage], use: int = 1
+) -> list[Message]:
+    """The messages asking for one question of `question_type` from `passages`."""
+    fields = {"variation": _VARIATION.format(use=use) if use > 1 else ""}
+    for i, passage in enumerate(passages, start=1):
+        fields[f"doc_{i}"] = passage.doc_id
+        fields[f"passage_{i}"] = passage.text
+    user = PROMPTS[question_type].write_template.format(**fields)
+    return [{"role": "system", "content": WRITER_SYSTEM}, {"role": "user", "content": user}]
+
+
+def check_messages(
+    question_type: QuestionType,
+    passages: Sequence[Passage],
+    question: str,
+    answer: str | None = None,
+) -> list[Message]:
+    """The messages checking a written question against the passages it is judged on."""
+    shown = "\n\n".join(
+        f"Passage {i}, from {p.doc_id}:\n<passage>\n{p.text}\n</passage>"
+        for i, p in enumerate(passages, start=1)
+    )
+    user = PROMPTS[question_type].check_template.format(
+        passages=shown, question=question, answer=answer or ""
+    )
+    return [{"role": "system", "content": CHECKER_SYSTEM}, {"role": "user", "content": user}]

