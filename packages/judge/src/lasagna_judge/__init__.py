@@ -1,23 +1,56 @@
 """The one door to LLMs for lasagna, and grading that never lies."""
 
 from lasagna_judge._cache import default_cache_path
+from lasagna_judge._calibrate import Agreement, Calibration, calibrate, judge_label, normalize_label
 from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
+from lasagna_judge._grading import (
+    GRADE_FIELDS,
+    Grade,
+    GradeItem,
+    GradeModel,
+    GradeSummary,
+    grade,
+    grade_batch,
+    summarize_grades,
+)
 from lasagna_judge._llm import LLM, make_llm, parse_model
+from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._retry import RetryPolicy
+from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
 from lasagna_judge._types import Completion, Structured, Usage
 
 __all__ = [
+    "BUILTIN_RUBRICS",
+    "GRADE_FIELDS",
     "LLM",
+    "Agreement",
+    "Calibration",
     "Completion",
+    "Grade",
+    "GradeItem",
+    "GradeModel",
+    "GradeSummary",
     "JudgeError",
     "LLMCallError",
     "MissingExtraError",
+    "ParsedScore",
+    "Prompt",
     "RetryPolicy",
+    "Rubric",
     "Structured",
     "Usage",
+    "build_prompt",
+    "calibrate",
     "default_cache_path",
+    "grade",
+    "grade_batch",
     "is_reasoning_model",
+    "judge_label",
+    "load_rubric",
     "make_llm",
+    "normalize_label",
     "parse_model",
+    "parse_score",
+    "summarize_grades",
 ]

@@ -194,7 +194,7 @@ def _parse_file(text: str, suffix: str, path: Path) -> Any:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise JudgeError(f"{path}: not valid TOML ({exc}); fix the file") from None
-    import yaml  # type: ignore[import-untyped]  # lazy: only YAML rubrics need it
+    import yaml  # type: ignore[import-untyped,unused-ignore]  # lazy: only YAML rubrics need it
 
     try:
         return yaml.safe_load(text)

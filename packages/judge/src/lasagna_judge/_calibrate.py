@@ -1,0 +1,194 @@
+"""How well a judge agrees with human labels: accuracy, Cohen's kappa, a confusion matrix.
+
+Human labels come in three classes, as in FinanceBench's reviewed answers: correct,
+incorrect and refusal. A grade becomes one of them like this:
+
+- score >= `correct_at` (default 3: binary's 4, and scale's 3 "minor issues" or 4)
+  -> correct. That includes a refusal graded 4 by the refusal heuristic: declining to
+  answer is right when the reference declines too.
+- a lower score -> refusal when the prediction declines to answer
+  (`lasagna_metrics.is_refusal`), otherwise incorrect. The judge only says right or
+  wrong; telling a refusal from a wrong answer is the refusal detector's job.
+- no score (unparsed or error) -> not compared, and counted as skipped.
+
+Two views are reported: the three classes, and correct versus not correct (incorrect and
+refusal merged), which measures the judge alone.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lasagna_judge._errors import JudgeError
+from lasagna_judge._grading import Grade
+from lasagna_metrics import is_refusal
+
+Label = Literal["correct", "incorrect", "refusal"]
+LABELS: tuple[Label, ...] = ("correct", "incorrect", "refusal")
+BINARY_LABELS = ("correct", "not correct")
+
+_SYNONYMS: dict[str, Label] = {
+    **dict.fromkeys(
+        ("correct", "correct answer", "right", "true", "yes", "pass", "1", "4"), "correct"
+    ),
+    **dict.fromkeys(
+        ("incorrect", "incorrect answer", "wrong", "wrong answer", "false", "no", "fail", "0"),
+        "incorrect",
+    ),
+    **dict.fromkeys(
+        ("refusal", "refused", "refuse", "abstain", "abstained", "no answer"), "refusal"
+    ),
+}
+
+
+def normalize_label(value: object) -> Label:
+    """A human label as one of correct / incorrect / refusal.
+
+    Accepts FinanceBench's "Correct Answer" / "Incorrect Answer" / "Refusal", plain words
+    (correct, wrong, refused, ...), booleans, and 1/0 (or 4/0, the binary rubric's scores).
+    """
+    if isinstance(value, bool):
+        return "correct" if value else "incorrect"
+    if isinstance(value, int | float | str):
+        key = " ".join(str(value).strip().lower().replace("_", " ").split())
+        if key.endswith(".0"):
+            key = key[:-2]
+        label = _SYNONYMS.get(key)
+        if label is not None:
+            return label
+    raise JudgeError(
+        f"expected a label meaning correct, incorrect or refusal (e.g. 'Correct Answer', "
+        f"'Incorrect Answer', 'Refusal', true/false), found {value!r}"
+    )
+
+
+def judge_label(score: int | None, prediction: str, *, correct_at: int = 3) -> Label | None:
+    """The class a grade stands for (see the module docstring); None when it has no score."""
+    return None if score is None else _class_of(score, prediction, correct_at)
+
+
+def _class_of(score: float, prediction: str, correct_at: int) -> Label:
+    if score >= correct_at:
+        return "correct"
+    return "refusal" if is_refusal(prediction) else "incorrect"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement over one set of classes: rows of `confusion` are the human labels, columns
+    the judge's, both in the order of `labels`."""
+
+    labels: tuple[str, ...]
+    confusion: tuple[tuple[int, ...], ...]
+    accuracy: float | None
+    kappa: float | None  # None when undefined (nothing compared, or one class throughout)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "labels": list(self.labels),
+            "confusion": [list(row) for row in self.confusion],
+            "accuracy": self.accuracy,
+            "kappa": self.kappa,
+        }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Agreement between a judge and human labels."""
+
+    compared: int
+    skipped: dict[str, int]  # by grade status: pairs left out because the grade has no score
+    three_class: Agreement
+    binary: Agreement
+    correct_at: int
+    human_counts: dict[str, int] = field(default_factory=dict)
+    judge_counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "skipped": dict(self.skipped),
+            "correct_at": self.correct_at,
+            "human_counts": dict(self.human_counts),
+            "judge_counts": dict(self.judge_counts),
+            "three_class": self.three_class.to_dict(),
+            "binary": self.binary.to_dict(),
+        }
+
+
+def _agreement(human: Sequence[str], judged: Sequence[str], labels: tuple[str, ...]) -> Agreement:
+    pairs = Counter(zip(human, judged, strict=True))
+    confusion = tuple(tuple(pairs[(h, j)] for j in labels) for h in labels)
+    if not human:
+        return Agreement(labels, confusion, None, None)
+    accuracy = sum(1 for h, j in zip(human, judged, strict=True) if h == j) / len(human)
+    return Agreement(labels, confusion, accuracy, _kappa(human, judged, labels))
+
+
+def _kappa(human: Sequence[str], judged: Sequence[str], labels: tuple[str, ...]) -> float | None:
+    if len(set(human) | set(judged)) < 2:
+        return None  # one class throughout: chance agreement is 1 and kappa is 0/0
+    # lazy: scikit-learn is slow to import
+    from sklearn.metrics import cohen_kappa_score  # type: ignore[import-untyped]
+
+    with warnings.catch_warnings():
+        # Any other undefined case: sklearn warns and returns NaN, reported here as None.
+        warnings.simplefilter("ignore")
+        kappa = float(cohen_kappa_score(list(human), list(judged), labels=list(labels)))
+    return kappa if math.isfinite(kappa) else None
+
+
+def calibrate(
+    grades: Sequence[Grade | Mapping[str, Any]],
+    labels: Sequence[object],
+    predictions: Sequence[str],
+    *,
+    correct_at: int = 3,
+) -> Calibration:
+    """Compare grades with human labels, pair by pair (the three sequences are aligned).
+
+    `grades` are Grade objects or their rows (`score` and `status` are read). Labels are
+    normalised by `normalize_label`; a label that means nothing raises JudgeError naming
+    its position.
+    """
+    if not len(grades) == len(labels) == len(predictions):
+        raise JudgeError(
+            f"calibrate needs as many labels and predictions as grades, found "
+            f"{len(grades)} grades, {len(labels)} labels, {len(predictions)} predictions"
+        )
+    human: list[str] = []
+    judged: list[str] = []
+    skipped: Counter[str] = Counter()
+    for index, (g, raw_label, prediction) in enumerate(
+        zip(grades, labels, predictions, strict=True)
+    ):
+        try:
+            label = normalize_label(raw_label)
+        except JudgeError as exc:
+            raise JudgeError(f"label {index}: {exc}") from None
+        row = g.to_dict() if isinstance(g, Grade) else g
+        score = row.get("score")
+        status = str(row.get("status", "ok"))
+        if status != "ok" or isinstance(score, bool) or not isinstance(score, int | float):
+            skipped[status if status != "ok" else "no score"] += 1
+            continue
+        human.append(label)
+        judged.append(_class_of(score, str(prediction or ""), correct_at))
+
+    def merged(values: list[str]) -> list[str]:
+        return ["correct" if v == "correct" else "not correct" for v in values]
+
+    return Calibration(
+        compared=len(human),
+        skipped=dict(sorted(skipped.items())),
+        three_class=_agreement(human, judged, LABELS),
+        binary=_agreement(merged(human), merged(judged), BINARY_LABELS),
+        correct_at=correct_at,
+        human_counts={label: human.count(label) for label in LABELS},
+        judge_counts={label: judged.count(label) for label in LABELS},
+    )

@@ -1,0 +1,334 @@
+"""Grading answers with an LLM: schema first, then the raw text, never a silent zero.
+
+    rubric = load_rubric("binary")
+    g = await grade(llm, rubric, question=q, references=[ref], prediction=answer)
+    grades = await grade_batch(llm, rubric, items, concurrency=8, on_progress=None)
+
+A grade's path says what produced its score:
+- "schema": the model's output validated against `GradeModel`;
+- "json" / "regex": validation failed (or the provider could not enforce a schema) and
+  the score was read from the raw text (see `_parse`);
+- "refusal-heuristic": the answer and a reference both decline to answer, so the grade
+  is the rubric's top score, without a call.
+Its status is "ok" with a score, "unparsed" when no score could be read (no score, path
+None), or "error" when the call failed after every retry (no score, `error` says why).
+Summaries count unparsed and error grades and never average them in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lasagna_judge._errors import JudgeError, LLMCallError
+from lasagna_judge._parse import parse_score
+from lasagna_judge._rubrics import Rubric, build_prompt, normalize_references
+from lasagna_metrics import is_refusal
+
+if TYPE_CHECKING:
+    from lasagna_judge._llm import LLM
+    from lasagna_judge._types import Structured
+
+GradeStatus = Literal["ok", "unparsed", "error"]
+GradePath = Literal["schema", "json", "regex", "refusal-heuristic"]
+GRADE_STATUSES: tuple[GradeStatus, ...] = ("ok", "unparsed", "error")
+GRADE_PATHS: tuple[GradePath, ...] = ("schema", "json", "regex", "refusal-heuristic")
+
+
+class GradeModel(BaseModel):
+    """What a judge is asked to return; reasoning comes first so the score follows it."""
+
+    reasoning: str = Field(default="", description="One or two sentences explaining the judgement.")
+    score: int = Field(description="The score, one of the values the instructions allow.")
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One graded answer, with everything needed to audit or reproduce it."""
+
+    score: int | None
+    status: GradeStatus
+    path: GradePath | None
+    reasoning: str
+    rubric_id: str
+    rubric_version: str
+    prompt_sha256: str | None  # None for the refusal heuristic: nothing was sent
+    model: str
+    raw: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The grade fields, JSON-ready, in a fixed order."""
+        return asdict(self)
+
+
+GRADE_FIELDS: tuple[str, ...] = tuple(Grade.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class GradeItem:
+    """One answer to grade: its question, one or more references, and the prediction."""
+
+    question: str
+    references: str | Sequence[str]
+    prediction: str
+
+
+def _grade_from_refusals(
+    llm: LLM, rubric: Rubric, references: Sequence[str], prediction: str
+) -> Grade | None:
+    if is_refusal(prediction) and any(is_refusal(ref) for ref in references):
+        return Grade(
+            score=rubric.highest,
+            status="ok",
+            path="refusal-heuristic",
+            reasoning="The answer and a reference both decline to answer.",
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            prompt_sha256=None,
+            model=llm.model,
+            raw="",
+        )
+    return None
+
+
+async def grade(
+    llm: LLM,
+    rubric: Rubric,
+    *,
+    question: str,
+    references: str | Sequence[str],
+    prediction: str,
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> Grade:
+    """Grade one answer. Bad input raises JudgeError; a failed call is an "error" grade."""
+    refs = normalize_references(references)
+    prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
+    heuristic = _grade_from_refusals(llm, rubric, refs, prediction)
+    if heuristic is not None:
+        return heuristic
+    reply: Structured[GradeModel] | None = None
+
+    def made(
+        *,
+        score: int | None,
+        status: GradeStatus,
+        path: GradePath | None,
+        reasoning: str = "",
+        error: str | None = None,
+        latency_s: float = 0.0,
+    ) -> Grade:
+        return Grade(
+            score=score,
+            status=status,
+            path=path,
+            reasoning=reasoning,
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            prompt_sha256=prompt.sha256,
+            model=llm.model,
+            raw=reply.raw if reply is not None else "",
+            input_tokens=reply.usage.input_tokens if reply is not None else 0,
+            output_tokens=reply.usage.output_tokens if reply is not None else 0,
+            latency_s=reply.latency_s if reply is not None else latency_s,
+            cached=reply.cached if reply is not None else False,
+            error=error,
+        )
+
+    started = time.perf_counter()
+    try:
+        reply = await llm.structured(
+            prompt.as_list(),
+            GradeModel,
+            max_validation_retries=max_validation_retries,
+            max_tokens=max_tokens,
+        )
+    except LLMCallError as exc:
+        return made(
+            score=None,
+            status="error",
+            path=None,
+            error=str(exc),
+            latency_s=time.perf_counter() - started,
+        )
+    if reply.status == "ok" and reply.value is not None:
+        return made(
+            score=rubric.coerce(reply.value.score),
+            status="ok",
+            path="schema",
+            reasoning=reply.value.reasoning.strip(),
+        )
+    parsed = parse_score(reply.raw, rubric)
+    if parsed is None:
+        return made(score=None, status="unparsed", path=None)
+    return made(score=parsed.score, status="ok", path=parsed.path, reasoning=parsed.reasoning)
+
+
+def _item_fields(item: object, index: int) -> tuple[str, str | Sequence[str], str]:
+    fields: list[Any] = []
+    for name in ("question", "references", "prediction"):
+        if isinstance(item, Mapping):
+            if name not in item:
+                raise JudgeError(
+                    f"item {index}: missing {name!r}; each item needs question, references "
+                    "and prediction"
+                )
+            fields.append(item[name])
+        else:
+            if not hasattr(item, name):
+                raise JudgeError(
+                    f"item {index}: {type(item).__name__} has no attribute {name!r}; each "
+                    "item needs question, references and prediction"
+                )
+            fields.append(getattr(item, name))
+    return fields[0], fields[1], fields[2]
+
+
+ProgressCallback = Callable[[int, int], None]
+
+
+async def grade_batch(
+    llm: LLM,
+    rubric: Rubric,
+    items: Sequence[object],
+    *,
+    concurrency: int = 8,
+    on_progress: ProgressCallback | None = None,
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> list[Grade]:
+    """Grade many answers; the result is in the order of `items`.
+
+    Items are mappings or objects with `question`, `references` (a string or a list) and
+    `prediction`. Every item is checked before the first call, so bad data fails fast
+    with a JudgeError naming the item. After that a failing item never stops the others:
+    it becomes an "error" grade. `concurrency` bounds the items in flight (the LLM keeps
+    its own bound on requests too); `on_progress(done, total)` is called as each finishes.
+    """
+    if concurrency < 1:
+        raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
+    checked: list[tuple[str, list[str], str]] = []
+    for index, item in enumerate(items):
+        question, references, prediction = _item_fields(item, index)
+        try:
+            refs = normalize_references(references)
+            build_prompt(rubric, question=question, references=refs, prediction=prediction)
+        except JudgeError as exc:
+            raise JudgeError(f"item {index}: {exc}") from None
+        checked.append((question, refs, prediction))
+
+    total = len(checked)
+    results: list[Grade | None] = [None] * total
+    next_index = 0
+    done = 0
+
+    async def worker() -> None:
+        nonlocal next_index, done
+        while next_index < total:
+            index = next_index
+            next_index += 1
+            question, refs, prediction = checked[index]
+            try:
+                result = await grade(
+                    llm,
+                    rubric,
+                    question=question,
+                    references=refs,
+                    prediction=prediction,
+                    max_validation_retries=max_validation_retries,
+                    max_tokens=max_tokens,
+                )
+            except Exception as exc:  # isolation: one broken item is recorded, not fatal
+                result = _error_grade(llm, rubric, f"{type(exc).__name__}: {exc}")
+            results[index] = result
+            done += 1
+            if on_progress is not None:
+                on_progress(done, total)
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, total)):
+                group.create_task(worker())
+    except ExceptionGroup as group_error:
+        # Only a failing progress callback gets here; raise it as itself.
+        raise group_error.exceptions[0] from None
+    return [g for g in results if g is not None]
+
+
+def _error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:
+    return Grade(
+        score=None,
+        status="error",
+        path=None,
+        reasoning="",
+        rubric_id=rubric.id,
+        rubric_version=rubric.version,
+        prompt_sha256=None,
+        model=llm.model,
+        raw="",
+        error=message,
+    )
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """Counts and means over grades. Only grades with a score enter the mean; unparsed and
+    error grades are counted, never averaged as 0."""
+
+    n: int
+    scored: int
+    mean_score: float | None
+    score_counts: dict[int, int]
+    by_status: dict[str, int]
+    by_path: dict[str, int]
+    input_tokens: int
+    output_tokens: int
+    cached: int
+    rubric: str = ""
+    models: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["score_counts"] = {str(k): v for k, v in self.score_counts.items()}
+        data["models"] = list(self.models)
+        return data
+
+
+def summarize_grades(grades: Iterable[Grade | Mapping[str, Any]]) -> GradeSummary:
+    """Summarise grades (Grade objects or their `to_dict()` rows, e.g. read from JSONL)."""
+    rows = [g.to_dict() if isinstance(g, Grade) else g for g in grades]
+    scores = [int(r["score"]) for r in rows if r.get("status") == "ok" and _has_score(r)]
+    by_status = Counter(str(r.get("status")) for r in rows)
+    by_path = Counter(str(r["path"]) for r in rows if r.get("path"))
+    rubrics = sorted({f"{r.get('rubric_id')}@{r.get('rubric_version')}" for r in rows})
+    return GradeSummary(
+        n=len(rows),
+        scored=len(scores),
+        mean_score=sum(scores) / len(scores) if scores else None,
+        score_counts=dict(sorted(Counter(scores).items())),
+        by_status={s: by_status.get(s, 0) for s in GRADE_STATUSES}
+        | {s: c for s, c in by_status.items() if s not in GRADE_STATUSES},
+        by_path={p: by_path.get(p, 0) for p in GRADE_PATHS}
+        | {p: c for p, c in by_path.items() if p not in GRADE_PATHS},
+        input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
+        output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
+        cached=sum(1 for r in rows if r.get("cached")),
+        rubric=", ".join(rubrics),
+        models=tuple(sorted({str(r.get("model")) for r in rows if r.get("model")})),
+    )
+
+
+def _has_score(row: Mapping[str, Any]) -> bool:
+    score = row.get("score")
+    return isinstance(score, int | float) and not isinstance(score, bool)
