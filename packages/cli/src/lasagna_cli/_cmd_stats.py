@@ -1,0 +1,214 @@
+"""`lasagna benchmark stats`: ACC/PREC/COVER, EM/F1 and judge grades per setup; `stats find`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from lasagna_cli._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli._groups import benchmark_app
+
+if TYPE_CHECKING:
+    from lasagna_cli._sweep._datasets import Datasets
+    from lasagna_cli._sweep._stats import Result
+
+FORMATS = ("text", "json")
+DEFAULT_RESULTS = Path("results")
+
+# A group whose callback is the report itself, so that both `stats --datasets D.json` and
+# `stats find REGEX` work: the callback returns early when a subcommand was named.
+stats_app = typer.Typer(
+    help="Summarise a sweep's results per setup: MCQ ACC/PREC/COVER, EM/F1, judge grades.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+benchmark_app.add_typer(stats_app, name="stats")
+
+
+@stats_app.callback(invoke_without_command=True)
+def stats(
+    ctx: typer.Context,
+    datasets: Annotated[
+        Path | None,
+        typer.Option("--datasets", help="The DATASETS.json the sweep ran (needed for the report)."),
+    ] = None,
+    results: Annotated[
+        Path, typer.Option("--results", help="The sweep's output folder.")
+    ] = DEFAULT_RESULTS,
+    prefix: Annotated[
+        str, typer.Option("--prefix", help="Only result files with this prefix.")
+    ] = "",
+    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Grade free-form answers with this model, provider/model (a provider of "
+            "--config or a built-in one: openai, anthropic, ollama, local).",
+        ),
+    ] = None,
+    rubric: Annotated[
+        str, typer.Option("--rubric", help="binary, scale, or a rubric file.")
+    ] = "binary",
+    config: Annotated[
+        Path | None, typer.Option("--config", help="config.toml whose providers --judge may name.")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
+    ] = 8,
+) -> None:
+    """Summarise a sweep's results per setup, overall and per dataset, ranked by ACC."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with user_errors():
+        if datasets is None:
+            raise CliError(
+                "stats needs --datasets DATASETS.json (the file the sweep ran); or use "
+                "`lasagna benchmark stats find REGEX`",
+                USAGE_ERROR,
+            )
+        if output_format not in FORMATS:
+            raise CliError(f"--format: expected text or json, found {output_format!r}", USAGE_ERROR)
+        typer.echo(
+            _report(datasets, results, prefix, output_format, judge, rubric, config, concurrency)
+        )
+
+
+def _report(
+    datasets_path: Path,
+    results: Path,
+    prefix: str,
+    output_format: str,
+    judge: str | None,
+    rubric_name: str,
+    config_path: Path | None,
+    concurrency: int,
+) -> str:
+    import json
+
+    from lasagna_cli._sweep._datasets import load_datasets
+    from lasagna_cli._sweep._stats import iter_results, render_text, summarize
+
+    if not results.is_dir():
+        raise CliError(f"results folder not found: {results} (see --results)", USAGE_ERROR)
+    datasets = load_datasets(datasets_path)
+    found = list(iter_results(datasets, results, prefix))
+    if not found:
+        raise CliError(
+            f"no result of {datasets_path} in {results}"
+            + (f" with prefix {prefix!r}" if prefix else "")
+            + "; run `lasagna benchmark sweep` first, or check --results and --prefix"
+        )
+    grades = None
+    if judge is not None:
+        grades = _grade(datasets, found, judge, rubric_name, config_path, concurrency)
+    report = summarize(datasets, found, grades)
+    if output_format == "json":
+        payload: dict[str, Any] = {"results": str(results), "prefix": prefix, "setups": report}
+        if judge is not None:
+            payload["judge"] = {"model": judge, "rubric": rubric_name}
+        return json.dumps(payload, indent=1, ensure_ascii=False)
+    return render_text(report, judge is not None)
+
+
+def _grade(
+    datasets: Datasets,
+    found: list[Result],
+    judge: str,
+    rubric_name: str,
+    config_path: Path | None,
+    concurrency: int,
+) -> dict[Path, Any]:
+    import asyncio
+
+    from lasagna_cli._cmd_sweep import provider_api_key
+    from lasagna_cli._progress import TaskProgress
+    from lasagna_cli._sweep._config import load_config
+    from lasagna_cli._sweep._stats import needs_grading
+    from lasagna_judge import grade_batch, load_rubric, make_llm, parse_model
+
+    provider_name, _, model = judge.partition("/")
+    providers = load_config(config_path).providers
+    if not model or provider_name not in providers:
+        raise CliError(
+            f"--judge: expected provider/model with a provider of {', '.join(sorted(providers))}"
+            f", found {judge!r}",
+            USAGE_ERROR,
+        )
+    provider = providers[provider_name]
+    model_id = f"{provider.api}/{model}"
+    parse_model(model_id)
+    rubric = load_rubric(rubric_name)
+    todo = [r for r in found if needs_grading(r)]
+    if not todo:
+        return {}
+    items = [
+        {
+            "question": r.question.input,
+            "references": list(r.question.references),
+            "prediction": r.text,
+        }
+        for r in todo
+    ]
+    llm = make_llm(
+        model_id,
+        base_url=provider.base_url,
+        api_key=provider_api_key(provider, "--judge"),
+        concurrency=concurrency,
+    )
+    progress = TaskProgress(len(items), "judge")
+
+    def on_progress(done: int, total: int) -> None:
+        while progress.done < done:
+            progress.advance("done")
+
+    async def run() -> list[Any]:
+        try:
+            return await grade_batch(
+                llm, rubric, items, concurrency=concurrency, on_progress=on_progress
+            )
+        finally:
+            await llm.aclose()
+
+    with progress:
+        grades = asyncio.run(run())
+    return {r.path: g for r, g in zip(todo, grades, strict=True)}
+
+
+@stats_app.command("find")
+def find(
+    regex: Annotated[str, typer.Argument(help="A Python regular expression.")],
+    results: Annotated[
+        Path, typer.Option("--results", help="The sweep's output folder.")
+    ] = DEFAULT_RESULTS,
+    prefix: Annotated[
+        str, typer.Option("--prefix", help="Only result files with this prefix.")
+    ] = "",
+    ignore_case: Annotated[
+        bool, typer.Option("--ignore-case", "-i", help="Match ignoring case.")
+    ] = False,
+) -> None:
+    """List the results whose text matches REGEX: dataset/question/setup and the text."""
+    import re
+
+    from lasagna_cli._sweep._stats import find_results
+
+    with user_errors():
+        try:
+            pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
+        except re.error as exc:
+            raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
+        if not results.is_dir():
+            raise CliError(f"results folder not found: {results} (see --results)", USAGE_ERROR)
+        count = 0
+        for result in find_results(results, prefix, pattern):
+            count += 1
+            text = " ".join((result.text or "").split())
+            typer.echo(
+                f"{result.question.dataset}/{result.question.id}/{result.setup}: {text[:200]}"
+            )
+        typer.echo(f"{count} matching results", err=True)
+        if count == 0:
+            raise typer.Exit(1)

@@ -1,0 +1,230 @@
+"""config.toml: the providers, databases and retrievers that setups name.
+
+    [providers.openrouter]          # a setup says provider = "openrouter"
+    api = "openai"              # openai (any OpenAI-compatible server), anthropic, ollama, local
+    base_url = "https://openrouter.ai/api/v1"
+    api_key_env = "OPENROUTER_API_KEY"   # the NAME of the variable holding the key, never the key
+
+    [databases.handbook]
+    documents = "docs"              # a folder of documents, chunked (relative to this file)
+    chunker = "fixed"               # or "sentences"; chunk_words = 200
+    [databases.scifact]
+    beir = "beir/scifact"           # a BEIR folder: its corpus.jsonl is the database
+
+    [retrievers.bm25-top5]
+    type = "bm25"
+    top_k = 5
+
+Providers named openai, anthropic, ollama and local exist without a config file
+(OPENAI_API_KEY and ANTHROPIC_API_KEY are their key variables); a config entry of the same
+name replaces the built-in one.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from lasagna_cli._errors import CliError
+from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
+
+APIS = ("openai", "anthropic", "ollama", "local")
+CHUNKERS = ("fixed", "sentences")
+RETRIEVER_TYPES = ("bm25",)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    name: str
+    api: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """What the result files record: the key variable's name, never its value."""
+        return {
+            "name": self.name,
+            "api": self.api,
+            "base_url": _without_credentials(self.base_url),
+            "api_key_env": self.api_key_env,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    name: str
+    kind: str
+    """"documents" (a folder to load and chunk) or "beir" (a BEIR folder's corpus)."""
+    path: Path
+    chunker: str = "fixed"
+    chunk_words: int = 200
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "path": str(self.path)}
+        if self.kind == "documents":
+            out.update(chunker=self.chunker, chunk_words=self.chunk_words)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Retriever:
+    name: str
+    type: str
+    top_k: int
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "top_k": self.top_k}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: Path | None
+    providers: dict[str, Provider] = field(default_factory=dict)
+    databases: dict[str, Database] = field(default_factory=dict)
+    retrievers: dict[str, Retriever] = field(default_factory=dict)
+
+
+BUILTIN_PROVIDERS = {
+    "openai": Provider("openai", "openai", None, "OPENAI_API_KEY"),
+    "anthropic": Provider("anthropic", "anthropic", None, "ANTHROPIC_API_KEY"),
+    "ollama": Provider("ollama", "ollama"),
+    "local": Provider("local", "local"),
+}
+
+
+def _without_credentials(url: str | None) -> str | None:
+    """A base URL without user:password@ (which would be a secret in a result file)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _table(path: Path, data: dict[str, Any], section: str) -> dict[str, dict[str, Any]]:
+    tables = data.get(section, {})
+    if not isinstance(tables, dict):
+        raise CliError(f"{path}: expected [{section}.NAME] tables, found a {type(tables).__name__}")
+    for name, body in tables.items():
+        if not is_component_name(name):
+            raise CliError(
+                f"{path}: [{section}.{name}]: expected a component name (lowercase letters, "
+                f"digits and hyphens), e.g. {suggest_name(name)!r}"
+            )
+        if not isinstance(body, dict):
+            raise CliError(f"{path}: {section}.{name}: expected a table of settings")
+    return tables
+
+
+def _check_keys(path: Path, where: str, body: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    for key in body:
+        if key not in allowed:
+            raise CliError(
+                f"{path}: {where}: unknown key {key!r}{did_you_mean(key, allowed)}; "
+                f"expected one of {', '.join(allowed)}"
+            )
+
+
+def _string(path: Path, where: str, body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise CliError(f"{path}: {where}.{key}: expected a non-empty string, found {value!r}")
+    return value
+
+
+def _provider(path: Path, name: str, body: dict[str, Any]) -> Provider:
+    where = f"providers.{name}"
+    _check_keys(path, where, body, ("api", "base_url", "api_key_env"))
+    api = _string(path, where, body, "api") or (name if name in APIS else "openai")
+    if api not in APIS:
+        raise CliError(
+            f"{path}: {where}.api: expected one of {', '.join(APIS)}, found {api!r}"
+            f"{did_you_mean(api, APIS)}"
+        )
+    key_env = _string(path, where, body, "api_key_env")
+    if key_env is not None and not _ENV_NAME.match(key_env):
+        # Most likely a key pasted where its variable's name belongs: never echo it.
+        raise CliError(
+            f"{path}: {where}.api_key_env: expected the NAME of an environment variable "
+            "(e.g. OPENAI_API_KEY), found something else; put the key itself in the "
+            "environment, never in a file"
+        )
+    base_url = _string(path, where, body, "base_url")
+    if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
+        raise CliError(f"{path}: {where}.base_url: expected an http(s) URL, found {base_url!r}")
+    return Provider(name, api, base_url, key_env)
+
+
+def _database(path: Path, name: str, body: dict[str, Any]) -> Database:
+    where = f"databases.{name}"
+    _check_keys(path, where, body, ("documents", "beir", "chunker", "chunk_words"))
+    documents = _string(path, where, body, "documents")
+    beir = _string(path, where, body, "beir")
+    if (documents is None) == (beir is None):
+        raise CliError(
+            f'{path}: {where}: expected exactly one of `documents = "FOLDER"` (documents to '
+            'chunk) or `beir = "FOLDER"` (a BEIR corpus)'
+        )
+    folder = (path.parent / (documents or beir or "")).resolve()
+    if not folder.is_dir():
+        raise CliError(
+            f"{path}: {where}: folder not found: {folder} (paths are relative to the config file)"
+        )
+    chunker = _string(path, where, body, "chunker") or "fixed"
+    if chunker not in CHUNKERS:
+        raise CliError(
+            f"{path}: {where}.chunker: expected one of {', '.join(CHUNKERS)}, found {chunker!r}"
+            f"{did_you_mean(chunker, CHUNKERS)}"
+        )
+    words = body.get("chunk_words", 200)
+    if not isinstance(words, int) or isinstance(words, bool) or words < 20:
+        raise CliError(f"{path}: {where}.chunk_words: expected an integer >= 20, found {words!r}")
+    if beir is not None and ("chunker" in body or "chunk_words" in body):
+        raise CliError(
+            f"{path}: {where}: a BEIR corpus is already split into documents; remove chunker "
+            "and chunk_words"
+        )
+    return Database(name, "documents" if documents else "beir", folder, chunker, words)
+
+
+def _retriever(path: Path, name: str, body: dict[str, Any]) -> Retriever:
+    where = f"retrievers.{name}"
+    _check_keys(path, where, body, ("type", "top_k"))
+    kind = _string(path, where, body, "type") or "bm25"
+    if kind not in RETRIEVER_TYPES:
+        raise CliError(
+            f"{path}: {where}.type: expected one of {one_of(RETRIEVER_TYPES)}, found {kind!r}"
+        )
+    top_k = body.get("top_k", 5)
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 1000:
+        raise CliError(
+            f"{path}: {where}.top_k: expected an integer from 1 to 1000, found {top_k!r}"
+        )
+    return Retriever(name, kind, top_k)
+
+
+def load_config(path: Path | None) -> Config:
+    """The config at `path`, or only the built-in providers when `path` is None."""
+    if path is None:
+        return Config(None, dict(BUILTIN_PROVIDERS))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"config file not found: {path}", 2) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CliError(f"{path}: not valid TOML ({exc}); fix the file") from None
+    _check_keys(path, "top level", data, ("providers", "databases", "retrievers"))
+    providers = dict(BUILTIN_PROVIDERS)
+    for name, body in _table(path, data, "providers").items():
+        providers[name] = _provider(path, name, body)
+    databases = {n: _database(path, n, b) for n, b in _table(path, data, "databases").items()}
+    retrievers = {n: _retriever(path, n, b) for n, b in _table(path, data, "retrievers").items()}
+    return Config(path, providers, databases, retrievers)

@@ -1,0 +1,36 @@
+"""Component names and did-you-mean hints, shared by every file the sweep reads."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+_COMPONENT = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+MAX_NAME_LENGTH = 100
+
+
+def is_component_name(name: object) -> bool:
+    """Lowercase letters, digits and hyphens, starting with a letter or digit.
+
+    Names become folder and file names, so nothing else (no dots, slashes, spaces or
+    capitals that differ only in case on some filesystems) is allowed.
+    """
+    return isinstance(name, str) and len(name) <= MAX_NAME_LENGTH and bool(_COMPONENT.match(name))
+
+
+def suggest_name(name: object) -> str:
+    """A component name close to `name`, for the error message."""
+    text = re.sub(r"[^a-z0-9-]+", "-", str(name).lower()).strip("-")
+    return text[:MAX_NAME_LENGTH] or "q1"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean "x"?)' when a choice is close to `word`, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def one_of(choices: Iterable[str]) -> str:
+    names = sorted(choices)
+    return ", ".join(names) if names else "(none)"
