@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -157,7 +158,7 @@ class LLM:
             "structured",
             checked,
             options,
-            schema=response_model.model_json_schema(),
+            schema=_schema_of(response_model),
             schema_name=response_model.__name__,
             mode=self._backend.mode,
             max_validation_retries=max_validation_retries,
@@ -306,6 +307,17 @@ class LLM:
 
     def _redacted(self, exc: LLMCallError) -> LLMCallError:
         return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)
+
+
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema, computed once per class (it is part of every cache key)."""
+    schema = _schemas.get(model)
+    if schema is None:
+        schema = _schemas[model] = model.model_json_schema()
+    return schema
 
 
 class _KeyLock:
@@ -469,16 +481,10 @@ def _transport(
     meter: Meter,
     seed: int | None,
 ) -> Any:
-    import httpx2
-
+    from lasagna_judge._aiohttp_transport import AiohttpTransport
     from lasagna_judge._transport import RetryingTransport
 
-    inner = httpx2.AsyncHTTPTransport(
-        limits=httpx2.Limits(
-            max_connections=concurrency + 4, max_keepalive_connections=concurrency
-        ),
-        retries=0,
-    )
+    inner = AiohttpTransport(limit=concurrency)
     return RetryingTransport(
         inner,
         policy=policy,

@@ -9,6 +9,7 @@ its own generations. Vendor SDKs are imported here, inside the functions that ne
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
@@ -82,14 +83,10 @@ class Backend:
 # -- shared helpers ------------------------------------------------------------------------
 
 
-def _instructor_mode(mode: StructuredMode, anthropic: bool = False) -> Any:
+def _instructor_mode(mode: StructuredMode) -> Any:
+    # instructor (>= 1.17) takes the provider from the client: the same modes serve both.
     import instructor
 
-    if anthropic:
-        return {
-            "tools": instructor.Mode.ANTHROPIC_TOOLS,
-            "json": instructor.Mode.ANTHROPIC_JSON,
-        }[mode]
     return {
         "tools": instructor.Mode.TOOLS,
         "json_schema": instructor.Mode.JSON_SCHEMA,
@@ -359,10 +356,15 @@ class AnthropicBackend(Backend):
             http_client=_http_client(transport, timeout),
         )
         self._instructor: Any = None
+        # Recent Anthropic SDKs dropped `temperature` (the newest models reject it): send
+        # one only when the installed SDK still takes it.
+        self._takes_temperature = (
+            "temperature" in inspect.signature(self._client.messages.create).parameters
+        )
 
     def _options(self, options: CallOptions) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"max_tokens": options.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS}
-        if options.temperature is not None:
+        if options.temperature is not None and self._takes_temperature:
             kwargs["temperature"] = options.temperature
         return kwargs
 
@@ -397,7 +399,7 @@ class AnthropicBackend(Backend):
             import instructor
 
             self._instructor = instructor.from_anthropic(
-                self._client, mode=_instructor_mode(self.mode, anthropic=True)
+                self._client, mode=_instructor_mode(self.mode)
             )
         kwargs = {
             "model": self.name,

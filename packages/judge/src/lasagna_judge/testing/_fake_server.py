@@ -38,6 +38,7 @@ class Fault:
     - `delay`: seconds to wait before answering; longer than the client's timeout, it is a
       timeout. After the delay the reply is `status` if given, else `content` with status 200.
     - `malformed`: answer 200 with a body that is not JSON.
+    - `message`: the error message in the body of a `status` fault.
     """
 
     status: int | None = None
@@ -45,6 +46,7 @@ class Fault:
     delay: float = 0.0
     malformed: bool = False
     content: str = ""
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -320,7 +322,7 @@ class FakeLLMServer:
                     extra = {}
                     if reply.retry_after is not None:
                         extra["Retry-After"] = str(reply.retry_after)
-                    message = f"injected fault {reply.status}"
+                    message = reply.message or f"injected fault {reply.status}"
                     return _http(reply.status, _error_body(anthropic, reply.status, message), extra)
                 if reply.malformed:
                     return _http_raw(200, b'{"id": "broken", "choices": [{"mess')

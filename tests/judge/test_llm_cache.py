@@ -1,0 +1,232 @@
+"""The SQLite cache: a rerun makes no calls, across LLM objects and processes; failures are
+not cached; keys never reach the file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from lasagna_judge import JudgeError, LLMCallError, RetryPolicy, make_llm
+from lasagna_judge._cache import ResponseCache, cache_key
+from lasagna_judge.testing import FakeLLMServer, Fault
+
+USER = [{"role": "user", "content": "Grade this."}]
+FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
+SECRET = "sk-live-THIS-IS-A-SECRET-1234567890"
+
+
+class Verdict(BaseModel):
+    score: int
+
+
+def test_a_cache_hit_makes_no_request_even_from_another_llm(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.reply = '{"score": 4}'
+    cache = tmp_path / "cache.sqlite"
+
+    async def go() -> Any:
+        results = []
+        for _ in range(2):  # two LLM objects sharing one file
+            llm = make_llm("openai/m", base_url=fake_llm_server.base_url, cache=cache)
+            async with llm:
+                results.append(await llm.structured(USER, Verdict))
+                results.append(await llm.complete(USER))
+                results.append(await llm.structured(USER, Verdict))
+                results.append(llm.calls_made)
+        return results
+
+    first, text, again, calls_1, second, text_2, _, calls_2 = asyncio.run(go())
+    assert fake_llm_server.calls == 2  # one structured, one complete
+    assert (calls_1, calls_2) == (2, 0)
+    assert not first.cached and again.cached and second.cached and text_2.cached
+    assert first.value == again.value == second.value == Verdict(score=4)
+    # A cached result is the recorded one: a rerun reproduces its fields exactly.
+    assert (second.raw, second.usage, second.latency_s) == (first.raw, first.usage, first.latency_s)
+    assert text_2.text == text.text
+
+
+def test_different_requests_do_not_share_entries(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.reply = lambda request: str(len(fake_llm_server.requests))
+
+    async def go() -> list[str]:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, cache=tmp_path / "c")
+        async with llm:
+            return [
+                (await llm.complete(USER)).text,
+                (await llm.complete(USER, temperature=0.5)).text,
+                (await llm.complete(USER, max_tokens=5)).text,
+                (await llm.complete([{"role": "user", "content": "other"}])).text,
+                (await llm.complete(USER)).text,
+            ]
+
+    assert asyncio.run(go()) == ["1", "2", "3", "4", "1"]
+
+
+def test_concurrent_identical_calls_make_one_request(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.latency = 0.05
+
+    async def go() -> list[bool]:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, cache=tmp_path / "c")
+        async with llm:
+            results = await asyncio.gather(*(llm.complete(USER) for _ in range(10)))
+        return [r.cached for r in results]
+
+    cached = asyncio.run(go())
+    assert fake_llm_server.calls == 1
+    assert cached.count(False) == 1
+
+
+def test_failures_are_not_cached_so_a_rerun_retries_them(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c.sqlite"
+
+    async def go() -> str:
+        llm = make_llm(
+            "openai/m",
+            base_url=fake_llm_server.base_url,
+            cache=cache,
+            retry_policy=FAST,
+            max_retries=1,
+        )
+        async with llm:
+            return (await llm.complete(USER)).text
+
+    fake_llm_server.reply = Fault(status=500)
+    with pytest.raises(LLMCallError):
+        asyncio.run(go())
+    assert len(ResponseCache(cache)) == 0
+    fake_llm_server.reply = "recovered"
+    assert asyncio.run(go()) == "recovered"
+    assert fake_llm_server.calls == 3
+
+
+def test_unparsed_results_are_cached_with_their_raw_text(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.reply = "I refuse to use JSON"
+
+    async def go() -> Any:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, cache=tmp_path / "c")
+        async with llm:
+            first = await llm.structured(USER, Verdict, max_validation_retries=1)
+            second = await llm.structured(USER, Verdict, max_validation_retries=1)
+            more = await llm.structured(USER, Verdict, max_validation_retries=2)
+            return first, second, more
+
+    first, second, more = asyncio.run(go())
+    assert first.status == second.status == more.status == "unparsed"
+    assert second.cached and second.raw == "I refuse to use JSON"
+    assert not more.cached  # more re-asks is another request
+    assert fake_llm_server.calls == 2 + 3
+
+
+def test_the_cache_is_shared_safely_by_several_processes(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "shared.sqlite"
+    script = textwrap.dedent(
+        f"""
+        import asyncio
+        from lasagna_judge import make_llm
+
+        async def main():
+            llm = make_llm("openai/m", base_url={fake_llm_server.base_url!r}, cache={str(cache)!r})
+            async with llm:
+                await asyncio.gather(*(
+                    llm.complete([{{"role": "user", "content": f"q{{i}}"}}]) for i in range(40)
+                ))
+                print(llm.calls_made)
+
+        asyncio.run(main())
+        """
+    )
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    workers = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(3)
+    ]
+    outputs = [worker.communicate(timeout=120)[0] for worker in workers]
+    assert all(worker.returncode == 0 for worker in workers)
+    assert sum(int(out) for out in outputs) == fake_llm_server.calls
+    assert len(ResponseCache(cache)) == 40
+    rerun = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert rerun.stdout.strip() == "0"
+
+
+def test_keys_never_reach_the_cache_errors_or_reprs(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c.sqlite"
+    fake_llm_server.reply = lambda request: (
+        Fault(status=401) if "fail" in str(request) else '{"score": 1}'
+    )
+
+    async def go() -> Any:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, api_key=SECRET, cache=cache)
+        async with llm:
+            ok = await llm.structured(USER, Verdict)
+            text = await llm.complete(USER)
+            with pytest.raises(LLMCallError) as caught:
+                await llm.complete([{"role": "user", "content": "fail"}])
+            return llm, ok, text, caught.value
+
+    llm, ok, text, error = asyncio.run(go())
+    assert fake_llm_server.headers[0]["authorization"] == f"Bearer {SECRET}"  # it was used
+    for shown in (repr(llm), repr(ok), repr(text), str(error), repr(error)):
+        assert SECRET not in shown
+    for path in tmp_path.iterdir():  # the database and its WAL files
+        assert SECRET.encode() not in path.read_bytes()
+        assert SECRET[-8:].encode() not in path.read_bytes()
+
+
+def test_a_server_error_that_echoes_the_key_is_redacted(fake_llm_server: FakeLLMServer) -> None:
+    # Some servers quote the key they rejected; the LLMCallError must not repeat it.
+    fake_llm_server.reply = Fault(status=400, message=f"invalid key {SECRET}")
+
+    async def go() -> LLMCallError:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, api_key=SECRET, cache=False)
+        async with llm:
+            with pytest.raises(LLMCallError) as caught:
+                await llm.complete(USER)
+            return caught.value
+
+    error = asyncio.run(go())
+    assert "HTTP 400" in str(error) and SECRET not in str(error) and "***" in str(error)
+
+
+def test_cache_key_is_canonical() -> None:
+    assert cache_key({"a": 1, "b": [1, 2]}) == cache_key({"b": [1, 2], "a": 1})
+    assert cache_key({"a": 1}) != cache_key({"a": 2})
+    assert len(cache_key({})) == 64
+
+
+def test_a_file_that_is_not_sqlite_is_a_judge_error(tmp_path: Path) -> None:
+    bad = tmp_path / "c.sqlite"
+    bad.write_bytes(b"this is not a database at all, just text" * 100)
+    with pytest.raises(JudgeError, match="not a usable SQLite database"):
+        make_llm("openai/m", base_url="http://127.0.0.1:9/v1", cache=bad)
+
+
+def test_the_default_cache_lives_in_the_user_cache_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lasagna_judge import default_cache_path
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_cache_path() == tmp_path / "lasagna" / "llm-cache.sqlite"
