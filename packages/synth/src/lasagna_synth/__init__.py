@@ -10,6 +10,21 @@ Heavy dependencies (unstructured, pdfminer, nltk, numpy, tiktoken, lasagna_judge
 are imported by the functions that need them, not here.
 """
 
+from lasagna_synth._adapters._model import (
+    MISSING_ANSWER,
+    BenchmarkDocument,
+    BenchmarkFileError,
+    BenchmarkQuestion,
+    BenchmarkSpec,
+    LoadedBenchmark,
+)
+from lasagna_synth._adapters._registry import (
+    benchmark_names,
+    get_benchmark_spec,
+    is_benchmark,
+    list_benchmarks,
+    load_benchmark,
+)
 from lasagna_synth._chunking import CHUNKERS, DEFAULT_CHUNK_WORDS, MIN_WORDS, chunk_documents
 from lasagna_synth._corpus import Corpus, Document, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
@@ -24,6 +39,7 @@ from lasagna_synth._naming import dataset_name, passage_id
 from lasagna_synth._plan import Plan, PlanItem, plan
 from lasagna_synth._prompts import PROMPTS
 from lasagna_synth._rows import TRACKS, BenchmarkData, BenchmarkRow, TrackSupport
+from lasagna_synth._sampling import SAMPLE_MODES, Sample, sample_benchmark, write_sample
 from lasagna_synth._validate import DataError
 
 __all__ = [
@@ -33,29 +49,42 @@ __all__ = [
     "DEFAULT_MIX",
     "DROP_REASONS",
     "MIN_WORDS",
+    "MISSING_ANSWER",
     "PROMPTS",
     "QUESTION_TYPES",
+    "SAMPLE_MODES",
     "TRACKS",
     "BenchmarkData",
+    "BenchmarkDocument",
+    "BenchmarkFileError",
+    "BenchmarkQuestion",
     "BenchmarkRow",
+    "BenchmarkSpec",
     "Corpus",
     "DataError",
     "Document",
     "Estimate",
+    "LoadedBenchmark",
     "Mix",
     "Passage",
     "Plan",
     "PlanItem",
+    "Sample",
     "Skipped",
     "SynthError",
     "SynthUsageError",
     "Synthesis",
     "TrackSupport",
+    "benchmark_names",
     "chunk_documents",
     "dataset_name",
     "document_to_passage",
     "estimate",
     "generate",
+    "get_benchmark_spec",
+    "is_benchmark",
+    "list_benchmarks",
+    "load_benchmark",
     "load_corpus",
     "load_data",
     "make_row",
@@ -63,7 +92,9 @@ __all__ = [
     "passage_id",
     "passage_to_document",
     "plan",
+    "sample_benchmark",
     "supported_suffixes",
     "synthesize",
     "write_jsonl",
+    "write_sample",
 ]

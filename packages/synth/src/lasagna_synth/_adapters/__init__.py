@@ -1,0 +1,1 @@
+"""Adapters for public benchmarks: one module per benchmark, and the registry."""

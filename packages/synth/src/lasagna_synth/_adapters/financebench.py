@@ -1,0 +1,261 @@
+"""FinanceBench: questions about public companies' filings (10-K, 10-Q, 8-K, earnings).
+
+Raw files: financebench_open_source.jsonl (one question per line: `financebench_id`,
+`question`, `answer`, `question_type`, `doc_name`, `evidence` items with `evidence_text`,
+`evidence_page_num` (zero-based) and `evidence_text_full_page`), optionally
+financebench_document_information.jsonl, and the filings as pdfs/<doc_name>.pdf.
+
+Rules:
+- questions are grouped by document (`doc_name`);
+- reference = [answer]; evidence = the non-empty evidence_text items;
+  category = question_type;
+- the corpus is the filings, read from the PDFs through lasagna-synth's loader, when
+  pdfs/<doc_name>.pdf is present; otherwise a document is built from the full text of the
+  evidence pages the questions cite (page order, one heading per page). The notes say which
+  documents came from which source.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from lasagna_synth._adapters._files import (
+    expect,
+    find_file,
+    read_jsonl,
+    write_text_atomic,
+)
+from lasagna_synth._adapters._model import (
+    MISSING_ANSWER,
+    BenchmarkDocument,
+    BenchmarkQuestion,
+    BenchmarkSpec,
+    LoadedBenchmark,
+)
+
+QUESTIONS_FILE = "financebench_open_source.jsonl"
+DOCUMENTS_FILE = "financebench_document_information.jsonl"
+
+SPEC = BenchmarkSpec(
+    name="financebench",
+    title="FinanceBench",
+    description=(
+        "Open-book financial questions about US public companies' SEC filings and earnings "
+        "reports, with the evidence pages an analyst used; the open-source sample of 150."
+    ),
+    licence="CC BY-NC 4.0 (non-commercial)",
+    citation=(
+        "Islam, Kannappan, Kiela, Qian, Scherrer, Vidgen. FinanceBench: A New Benchmark for "
+        "Financial Question Answering. arXiv:2311.11944, 2023"
+    ),
+    homepage="https://github.com/patronus-ai/financebench",
+    splits=("open_source",),
+    default_split="open_source",
+    categories={
+        "domain-relevant": "questions an analyst asks of any filing",
+        "metrics-generated": "a financial metric read or computed from the statements",
+        "novel-generated": "questions written for one specific filing",
+    },
+    instructions={
+        "domain-relevant": (
+            "Answer from the filing's facts only, briefly and directly; give units with "
+            "numbers (USD millions, %); invent nothing."
+        ),
+        "metrics-generated": (
+            "Compute the metric from the numbers in the filing only: show the calculation in "
+            "one line, round sensibly and give units (USD millions, %); invent no numbers."
+        ),
+        "novel-generated": (
+            "Answer from the filing's facts only, clearly and completely; give units with "
+            "numbers (USD millions, %); invent nothing."
+        ),
+    },
+    default_instruction="Answer the question from the filing above, inventing nothing.",
+    rubric="scale",
+    files_help=(
+        f"Get data/{QUESTIONS_FILE} (and pdfs/ for the filings) from "
+        "https://github.com/patronus-ai/financebench and pass the folder holding the JSONL "
+        "as --data-dir."
+    ),
+)
+
+
+def _questions_file(source: Path, split: str) -> Path:
+    return find_file(
+        source,
+        benchmark=SPEC.name,
+        split=split,
+        names=[QUESTIONS_FILE, f"data/{QUESTIONS_FILE}"],
+        files_help=SPEC.files_help,
+    )
+
+
+def _pdf_dirs(questions_file: Path) -> list[Path]:
+    base = questions_file.parent
+    return [base / "pdfs", base.parent / "pdfs"]
+
+
+def _pdf_for(questions_file: Path, doc_name: str) -> Path | None:
+    for folder in _pdf_dirs(questions_file):
+        path = folder / f"{doc_name}.pdf"
+        if path.is_file():
+            return path
+    return None
+
+
+def _rows(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
+    rows = read_jsonl(path, benchmark=SPEC.name)
+    for number, _, row in rows:
+        expect(
+            isinstance(row, dict)
+            and isinstance(row.get("question"), str)
+            and isinstance(row.get("doc_name"), str)
+            and row.get("financebench_id") not in (None, ""),
+            f"financebench: {path} line {number} needs financebench_id, question and doc_name",
+        )
+    return rows
+
+
+def _evidence_items(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in row.get("evidence") or [] if isinstance(e, dict)]
+
+
+def _pages_document(doc_name: str, pages: dict[int, str]) -> str:
+    parts = [f"# {doc_name}"]
+    for number in sorted(pages):
+        parts.append(f"## Page {number + 1}\n{pages[number].strip()}")
+    return "\n\n".join(parts) + "\n"
+
+
+def _read_pdf(path: Path) -> tuple[str | None, str]:
+    """The PDF's text through lasagna-synth's loader, or None and the reason."""
+    from lasagna_synth._loading import load_corpus
+
+    corpus = load_corpus(path)
+    if corpus.documents:
+        return corpus.documents[0].text, ""
+    reason = corpus.skipped[0].reason if corpus.skipped else "no text"
+    return None, reason
+
+
+class FinanceBenchAdapter:
+    spec = SPEC
+
+    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
+        path = _questions_file(source, split)
+        rows = _rows(path)
+        order: list[str] = []
+        pages: dict[str, dict[int, str]] = {}
+        questions = []
+        for _, _, row in rows:
+            doc_name = row["doc_name"]
+            if doc_name not in order:
+                order.append(doc_name)
+            evidence = []
+            for item in _evidence_items(row):
+                text = item.get("evidence_text")
+                if isinstance(text, str) and text.strip() and text not in evidence:
+                    evidence.append(text)
+                page_doc = item.get("evidence_doc_name") or item.get("doc_name") or doc_name
+                page_num = item.get("evidence_page_num")
+                full_page = item.get("evidence_text_full_page")
+                if isinstance(page_num, int) and isinstance(full_page, str) and full_page.strip():
+                    if page_doc not in order:
+                        order.append(page_doc)
+                    pages.setdefault(page_doc, {}).setdefault(page_num, full_page)
+            answer = str(row.get("answer") or "").strip()
+            questions.append(
+                BenchmarkQuestion(
+                    id=str(row["financebench_id"]),
+                    question=row["question"],
+                    references=(answer or MISSING_ANSWER,),
+                    evidence=tuple(evidence),
+                    category=str(row.get("question_type") or "unknown"),
+                    doc_ids=(doc_name,),
+                    metadata={"company": row.get("company"), "doc_name": doc_name},
+                )
+            )
+        # Questions grouped by document, each group in file order.
+        questions.sort(key=lambda q: order.index(q.doc_ids[0]))
+        files = [path]
+        documents = []
+        from_pdf: list[str] = []
+        from_pages: list[str] = []
+        without_text: list[str] = []
+        for doc_name in order:
+            pdf = _pdf_for(path, doc_name)
+            if pdf is not None:
+                pdf_text, reason = _read_pdf(pdf) if with_text else ("", "")
+                if pdf_text is None:
+                    without_text.append(f"{pdf.name} ({reason})")
+                else:
+                    files.append(pdf)
+                    from_pdf.append(doc_name)
+                    documents.append(
+                        BenchmarkDocument(
+                            doc_name, pdf_text, doc_name, {"source": "pdf", "file": pdf.name}
+                        )
+                    )
+                    continue
+            if doc_name in pages:
+                from_pages.append(doc_name)
+                documents.append(
+                    BenchmarkDocument(
+                        doc_name,
+                        _pages_document(doc_name, pages[doc_name]),
+                        doc_name,
+                        {"source": "evidence pages", "pages": sorted(pages[doc_name])},
+                    )
+                )
+        notes = [
+            f"corpus: filings from PDFs: {len(from_pdf)}; built from the evidence pages' full "
+            f"text (no PDF in pdfs/): {len(from_pages)}"
+        ]
+        if without_text:
+            notes.append("unreadable PDFs, evidence pages used instead: " + ", ".join(without_text))
+        return LoadedBenchmark(
+            name=SPEC.name,
+            split=split,
+            documents=tuple(documents),
+            questions=tuple(questions),
+            files=tuple(files),
+            notes=tuple(notes),
+        )
+
+    def write_subset(
+        self,
+        source: Path,
+        split: str,
+        out_dir: Path,
+        doc_ids: frozenset[str],
+        question_ids: frozenset[str],
+    ) -> list[Path]:
+        path = _questions_file(source, split)
+        lines = [
+            raw
+            for _, raw, row in _rows(path)
+            if row["doc_name"] in doc_ids and str(row["financebench_id"]) in question_ids
+        ]
+        target = out_dir / QUESTIONS_FILE
+        write_text_atomic(target, "".join(line + "\n" for line in lines))
+        written = [target]
+        kept_docs = {row["doc_name"] for _, raw, row in _rows(path) if raw in set(lines)}
+        info = path.parent / DOCUMENTS_FILE
+        if info.is_file():
+            info_lines = [
+                raw
+                for _, raw, row in read_jsonl(info, benchmark=SPEC.name)
+                if isinstance(row, dict) and row.get("doc_name") in kept_docs
+            ]
+            write_text_atomic(out_dir / DOCUMENTS_FILE, "".join(x + "\n" for x in info_lines))
+            written.append(out_dir / DOCUMENTS_FILE)
+        for doc_name in sorted(kept_docs):
+            pdf = _pdf_for(path, doc_name)
+            if pdf is not None:
+                copy = out_dir / "pdfs" / pdf.name
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pdf, copy)
+                written.append(copy)
+        return written

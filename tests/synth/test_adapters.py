@@ -1,0 +1,339 @@
+"""Public benchmark adapters on the project's own fixtures (tests/synth/fixtures/<name>/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lasagna_synth import (
+    MISSING_ANSWER,
+    BenchmarkFileError,
+    SynthError,
+    benchmark_names,
+    get_benchmark_spec,
+    list_benchmarks,
+    load_benchmark,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def by_id(bench: object) -> dict[str, object]:
+    return {q.id: q for q in bench.questions}  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------- registry
+
+
+def test_registry_lists_every_benchmark_with_licence_citation_splits_and_categories() -> None:
+    assert benchmark_names() == ("locomo", "syllabusqa", "qasper", "financebench", "squad", "beir")
+    for spec in list_benchmarks():
+        assert spec.licence and spec.citation and spec.homepage
+        assert spec.default_split in spec.splits
+        assert spec.categories
+        assert spec.rubric in ("binary", "scale")
+        assert spec.default_instruction
+    assert get_benchmark_spec("locomo").rubric == "binary"
+    assert {s.rubric for s in list_benchmarks() if s.name != "locomo"} == {"scale"}
+
+
+def test_unknown_benchmark_is_a_usage_error_with_a_suggestion() -> None:
+    with pytest.raises(SynthError, match="did you mean 'locomo'") as info:
+        load_benchmark("locomoo", FIXTURES / "locomo")
+    assert getattr(info.value, "exit_code", 1) == 2
+
+
+def test_unknown_split_names_the_splits() -> None:
+    with pytest.raises(SynthError, match="train, val, test") as info:
+        load_benchmark("syllabusqa", FIXTURES / "syllabusqa", "dev")
+    assert getattr(info.value, "exit_code", 1) == 2
+
+
+def test_prompt_has_context_category_instruction_missing_rule_and_question() -> None:
+    spec = get_benchmark_spec("locomo")
+    prompt = spec.build_prompt("When?", "2", ["ctx one", "ctx two"])
+    assert prompt.startswith("ctx one\n\nctx two\n\n")
+    assert spec.instructions["2"] in prompt
+    assert f'write "{MISSING_ANSWER}"' in prompt
+    assert prompt.endswith("Question: When?\n\nAnswer:")
+    # A category without an instruction of its own gets the default one.
+    assert spec.default_instruction in spec.build_prompt("Q?", "9", ["c"])
+
+
+def test_squad_prompt_does_not_reveal_unanswerable_questions() -> None:
+    spec = get_benchmark_spec("squad")
+    assert spec.build_prompt("Q?", "answerable", ["c"]) == spec.build_prompt(
+        "Q?", "unanswerable", ["c"]
+    )
+
+
+# ------------------------------------------------------------------------------ LoCoMo
+
+
+def test_locomo_documents_are_markdown_with_dates_and_turn_ids() -> None:
+    bench = load_benchmark("locomo", FIXTURES / "locomo")
+    assert [d.id for d in bench.documents] == ["conv-a", "conv-b"]
+    text = bench.documents[0].text
+    assert text.startswith("# Conversation conv-a between Ines and Tomas\n")
+    assert "## Session 1\nDATE: 9:15 am on 3 March, 2023\n" in text
+    assert "**Tomas**: Great news. Is it the one at the harbour studio? [D1:2]\n" in text
+    # A shared image's caption stays in the turn; every turn ends in its dialogue id.
+    assert "(shares an image: a photo of a blue clay bowl on a wheel) [D1:3]" in text
+    for line in text.splitlines():
+        if line.startswith("**"):
+            assert line.endswith("]")
+    # A session with a date but no turns is not a session.
+    assert "Session 3" not in text
+
+
+def test_locomo_questions_follow_the_rules() -> None:
+    bench = load_benchmark("locomo", FIXTURES / "locomo")
+    questions = by_id(bench)
+    # Category 5 is skipped and counted; ids are positions in the raw qa list.
+    assert "conv-a/q3" not in questions and "conv-b/q3" not in questions
+    assert bench.skipped == {"category 5 (adversarial)": 2}
+    assert len(bench.questions) == 8
+    assert questions["conv-a/q0"].references == ("19 March 2023",)
+    assert questions["conv-a/q0"].evidence == ("D2:1",)
+    assert questions["conv-a/q0"].category == "2"
+    assert questions["conv-a/q0"].doc_ids == ("conv-a",)
+    # Several ids in one raw item are split; answers become strings; empty -> Not mentioned.
+    assert questions["conv-a/q1"].evidence == ("D1:2", "D1:3")
+    assert questions["conv-a/q2"].references == ("8",)
+    assert questions["conv-a/q5"].references == (MISSING_ANSWER,)
+    # "D:1:1" is repaired, "D" has no id and is dropped; the notes count both.
+    assert questions["conv-a/q5"].evidence == ("D1:1",)
+    assert questions["conv-a/q4"].evidence == ()
+    assert any(
+        "2 raw items split or repaired" in n and "1 with no readable id" in n for n in bench.notes
+    )
+
+
+def test_locomo_reads_the_file_itself_and_a_single_conversation(tmp_path: Path) -> None:
+    path = FIXTURES / "locomo" / "locomo10.json"
+    assert len(load_benchmark("locomo", path).questions) == 8
+    single = tmp_path / "locomo10.json"
+    single.write_text(json.dumps(json.loads(path.read_text())[1]))
+    bench = load_benchmark("locomo", tmp_path)
+    assert [d.id for d in bench.documents] == ["conv-b"]
+
+
+def test_missing_file_says_which_and_where_to_get_it(tmp_path: Path) -> None:
+    with pytest.raises(BenchmarkFileError) as info:
+        load_benchmark("locomo", tmp_path)
+    message = str(info.value)
+    assert "locomo10.json" in message and str(tmp_path) in message
+    assert "https://github.com/snap-research/LoCoMo" in message
+    assert info.value.exit_code == 2
+    with pytest.raises(BenchmarkFileError, match="does not exist"):
+        load_benchmark("qasper", tmp_path / "nowhere")
+
+
+def test_malformed_raw_file_is_a_data_error(tmp_path: Path) -> None:
+    (tmp_path / "locomo10.json").write_text('{"conversations": 3}')
+    with pytest.raises(SynthError, match="sample_id, conversation and qa") as info:
+        load_benchmark("locomo", tmp_path)
+    assert getattr(info.value, "exit_code", 1) == 1
+    (tmp_path / "locomo10.json").write_text("[1, 2")
+    with pytest.raises(SynthError, match="not valid JSON"):
+        load_benchmark("locomo", tmp_path)
+
+
+# -------------------------------------------------------------------------- SyllabusQA
+
+
+def test_syllabusqa_from_csv() -> None:
+    bench = load_benchmark("syllabusqa", FIXTURES / "syllabusqa", "test")
+    questions = by_id(bench)
+    assert "t003" not in questions  # "no answer" is skipped
+    assert bench.skipped == {"question type 'no answer'": 1}
+    q = questions["t001"]
+    assert q.question == 'Based on the syllabus "BIO 101 Fall", When are office hours?'
+    assert q.references == ("Tuesdays 2-4 pm in room 210",)
+    assert q.evidence == ("Office hours: Tuesdays 2-4 pm in room 210",)  # stripped
+    assert q.category == "single factual"
+    assert q.doc_ids == ("BIO 101 Fall",)
+    assert questions["t002"].evidence == ("Attendance counts for 10% of the grade.",)
+    # Reasoning steps follow the spans, stripped and de-duplicated in order.
+    assert questions["t004"].evidence == (
+        "The final is worth 40% of the grade.",
+        "A pass needs 62 overall.",
+    )
+    assert questions["t006"].evidence == (
+        "Required: OpenIntro Statistics",
+        "Optional: An Introduction to Statistical Learning (ISLR)",
+    )
+
+
+def test_syllabusqa_reads_mac_roman_syllabi_with_cr_line_ends() -> None:
+    bench = load_benchmark("syllabusqa", FIXTURES / "syllabusqa", "test")
+    assert [d.id for d in bench.documents] == ["BIO 101 Fall", "Stats 240"]
+    text = bench.document("BIO 101 Fall").text
+    assert text.startswith("BIO 101 Fall – Syllabus\n\nOffice hours:")
+    assert "• Attendance" in text and "instructor’s email" in text
+    assert "\r" not in text
+
+
+def test_syllabusqa_missing_syllabus_texts_are_named(tmp_path: Path) -> None:
+    with pytest.raises(BenchmarkFileError, match="syllabi_text_val"):
+        load_benchmark("syllabusqa", FIXTURES / "syllabusqa", "val")
+    shutil.copytree(FIXTURES / "syllabusqa", tmp_path / "s")
+    (tmp_path / "s" / "syllabi_text_test" / "Stats 240.txt").unlink()
+    with pytest.raises(BenchmarkFileError, match=r"Stats 240\.txt"):
+        load_benchmark("syllabusqa", tmp_path / "s", "test")
+
+
+def test_syllabusqa_json_grouped_by_syllabus(tmp_path: Path) -> None:
+    (tmp_path / "syllabi_text").mkdir()
+    (tmp_path / "syllabi_text" / "Chem 110.txt").write_text("Labs are taught by the TAs.")
+    record = json.loads((FIXTURES / "syllabusqa" / "val.json").read_text())[0]
+    del record["syllabus_name"]
+    (tmp_path / "val.json").write_text(json.dumps({"Chem 110": [record]}))
+    bench = load_benchmark("syllabusqa", tmp_path, "val")
+    assert bench.questions[0].question.startswith('Based on the syllabus "Chem 110", ')
+    assert bench.questions[0].evidence == ("Labs are taught by the teaching assistants.",)
+
+
+# ------------------------------------------------------------------------------ Qasper
+
+
+def test_qasper_references_evidence_and_skips() -> None:
+    bench = load_benchmark("qasper", FIXTURES / "qasper", "dev")
+    questions = by_id(bench)
+    # Skipped only when every annotator marked it unanswerable.
+    assert "q-speed" not in questions
+    assert bench.skipped == {"every annotator: unanswerable": 1}
+    ports = questions["q-ports"]
+    assert ports.question == (
+        'Based on the paper "Tiny Parsers for Tidal Logs", Which ports are used for evaluation?'
+    )
+    # One reference per annotator, de-duplicated in order; unanswerable -> Not mentioned.
+    assert ports.references == ("Elvar; Skerra; Garrow", MISSING_ANSWER)
+    assert ports.evidence == (
+        "We evaluate on logs from Elvar, Skerra and Garrow.",
+        "Table 1: Accuracy per port.",
+    )
+    assert ports.category == "extractive"
+    assert questions["q-neural"].references == ("No",)
+    assert questions["q-neural"].category == "yes_no"
+    often = questions["q-often"]
+    assert often.references == ("Every ten minutes.", "every ten minutes")
+    assert often.category == "free_form"
+    assert often.doc_ids == ("2001.00002",)
+
+
+def test_qasper_corpus_is_the_full_text() -> None:
+    bench = load_benchmark("qasper", FIXTURES / "qasper", "dev")
+    text = bench.document("2001.00001").text
+    assert text.startswith("# Tiny Parsers for Tidal Logs\nPaper ID: 2001.00001\n")
+    assert "## Abstract\nWe parse harbour tide logs" in text
+    assert "## Experiments\nWe evaluate on logs from Elvar, Skerra and Garrow.\n" in text
+    assert "Table 1: Accuracy per port." in text
+
+
+def test_qasper_finds_older_versions_by_pattern(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "qasper" / "qasper-dev-v0.3.json", tmp_path / "qasper-dev-v0.1.json")
+    assert len(load_benchmark("qasper", tmp_path, "dev").questions) == 3
+    with pytest.raises(BenchmarkFileError, match=r"qasper-test-v0\.3\.json"):
+        load_benchmark("qasper", tmp_path, "test")
+
+
+# ------------------------------------------------------------------------ FinanceBench
+
+
+def test_financebench_questions_grouped_by_document() -> None:
+    bench = load_benchmark("financebench", FIXTURES / "financebench")
+    assert [q.id for q in bench.questions] == [
+        "financebench_id_00001",
+        "financebench_id_00003",
+        "financebench_id_00002",
+        "financebench_id_00004",
+    ]
+    questions = by_id(bench)
+    q = questions["financebench_id_00001"]
+    assert q.references == ("$1204.00",)
+    assert q.evidence == ("Purchases of property, plant and equipment (1,204)",)
+    assert q.category == "metrics-generated"
+    assert q.doc_ids == ("ACME_2020_10K",)
+    # Empty evidence texts are left out.
+    assert questions["financebench_id_00002"].evidence == (
+        "The board declared a quarterly dividend of $0.12 per share.",
+    )
+
+
+def test_financebench_corpus_from_pdf_else_evidence_pages() -> None:
+    bench = load_benchmark("financebench", FIXTURES / "financebench")
+    acme = bench.document("ACME_2020_10K")
+    assert acme.metadata["source"] == "pdf"
+    assert "Purchases of property, plant and equipment (1,204)" in acme.text
+    borealis = bench.document("BOREALIS_2021Q2_10Q")
+    assert borealis.metadata["source"] == "evidence pages"
+    # Pages in page order, one heading each (zero-based page numbers shown from 1).
+    assert borealis.text == (
+        "# BOREALIS_2021Q2_10Q\n\n"
+        "## Page 3\nBorealis Inc. Form 10-Q\nLiquidity and capital resources remain strong.\n\n"
+        "## Page 4\nBorealis Inc. Form 10-Q\n"
+        "The board declared a quarterly dividend of $0.12 per share.\n"
+    )
+    assert any(
+        "from PDFs: 1" in n and "evidence pages' full text (no PDF in pdfs/): 1" in n
+        for n in bench.notes
+    )
+
+
+def test_financebench_without_pdfs_builds_every_document_from_pages(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "financebench" / "financebench_open_source.jsonl", tmp_path)
+    bench = load_benchmark("financebench", tmp_path)
+    acme = bench.document("ACME_2020_10K")
+    assert acme.metadata == {"source": "evidence pages", "pages": [12, 41]}
+    assert acme.text.index("## Page 13") < acme.text.index("## Page 42")
+
+
+def test_financebench_without_text_skips_the_pdf() -> None:
+    bench = load_benchmark("financebench", FIXTURES / "financebench", with_text=False)
+    assert bench.document("ACME_2020_10K").text == ""
+    assert len(bench.questions) == 4
+
+
+# ----------------------------------------------------------------------------- SQuAD
+
+
+def test_squad_paragraphs_are_documents_and_unanswerables_have_no_evidence() -> None:
+    bench = load_benchmark("squad", FIXTURES / "squad")
+    assert len(bench.documents) == 3
+    doc = bench.documents[0]
+    assert doc.id.startswith("Lighthouse#") and len(doc.id) == len("Lighthouse#") + 8
+    assert doc.text.startswith("# Lighthouse\n\nThe Garrow Point lighthouse")
+    questions = by_id(bench)
+    assert questions["sq1"].references == ("1871", "in 1871")
+    assert questions["sq1"].evidence == (doc.text.split("\n\n", 1)[1].strip(),)
+    assert questions["sq1"].category == "answerable"
+    assert questions["sq2"].references == (MISSING_ANSWER,)
+    assert questions["sq2"].evidence == ()
+    assert questions["sq2"].category == "unanswerable"
+    assert questions["sq5"].category == "unanswerable"
+
+
+# ------------------------------------------------------------------------------ BEIR
+
+
+def test_beir_folder_through_the_shared_reader() -> None:
+    bench = load_benchmark("beir", FIXTURES / "beir")
+    assert [d.id for d in bench.documents] == ["d1", "d2", "d3", "d4"]
+    assert bench.documents[0].text.startswith("Garrow Point\n\nThe Garrow Point lighthouse")
+    questions = by_id(bench)
+    assert list(questions) == ["q1", "q2", "q3"]  # q4 has no judgment
+    assert questions["q1"].references == ()
+    assert questions["q1"].evidence == (bench.document("d1").text,)  # score 0 is not relevant
+    assert questions["q3"].doc_ids == ("d4", "d1")
+    assert get_benchmark_spec("beir").sampling_unit == "question"
+
+
+def test_beir_missing_corpus_names_the_file(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "beir", tmp_path / "b")
+    (tmp_path / "b" / "corpus.jsonl").unlink()
+    with pytest.raises(BenchmarkFileError, match=r"corpus\.jsonl is missing"):
+        load_benchmark("beir", tmp_path / "b")
