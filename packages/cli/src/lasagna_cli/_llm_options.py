@@ -1,0 +1,152 @@
+"""Building the LLM for a command: the one place in lasagna that reads environment variables.
+
+Libraries take an LLM object; commands call `build_llm` with their options, and the
+environment fills in what the options leave out:
+
+| variable          | used for                                                              |
+|-------------------|-----------------------------------------------------------------------|
+| MODEL_NAME        | the model when --model is not given (provider/name)                   |
+| OPENAI_API_KEY    | openai/ models                                                        |
+| OPENAI_BASE_URL   | openai/ models on an OpenAI-compatible server (vLLM, LM Studio, ...)  |
+| ANTHROPIC_API_KEY | anthropic/ models                                                     |
+| ANTHROPIC_BASE_URL| anthropic/ models through a proxy                                     |
+| OLLAMA_BASE_URL   | ollama/ models: the full OpenAI-compatible URL, e.g. http://h:11434/v1 |
+| OLLAMA_HOST       | ollama/ models: Ollama's own host variable, e.g. 127.0.0.1:11434      |
+| LASAGNA_CACHE_DIR | the folder of the LLM cache (default: the user cache dir)             |
+
+--base-url beats the variables. Keys are passed to the LLM and never printed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lasagna_cli._errors import USAGE_ERROR, CliError
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+
+ENV_VARIABLES = (
+    "MODEL_NAME",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_BASE_URL",
+    "OLLAMA_HOST",
+    "LASAGNA_CACHE_DIR",
+)
+PROVIDERS = ("openai", "anthropic", "ollama", "local")
+CACHE_FILENAME = "llm-cache.sqlite"
+
+
+def _variables_read() -> str:
+    return "variables read: " + ", ".join(ENV_VARIABLES)
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def resolve_model(model: str | None, env: Mapping[str, str]) -> str:
+    """--model, else MODEL_NAME; a CliError (usage) when neither names a provider/model."""
+    chosen = model or _get(env, "MODEL_NAME")
+    source = "--model" if model else "MODEL_NAME"
+    if chosen is None:
+        raise CliError(
+            "no model: pass --model provider/name (openai/gpt-4o-mini, anthropic/..., "
+            "ollama/llama3.2) or set MODEL_NAME; --model local/smollm2 runs on this machine "
+            "with no key and no server",
+            USAGE_ERROR,
+        )
+    provider, sep, name = chosen.partition("/")
+    if not sep or not name or provider not in PROVIDERS:
+        hint = f"; did you mean openai/{chosen}?" if provider not in PROVIDERS and chosen else ""
+        raise CliError(
+            f"{source}: expected provider/name with provider one of {', '.join(PROVIDERS)}, "
+            f"got {chosen!r}{hint}",
+            USAGE_ERROR,
+        )
+    return chosen
+
+
+def _ollama_base_url(env: Mapping[str, str]) -> str | None:
+    full = _get(env, "OLLAMA_BASE_URL")
+    if full:
+        return full
+    host = _get(env, "OLLAMA_HOST")
+    if not host:
+        return None
+    if "://" not in host:
+        host = f"http://{host}"
+    return host.rstrip("/") + "/v1"
+
+
+def cache_setting(cache: bool, env: Mapping[str, str]) -> bool | Path:
+    """False with --no-cache; else LASAGNA_CACHE_DIR/llm-cache.sqlite, else the default."""
+    if not cache:
+        return False
+    folder = _get(env, "LASAGNA_CACHE_DIR")
+    return Path(folder).expanduser() / CACHE_FILENAME if folder else True
+
+
+def build_llm(
+    model: str | None = None,
+    base_url: str | None = None,
+    concurrency: int = 8,
+    cache: bool = True,
+    *,
+    no_cache: bool = False,
+    requests_per_minute: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LLM:
+    """The LLM for a command's --model/--base-url/--concurrency/--no-cache options.
+
+    `env` defaults to the process environment (tests pass their own). A model that needs
+    a key or a server neither given nor configured is a usage error that lists every
+    variable read and points to local/smollm2.
+    """
+    from lasagna_judge import make_llm
+
+    env = os.environ if env is None else env
+    chosen = resolve_model(model, env)
+    provider = chosen.partition("/")[0]
+    if concurrency < 1:
+        raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
+    api_key: str | None = None
+    if provider == "openai":
+        api_key = _get(env, "OPENAI_API_KEY")
+        base_url = base_url or _get(env, "OPENAI_BASE_URL")
+        if not api_key and not base_url:
+            raise CliError(
+                f"{chosen} needs OPENAI_API_KEY, or a server: OPENAI_BASE_URL or --base-url "
+                "for any OpenAI-compatible endpoint; or use --model local/smollm2, which "
+                f"needs neither ({_variables_read()})",
+                USAGE_ERROR,
+            )
+    elif provider == "anthropic":
+        api_key = _get(env, "ANTHROPIC_API_KEY")
+        base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
+        if not api_key:
+            raise CliError(
+                f"{chosen} needs ANTHROPIC_API_KEY; or use --model local/smollm2, which needs "
+                f"no key ({_variables_read()})",
+                USAGE_ERROR,
+            )
+    elif provider == "ollama":
+        base_url = base_url or _ollama_base_url(env)
+    elif base_url:
+        raise CliError(f"--base-url does not apply to {chosen}, which runs in-process", USAGE_ERROR)
+
+    return make_llm(
+        chosen,
+        base_url=base_url,
+        api_key=api_key,
+        cache=cache_setting(cache and not no_cache, env),
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+    )

@@ -1,0 +1,129 @@
+"""build_llm: the CLI's one reader of environment variables."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from lasagna_cli._errors import USAGE_ERROR, CliError
+from lasagna_cli._llm_options import ENV_VARIABLES, build_llm
+from lasagna_judge import LLM
+from lasagna_judge.testing import FakeLLMServer
+
+SECRET = "sk-env-SECRET-0123456789abcdef"
+
+
+def call(llm: LLM) -> str:
+    async def go() -> str:
+        async with llm:
+            return (await llm.complete([{"role": "user", "content": "hi"}])).text
+
+    return asyncio.run(go())
+
+
+def test_no_model_anywhere_is_a_usage_error_pointing_to_smollm2() -> None:
+    with pytest.raises(CliError) as caught:
+        build_llm(env={})
+    assert caught.value.exit_code == USAGE_ERROR
+    assert "MODEL_NAME" in str(caught.value) and "local/smollm2" in str(caught.value)
+
+
+def test_a_bare_model_name_suggests_a_provider() -> None:
+    with pytest.raises(CliError, match=r"did you mean openai/gpt-4o-mini\?"):
+        build_llm(env={"MODEL_NAME": "gpt-4o-mini", "OPENAI_API_KEY": SECRET})
+
+
+def test_openai_without_key_or_server_lists_every_variable_read() -> None:
+    with pytest.raises(CliError) as caught:
+        build_llm("openai/gpt-4o-mini", env={"ANTHROPIC_API_KEY": SECRET})
+    message = str(caught.value)
+    assert caught.value.exit_code == USAGE_ERROR
+    for variable in ENV_VARIABLES:
+        assert variable in message
+    assert "local/smollm2" in message and "--base-url" in message
+    assert SECRET not in message
+
+
+def test_anthropic_without_key_is_a_usage_error() -> None:
+    with pytest.raises(CliError, match="ANTHROPIC_API_KEY") as caught:
+        build_llm("anthropic/claude-3-5-haiku-latest", env={"OPENAI_API_KEY": SECRET})
+    assert "local/smollm2" in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_model_name_key_and_base_url_come_from_the_environment(tmp_path: Path) -> None:
+    with FakeLLMServer(reply="from env") as server:
+        env = {
+            "MODEL_NAME": "openai/served-model",
+            "OPENAI_API_KEY": SECRET,
+            "OPENAI_BASE_URL": server.base_url,
+            "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        llm = build_llm(concurrency=3, env=env)
+        assert llm.model == "openai/served-model"
+        assert llm.cache_path == tmp_path / "cache" / "llm-cache.sqlite"
+        assert call(llm) == "from env"
+        assert server.requests[0]["model"] == "served-model"
+        assert server.headers[0]["authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in repr(llm)
+
+
+def test_the_base_url_option_beats_the_variable() -> None:
+    with FakeLLMServer(reply="option") as server:
+        env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+        llm = build_llm("openai/m", base_url=server.base_url, cache=False, env=env)
+        assert call(llm) == "option"
+
+
+def test_a_base_url_alone_is_enough_for_a_local_server() -> None:
+    with FakeLLMServer(reply="no key needed") as server:
+        llm = build_llm("openai/m", cache=False, env={"OPENAI_BASE_URL": server.base_url})
+        assert call(llm) == "no key needed"
+
+
+@pytest.mark.parametrize("form", ["{host}:{port}", "http://{host}:{port}", "http://{host}:{port}/"])
+def test_ollama_host_is_read_in_its_own_forms(form: str) -> None:
+    with FakeLLMServer(reply="from ollama") as server:
+        host = form.format(host=server.host, port=server.port)
+        llm = build_llm("ollama/llama3.2", no_cache=True, env={"OLLAMA_HOST": host})
+        assert call(llm) == "from ollama"
+        assert server.paths == ["/v1/chat/completions"]
+
+
+def test_ollama_base_url_wins_over_ollama_host() -> None:
+    with FakeLLMServer(reply="full url") as server:
+        env = {"OLLAMA_BASE_URL": server.base_url, "OLLAMA_HOST": "127.0.0.1:9"}
+        assert call(build_llm("ollama/m", no_cache=True, env=env)) == "full url"
+
+
+def test_no_cache_turns_the_cache_off() -> None:
+    llm = build_llm("openai/m", base_url="http://127.0.0.1:9/v1", no_cache=True, env={})
+    assert llm.cache_path is None
+    llm = build_llm("openai/m", base_url="http://127.0.0.1:9/v1", cache=False, env={})
+    assert llm.cache_path is None
+
+
+def test_bad_concurrency_is_a_usage_error() -> None:
+    with pytest.raises(CliError, match="--concurrency must be at least 1"):
+        build_llm("openai/m", base_url="http://127.0.0.1:9/v1", concurrency=0, env={})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs the local extra")
+def test_local_models_need_nothing_and_take_no_base_url() -> None:
+    assert build_llm("local/smollm2", no_cache=True, env={}).model == "local/smollm2"
+    with pytest.raises(CliError, match="--base-url does not apply"):
+        build_llm("local/smollm2", base_url="http://x", env={})
+
+
+def test_the_judge_library_reads_no_environment_variable() -> None:
+    source = Path(__file__).resolve().parents[2] / "packages" / "judge" / "src"
+    readers = re.compile(r"os\.environ|os\.getenv|getenv\(")
+    offenders = [
+        str(path.relative_to(source))
+        for path in source.rglob("*.py")
+        if readers.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
