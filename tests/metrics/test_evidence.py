@@ -153,3 +153,16 @@ def test_score_is_hits_over_items_across_chunks() -> None:
 def test_bad_input_is_a_metrics_error(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(MetricsError, match=message):
         evidence_recall(**kwargs)  # type: ignore[arg-type]
+
+
+TRICKY = st.sampled_from(
+    ["the", "And", "a", "«the»", "the’s", "_the", "an_", "x.the", "é", " ", ","]
+)
+
+
+@settings(max_examples=400)
+@given(st.one_of(st.text(max_size=60), st.lists(TRICKY, max_size=12).map("".join)))
+def test_token_normalisation_equals_openviking(text: str) -> None:
+    from lasagna_metrics._evidence import _token_set
+
+    assert _token_set(text) == set(ov_normalize_answer(text).split())

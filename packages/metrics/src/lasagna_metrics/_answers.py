@@ -53,20 +53,26 @@ def _text(value: object, what: str) -> str:
     return value
 
 
-def _references(references: str | Sequence[str]) -> tuple[str, ...]:
-    if isinstance(references, str):
-        return (references,)
-    if not isinstance(references, Sequence):
-        raise MetricsError(
-            "references: expected a string or a sequence of strings, found "
-            f"{type(references).__name__}; pass a list of reference answers"
-        )
-    for i, ref in enumerate(references):
-        _text(ref, f"references[{i}]")
-    return tuple(references)
+def _references(references: str | Sequence[str]) -> Sequence[str]:
+    kind = type(references)
+    if kind is str:
+        return (references,)  # type: ignore[return-value]  # mypy cannot narrow on type()
+    if kind is not list and kind is not tuple:  # the ABC check below is slow: lists skip it
+        if isinstance(references, str):
+            return (str(references),)
+        if not isinstance(references, Sequence):
+            raise MetricsError(
+                "references: expected a string or a sequence of strings, found "
+                f"{type(references).__name__}; pass a list of reference answers"
+            )
+    for ref in references:
+        if type(ref) is not str:  # on the hot path: no call unless a check fails
+            for i, item in enumerate(references):
+                _text(item, f"references[{i}]")
+    return references
 
 
-def _gold_tokens(refs: tuple[str, ...], version: SquadVersion) -> list[tuple[str, ...]]:
+def _gold_tokens(refs: Sequence[str], version: SquadVersion) -> list[tuple[str, ...]]:
     if version == "2.0":
         # Official v2.0: references normalising to nothing are dropped; [""] stands in.
         gold = [toks for toks in map(_tokens, refs) if toks]
@@ -105,17 +111,23 @@ def _overlap(gold: tuple[str, ...], pred: tuple[str, ...]) -> int:
     return same
 
 
-def _f1_tokens(gold: tuple[str, ...], pred: tuple[str, ...], version: SquadVersion) -> float:
-    if not gold or not pred:
-        # v2.0: 1 when both are empty (no-answer agreed), else 0. v1.1: always 0.
-        return float(gold == pred) if version == "2.0" else 0.0
-    num_same = _overlap(gold, pred)
-    if num_same == 0:
-        return 0.0
-    # The official expression, kept as is so that the floats are bit-identical.
-    precision = 1.0 * num_same / len(pred)
-    recall = 1.0 * num_same / len(gold)
-    return (2 * precision * recall) / (precision + recall)
+def _best_f1(gold: list[tuple[str, ...]], pred: tuple[str, ...], version: SquadVersion) -> float:
+    best = 0.0
+    for toks in gold:
+        if not toks or not pred:
+            # v2.0: 1 when both are empty (no-answer agreed), else 0. v1.1: always 0.
+            score = float(toks == pred) if version == "2.0" else 0.0
+        else:
+            num_same = _overlap(toks, pred)
+            if num_same == 0:
+                continue
+            # The official expression, kept as is so that the floats are bit-identical.
+            precision = 1.0 * num_same / len(pred)
+            recall = 1.0 * num_same / len(toks)
+            score = (2 * precision * recall) / (precision + recall)
+        if score > best:
+            best = score
+    return best
 
 
 def exact_match(
@@ -128,9 +140,8 @@ def exact_match(
     stands in when none remain (so an empty prediction matches an unanswerable question).
     `version="1.1"` keeps every reference, as the v1.1 script does.
     """
-    pred = _tokens(_text(prediction, "prediction"))
-    gold = _gold_tokens(_references(references), version)
-    return 1.0 if pred in gold else 0.0
+    pred = _tokens(prediction if type(prediction) is str else _text(prediction, "prediction"))
+    return 1.0 if pred in _gold_tokens(_references(references), version) else 0.0
 
 
 def f1(prediction: str, references: str | Sequence[str], *, version: SquadVersion = "2.0") -> float:
@@ -141,15 +152,14 @@ def f1(prediction: str, references: str | Sequence[str], *, version: SquadVersio
     stands in when none remain; the score is the max over references. `version="1.1"` gives
     the v1.1 script's behaviour, where empty against empty scores 0.0.
     """
-    pred = _tokens(_text(prediction, "prediction"))
-    gold = _gold_tokens(_references(references), version)
-    return max(_f1_tokens(g, pred, version) for g in gold)
+    pred = _tokens(prediction if type(prediction) is str else _text(prediction, "prediction"))
+    return _best_f1(_gold_tokens(_references(references), version), pred, version)
 
 
 def exact_match_and_f1(
     prediction: str, references: str | Sequence[str], *, version: SquadVersion = "2.0"
 ) -> tuple[float, float]:
     """`(exact_match(...), f1(...))`, normalising each text once."""
-    pred = _tokens(_text(prediction, "prediction"))
+    pred = _tokens(prediction if type(prediction) is str else _text(prediction, "prediction"))
     gold = _gold_tokens(_references(references), version)
-    return (1.0 if pred in gold else 0.0), max(_f1_tokens(g, pred, version) for g in gold)
+    return (1.0 if pred in gold else 0.0), _best_f1(gold, pred, version)

@@ -8,13 +8,24 @@ from collections.abc import Sequence
 
 from lasagna_metrics._errors import MetricsError
 
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
+# A regex pass removes ASCII punctuation from long non-ASCII text several times faster than
+# str.translate, which leaves its fast path at the first non-ASCII character.
+_PUNCTUATION = re.compile("[" + re.escape(string.punctuation) + "]+")
 # OpenViking's normalisation is SQuAD's with "and" dropped as well; kept so that scores match.
 _STOPWORDS = re.compile(r"\b(?:a|an|the|and)\b")
+_STOPWORD_SET = frozenset({"a", "an", "the", "and"})
 
 
 def _token_set(text: str) -> set[str]:
-    return set(_STOPWORDS.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+    """set(normalize(text).split()) with OpenViking's normalisation, computed on the distinct
+    words: in a word of letters and digits only, `\\b` can only sit at its two ends, so the
+    stopword regex removes it exactly when the whole word is a stopword."""
+    words = set(_PUNCTUATION.sub("", text.lower()).split())
+    plain = {word for word in words if word.isalnum()}
+    tokens = plain - _STOPWORD_SET
+    for word in words - plain:
+        tokens.update(_STOPWORDS.sub(" ", word).split())
+    return tokens
 
 
 def _is_word_char(ch: str) -> bool:

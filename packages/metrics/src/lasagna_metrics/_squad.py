@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna_metrics._answers import SquadVersion, _f1_tokens, _gold_tokens, _tokens
+from lasagna_metrics._answers import SquadVersion, _best_f1, _gold_tokens, _tokens
 from lasagna_metrics._errors import MetricsError
 
 
@@ -211,7 +211,7 @@ def _evaluate_v1(questions: list[_Question], preds: Mapping[str, str]) -> SquadS
         pred = _tokens(preds[q.qid])
         gold = _gold_tokens(q.answers, "1.1")
         exact_match += pred in gold
-        f1 += max(_f1_tokens(g, pred, "1.1") for g in gold)
+        f1 += _best_f1(gold, pred, "1.1")
     return SquadScores(exact=100.0 * exact_match / total, f1=100.0 * f1 / total, total=total)
 
 
@@ -309,7 +309,7 @@ def evaluate_squad(
         pred = _tokens(preds[q.qid])
         gold = _gold_tokens(q.answers, "2.0")
         exact_raw[q.qid] = 1.0 if pred in gold else 0.0
-        f1_raw[q.qid] = max(_f1_tokens(g, pred, "2.0") for g in gold)
+        f1_raw[q.qid] = _best_f1(gold, pred, "2.0")
     probs: Mapping[str, float] = na_probs if na_probs is not None else {}
     exact_thresh: dict[str, float] = {}
     f1_thresh: dict[str, float] = {}

@@ -1,0 +1,322 @@
+"""How fast lasagna-metrics scores answers and evidence, against the reference code.
+
+Run from the repository root:
+
+    uv run python benchmarks/metrics_speed.py
+
+1. EM + F1 over 100,000 prediction/reference pairs cut from the SQuAD contexts in
+   ../shared/data/datasets/squad/ (seeded): lasagna_metrics against a faithful copy of the
+   official SQuAD v2.0 functions, measured in the same run. The scores must be identical.
+2. evidence_recall over 10,000 items of 5 retrieved chunks of 2,000 characters, against
+   OpenViking's check_recall in the same run.
+
+Prints the ratio (baseline time / our time); the goal for EM + F1 is at least 3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import re
+import string
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import lasagna_metrics
+from lasagna_metrics import evidence_recall, exact_match, exact_match_and_f1, f1
+
+SQUAD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "datasets" / "squad"
+
+
+# ---------------------------------------------------------------- the baseline: official v2.0
+def normalize_answer(s: str) -> str:
+    """Lower text and remove punctuation, articles and extra whitespace."""
+
+    def remove_articles(text: str) -> str:
+        regex = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+        return re.sub(regex, " ", text)
+
+    def white_space_fix(text: str) -> str:
+        return " ".join(text.split())
+
+    def remove_punc(text: str) -> str:
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    def lower(text: str) -> str:
+        return text.lower()
+
+    return white_space_fix(remove_articles(remove_punc(lower(s))))
+
+
+def get_tokens(s: str) -> list[str]:
+    if not s:
+        return []
+    return normalize_answer(s).split()
+
+
+def compute_exact(a_gold: str, a_pred: str) -> int:
+    return int(normalize_answer(a_gold) == normalize_answer(a_pred))
+
+
+def compute_f1(a_gold: str, a_pred: str) -> float:
+    gold_toks = get_tokens(a_gold)
+    pred_toks = get_tokens(a_pred)
+    common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
+    num_same = sum(common.values())
+    if len(gold_toks) == 0 or len(pred_toks) == 0:
+        return int(gold_toks == pred_toks)
+    if num_same == 0:
+        return 0
+    precision = 1.0 * num_same / len(pred_toks)
+    recall = 1.0 * num_same / len(gold_toks)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def official_em_f1(pred: str, refs: list[str]) -> tuple[float, float]:
+    # As get_raw_scores does it for one question.
+    gold_answers = [a for a in refs if normalize_answer(a)] or [""]
+    return (
+        max(compute_exact(a, pred) for a in gold_answers),
+        max(compute_f1(a, pred) for a in gold_answers),
+    )
+
+
+# ---------------------------------------------------------------- the baseline: OpenViking
+def ov_normalize_answer(s: str) -> str:
+    s = str(s).replace(",", "")
+
+    def remove_articles(text: str) -> str:
+        return re.sub(r"\b(a|an|the|and)\b", " ", text)
+
+    def white_space_fix(text: str) -> str:
+        return " ".join(text.split())
+
+    def remove_punc(text: str) -> str:
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in text if ch not in exclude)
+
+    return white_space_fix(remove_articles(remove_punc(s.lower())))
+
+
+def ov_check_recall(
+    retrieved_texts: list[str],
+    evidence_list: list[str],
+    soft_threshold: float = 0.8,
+    min_soft_match_tokens: int = 4,
+) -> float:
+    if not evidence_list:
+        return 0.0
+    combined_retrieved = " ".join(retrieved_texts)
+    ret_tokens = set(ov_normalize_answer(combined_retrieved).split())
+    hit_count = 0
+    for evidence in evidence_list:
+        if evidence in combined_retrieved:
+            hit_count += 1
+            continue
+        ev_tokens = set(ov_normalize_answer(evidence).split())
+        if not ev_tokens or len(ev_tokens) < min_soft_match_tokens:
+            continue
+        if len(ev_tokens & ret_tokens) / len(ev_tokens) >= soft_threshold:
+            hit_count += 1
+    return hit_count / len(evidence_list)
+
+
+# ---------------------------------------------------------------- workloads
+def load_contexts(squad_dir: Path) -> list[str]:
+    contexts: list[str] = []
+    for path in sorted(squad_dir.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("data"), list):
+            for article in data["data"]:
+                contexts.extend(p["context"] for p in article["paragraphs"])
+    contexts = list(dict.fromkeys(contexts))
+    if not contexts:
+        sys.exit(f"error: no SQuAD contexts found in {squad_dir}; pass --squad-dir")
+    return contexts
+
+
+def span(words: list[str], start: int, length: int) -> str:
+    start = max(0, min(start, len(words) - 1))
+    return " ".join(words[start : start + max(1, length)])
+
+
+def answer_pairs(contexts: list[str], n: int, rng: random.Random) -> list[tuple[str, list[str]]]:
+    """Predictions and references as extractive QA produces them: short spans of a context,
+    1-3 references that mostly agree, and predictions that are exact, shifted, too long,
+    re-cased, or empty (a no-answer)."""
+    split = [c.split() for c in contexts]
+    pairs: list[tuple[str, list[str]]] = []
+    for _ in range(n):
+        words = rng.choice(split)
+        start = rng.randrange(len(words))
+        length = min(rng.choice([1, 1, 2, 2, 3, 3, 4, 5, 7, 10]), len(words) - start)
+        gold = span(words, start, length)
+        refs = [gold]
+        for _ in range(rng.choice([0, 1, 2, 2])):
+            refs.append(
+                rng.choice(
+                    [gold, span(words, start - 1, length + 1), span(words, start, length + 2)]
+                )
+            )
+        if rng.random() < 0.05:
+            refs = []  # an unanswerable question
+        kind = rng.random()
+        if kind < 0.35:
+            pred = gold
+        elif kind < 0.6:
+            pred = span(words, start + rng.randint(-3, 3), length + rng.randint(-1, 3))
+        elif kind < 0.75:
+            pred = span(words, start - rng.randint(0, 8), length + rng.randint(5, 25))
+        elif kind < 0.85:
+            pred = (
+                rng.choice(["The ", "the ", "A ", ""]) + gold.upper() + rng.choice([".", "", "!"])
+            )
+        elif kind < 0.92:
+            pred = span(rng.choice(split), rng.randrange(40), rng.randint(1, 6))
+        else:
+            pred = ""
+        pairs.append((pred, refs))
+    return pairs
+
+
+def evidence_items(
+    contexts: list[str], n: int, rng: random.Random
+) -> list[tuple[list[str], list[str]]]:
+    """5 chunks of 2,000 characters each, and 1-5 evidence items: verbatim sentences of a
+    chunk (strict hits), reworded ones (soft hits), sentences from elsewhere (misses) and
+    dialogue ids, some of which appear only as a prefix of a longer id."""
+    corpus = " ".join(contexts)
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", corpus) if len(s.split()) >= 4]
+    items: list[tuple[list[str], list[str]]] = []
+    for _ in range(n):
+        chunks = []
+        for _ in range(5):
+            start = rng.randrange(len(corpus) - 2000)
+            chunk = corpus[start : start + 2000]
+            tag = f"[D{rng.randint(1, 30)}:{rng.randint(1, 40)}]"
+            cut = rng.randrange(len(chunk))
+            chunks.append(chunk[:cut] + tag + chunk[cut + len(tag) :])
+        evidence = []
+        for _ in range(rng.randint(1, 5)):
+            kind = rng.random()
+            if kind < 0.3:
+                chunk_sentences = re.split(r"(?<=[.!?])\s+", rng.choice(chunks))
+                evidence.append(rng.choice(chunk_sentences[1:-1] or chunk_sentences))
+            elif kind < 0.55:
+                words = rng.choice(sentences).split()
+                rng.shuffle(words)
+                evidence.append(" ".join(words))
+            elif kind < 0.8:
+                evidence.append(rng.choice(sentences))
+            else:
+                evidence.append(f"D{rng.randint(1, 30)}:{rng.randint(1, 9)}")
+        items.append((chunks, evidence))
+    return items
+
+
+def timed(label: str, fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """Best of `repeat` runs: the least disturbed by whatever else the machine is doing."""
+    times = []
+    result: object = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    print(f"  {label:<48} {min(times):8.3f} s  (best of {repeat})", flush=True)
+    return min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--squad-dir", type=Path, default=SQUAD_DIR)
+    parser.add_argument("--pairs", type=int, default=100_000)
+    parser.add_argument("--evidence-items", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best kept)")
+    args = parser.parse_args()
+
+    contexts = load_contexts(args.squad_dir)
+    rng = random.Random(args.seed)
+    pairs = answer_pairs(contexts, args.pairs, rng)
+    print(f"EM + F1 on {len(pairs):,} pairs cut from {len(contexts)} SQuAD contexts")
+
+    from lasagna_metrics._answers import _tokens  # the normalisation cache, emptied per run
+
+    base_time, base = timed(
+        "official v2.0 functions (baseline)",
+        lambda: [official_em_f1(p, r) for p, r in pairs],
+        args.repeat,
+    )
+
+    def ours_fn() -> list[tuple[float, float]]:
+        _tokens.cache_clear()  # every run starts cold
+        return [(exact_match(p, r), f1(p, r)) for p, r in pairs]
+
+    def both_fn() -> list[tuple[float, float]]:
+        _tokens.cache_clear()
+        return [exact_match_and_f1(p, r) for p, r in pairs]
+
+    ours_time, ours = timed(
+        "lasagna_metrics exact_match() + f1()",
+        ours_fn,
+        args.repeat,
+    )
+    both_time, both = timed(
+        "lasagna_metrics exact_match_and_f1()",
+        both_fn,
+        args.repeat,
+    )
+    # The same calls with the normalisation cache switched off: the speed of the code alone,
+    # for workloads where no text repeats.
+    answers_module = sys.modules["lasagna_metrics._answers"]
+    answers_module._tokens = _tokens.__wrapped__  # type: ignore[attr-defined]
+    try:
+        bare_time, bare = timed(
+            "lasagna_metrics exact_match() + f1(), no cache",
+            lambda: [(exact_match(p, r), f1(p, r)) for p, r in pairs],
+            args.repeat,
+        )
+    finally:
+        answers_module._tokens = _tokens  # type: ignore[attr-defined]
+    if ours != base or both != base or bare != base:
+        sys.exit("error: scores differ from the official functions")
+    distinct = len({p for p, _ in pairs} | {r for _, refs in pairs for r in refs})
+    print(f"  scores identical to the official functions: yes ({distinct:,} distinct texts)")
+    print(f"  ratio exact_match() + f1():            {base_time / ours_time:5.2f}x (goal >= 3x)")
+    print(f"  ratio exact_match_and_f1():            {base_time / both_time:5.2f}x")
+    print(f"  ratio exact_match() + f1(), no cache:  {base_time / bare_time:5.2f}x")
+
+    items = evidence_items(contexts, args.evidence_items, rng)
+    n_evidence = sum(len(e) for _, e in items)
+    print(
+        f"\nevidence_recall on {len(items):,} items of 5 chunks x 2,000 characters "
+        f"({n_evidence:,} evidence strings)"
+    )
+    ov_time, ov = timed(
+        "OpenViking check_recall (baseline)",
+        lambda: [ov_check_recall(c, e) for c, e in items],
+        args.repeat,
+    )
+    er_time, er = timed(
+        "lasagna_metrics evidence_recall()",
+        lambda: [evidence_recall(c, e) for c, e in items],
+        args.repeat,
+    )
+    assert isinstance(ov, list) and isinstance(er, list)
+    differ = sum(1 for a, b in zip(ov, er, strict=True) if a != b)
+    print(f"  per item: {er_time / len(items) * 1e6:.0f} us")
+    print(f"  ratio: {ov_time / er_time:5.2f}x faster than OpenViking's check_recall")
+    print(
+        f"  {differ} of {len(items):,} items score differently: strict hits that cut a word, "
+        "such as D1:3 inside [D1:30], which evidence_recall does not count"
+    )
+    print(f"\nlasagna-metrics {lasagna_metrics.__name__} on Python {sys.version.split()[0]}")
+
+
+if __name__ == "__main__":
+    main()
