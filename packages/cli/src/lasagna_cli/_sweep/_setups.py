@@ -163,6 +163,7 @@ def render_setups(source: str, path: Path) -> str:
         if "undefined" in str(getattr(exc, "message", exc)):
             hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
         message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        message = re.sub(r"\s*\(in [^()]*:\d+\)\s*$", "", str(message))
         raise CliError(f"{path}{where}: template error: {message}{hint}") from None
 
 

@@ -1,0 +1,181 @@
+"""How fast does `lasagna benchmark sweep` run tasks when the model answers instantly?
+
+The fake OpenAI-compatible server runs in its own process (so it does not compete for this
+process's GIL). In the same run we measure:
+1. baseline: N raw `llm.complete` calls through one LLM object, 64 in flight;
+2. sweep (in process): the same N tasks through the sweep runner at --parallel 64 -
+   prompts, result files written atomically, progress counting;
+3. sweep (CLI): `lasagna benchmark sweep` as a whole process, startup included.
+The runner's own overhead per task is (2) - (1) divided by N.
+
+    uv run python benchmarks/sweep_speed.py [--tasks 4000] [--parallel 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SERVER = """
+import sys
+from lasagna_judge.testing import FakeLLMServer
+with FakeLLMServer(reply="b") as server:
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def write_inputs(folder: Path, base_url: str, tasks: int) -> tuple[Path, Path, Path]:
+    setups = 2
+    questions = tasks // setups
+    datasets = {
+        "speed": {
+            f"q{i}": {
+                "input": f"Question {i}: which option?",
+                "output": {"type": "MCQ", "options": {"a": "yes", "b": "no"}, "answer": "b"},
+            }
+            for i in range(questions)
+        }
+    }
+    (folder / "datasets.json").write_text(json.dumps(datasets))
+    (folder / "setups.toml").write_text(
+        "".join(
+            f'[setup-{i}]\nprovider = "fake"\nmodel = "m{i}"\nsystem_prompt = "Pick one."\n\n'
+            for i in range(setups)
+        )
+    )
+    (folder / "config.toml").write_text(
+        f'[providers.fake]\napi = "openai"\nbase_url = "{base_url}"\n'
+    )
+    return folder / "datasets.json", folder / "setups.toml", folder / "config.toml"
+
+
+async def baseline(base_url: str, n: int, parallel: int) -> float:
+    from lasagna_judge import make_llm
+
+    llm = make_llm("openai/m0", base_url=base_url, cache=False, concurrency=parallel)
+    semaphore = asyncio.Semaphore(parallel)
+
+    async def one(i: int) -> None:
+        async with semaphore:
+            await llm.complete(
+                [
+                    {"role": "system", "content": "Pick one."},
+                    {"role": "user", "content": f"Question {i}: which option?\n\na: yes\nb: no"},
+                ]
+            )
+
+    await asyncio.gather(*(one(i) for i in range(min(n, 200))))  # warm the connections
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    seconds = time.perf_counter() - start
+    await llm.aclose()
+    return seconds
+
+
+def sweep_in_process(
+    paths: tuple[Path, Path, Path], output: Path, parallel: int
+) -> tuple[float, int]:
+    from lasagna_cli._cmd_sweep import make_setup_llms
+    from lasagna_cli._sweep._config import load_config
+    from lasagna_cli._sweep._datasets import load_datasets
+    from lasagna_cli._sweep._runner import SweepContext, plan_tasks, run_sweep
+    from lasagna_cli._sweep._setups import load_setups
+
+    datasets = load_datasets(paths[0])
+    config = load_config(paths[2])
+    setups = load_setups(paths[1], config, datasets)
+    tasks = plan_tasks(datasets, setups, output, "")
+    llms = make_setup_llms(list(setups.values()), parallel, 60.0)
+    context = SweepContext(llms)
+    counts = {"done": 0, "failed": 0}
+
+    def on_status(status: str) -> None:
+        counts[status] += 1
+
+    async def main() -> float:
+        start = time.perf_counter()
+        await run_sweep(tasks, context, parallel=parallel, on_status=on_status)
+        seconds = time.perf_counter() - start
+        for llm in llms.values():
+            await llm.aclose()
+        return seconds
+
+    seconds = asyncio.run(main())
+    assert counts["failed"] == 0, counts
+    return seconds, len(tasks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=4000)
+    parser.add_argument("--parallel", type=int, default=64)
+    args = parser.parse_args()
+    server, base_url = start_server()
+    folder = Path(tempfile.mkdtemp(prefix="sweep-speed-"))
+    try:
+        paths = write_inputs(folder, base_url, args.tasks)
+        base_s = asyncio.run(baseline(base_url, args.tasks, args.parallel))
+        sweep_s, n = sweep_in_process(paths, folder / "out-1", args.parallel)
+        files = sum(1 for _ in (folder / "out-1").glob("*/*/*.json"))
+        assert files == n, (files, n)
+        start = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from lasagna_cli._app import main; main()",
+                "benchmark",
+                "sweep",
+                "--datasets",
+                str(paths[0]),
+                "--benchmark",
+                str(paths[1]),
+                "--output",
+                str(folder / "out-2"),
+                "--parallel",
+                str(args.parallel),
+            ],
+            check=True,
+        )
+        cli_s = time.perf_counter() - start
+        print(f"tasks: {n}, --parallel {args.parallel}, instant fake server in its own process")
+        print(
+            f"baseline  raw llm.complete calls:  {n / base_s:8.0f} calls/s  "
+            f"({base_s / n * 1e3:.2f} ms each)"
+        )
+        print(
+            f"sweep     runner, in process:      {n / sweep_s:8.0f} tasks/s  "
+            f"({sweep_s / n * 1e3:.2f} ms each)"
+        )
+        print(
+            f"sweep     CLI, whole process:      {n / cli_s:8.0f} tasks/s  "
+            f"(startup included, {cli_s:.1f} s)"
+        )
+        print(
+            f"runner overhead per task: {(sweep_s - base_s) / n * 1e3:.3f} ms "
+            f"(sweep / baseline time = {sweep_s / base_s:.2f}x)"
+        )
+    finally:
+        server.stdin.close()  # type: ignore[union-attr]
+        server.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
