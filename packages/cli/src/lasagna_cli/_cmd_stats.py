@@ -11,7 +11,6 @@ from lasagna_cli._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 if TYPE_CHECKING:
-    from lasagna_cli._sweep._datasets import Datasets
     from lasagna_cli._sweep._stats import Result
 
 FORMATS = ("text", "json")
@@ -45,15 +44,16 @@ def stats(
         str | None,
         typer.Option(
             "--judge",
-            help="Grade free-form answers with this model, provider/model (a provider of "
-            "--config or a built-in one: openai, anthropic, ollama, local).",
+            help="Grade free-form answers with this model (provider/name, e.g. local/smollm2; "
+            "keys from the environment as for every command).",
         ),
     ] = None,
     rubric: Annotated[
         str, typer.Option("--rubric", help="binary, scale, or a rubric file.")
     ] = "binary",
-    config: Annotated[
-        Path | None, typer.Option("--config", help="config.toml whose providers --judge may name.")
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="The judge's OpenAI-compatible server, if any."),
     ] = None,
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
@@ -72,7 +72,7 @@ def stats(
         if output_format not in FORMATS:
             raise CliError(f"--format: expected text or json, found {output_format!r}", USAGE_ERROR)
         typer.echo(
-            _report(datasets, results, prefix, output_format, judge, rubric, config, concurrency)
+            _report(datasets, results, prefix, output_format, judge, rubric, base_url, concurrency)
         )
 
 
@@ -83,7 +83,7 @@ def _report(
     output_format: str,
     judge: str | None,
     rubric_name: str,
-    config_path: Path | None,
+    base_url: str | None,
     concurrency: int,
 ) -> str:
     import json
@@ -103,7 +103,7 @@ def _report(
         )
     grades = None
     if judge is not None:
-        grades = _grade(datasets, found, judge, rubric_name, config_path, concurrency)
+        grades = _grade(found, judge, rubric_name, base_url, concurrency)
     report = summarize(datasets, found, grades)
     if output_format == "json":
         payload: dict[str, Any] = {"results": str(results), "prefix": prefix, "setups": report}
@@ -114,36 +114,24 @@ def _report(
 
 
 def _grade(
-    datasets: Datasets,
     found: list[Result],
     judge: str,
     rubric_name: str,
-    config_path: Path | None,
+    base_url: str | None,
     concurrency: int,
 ) -> dict[Path, Any]:
+    """Judge grades of the free-form results that have references, keyed by result file.
+    The judge's answers are cached (the LLM cache), so a second `stats` costs nothing."""
     import asyncio
 
-    from lasagna_cli._cmd_sweep import provider_api_key
+    from lasagna_cli._llm_options import build_llm
     from lasagna_cli._progress import TaskProgress
-    from lasagna_cli._sweep._config import load_config
     from lasagna_cli._sweep._stats import needs_grading
-    from lasagna_judge import grade_batch, load_rubric, make_llm, parse_model
+    from lasagna_judge import grade_batch, load_rubric
 
-    provider_name, _, model = judge.partition("/")
-    providers = load_config(config_path).providers
-    if not model or provider_name not in providers:
-        raise CliError(
-            f"--judge: expected provider/model with a provider of {', '.join(sorted(providers))}"
-            f", found {judge!r}",
-            USAGE_ERROR,
-        )
-    provider = providers[provider_name]
-    model_id = f"{provider.api}/{model}"
-    parse_model(model_id)
     rubric = load_rubric(rubric_name)
+    llm = build_llm(judge, base_url=base_url, concurrency=concurrency)
     todo = [r for r in found if needs_grading(r)]
-    if not todo:
-        return {}
     items = [
         {
             "question": r.question.input,
@@ -152,12 +140,6 @@ def _grade(
         }
         for r in todo
     ]
-    llm = make_llm(
-        model_id,
-        base_url=provider.base_url,
-        api_key=provider_api_key(provider, "--judge"),
-        concurrency=concurrency,
-    )
     progress = TaskProgress(len(items), "judge")
 
     def on_progress(done: int, total: int) -> None:
@@ -165,6 +147,9 @@ def _grade(
             progress.advance("done")
 
     async def run() -> list[Any]:
+        if not items:
+            await llm.aclose()
+            return []
         try:
             return await grade_batch(
                 llm, rubric, items, concurrency=concurrency, on_progress=on_progress

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,11 +20,13 @@ DEFAULT_OUTPUT = Path("results")
 
 
 def provider_api_key(provider: Provider, setup: str) -> str | None:
-    """The key of a provider, read from the variable config.toml names (CLI layer only)."""
+    """The key of a config.toml provider, from the variable it names (CLI layer only)."""
+    from lasagna_cli._llm_options import key_from_variable
+
     if provider.api_key_env is None:
         return None
-    value = os.environ.get(provider.api_key_env, "").strip()
-    if not value:
+    value = key_from_variable(provider.api_key_env)
+    if value is None:
         raise CliError(
             f"setup {setup!r}: provider {provider.name!r} reads its API key from "
             f"${provider.api_key_env}, which is not set; export it, or point the setup at "
@@ -35,24 +36,34 @@ def provider_api_key(provider: Provider, setup: str) -> str | None:
     return value
 
 
-def make_setup_llms(setups: list[Setup], parallel: int, timeout: float) -> dict[str, LLM]:
-    """One LLM object per (provider, model), every key checked before any is built."""
+def make_setup_llms(setups: list[Setup], parallel: int) -> dict[str, LLM]:
+    """One LLM object per (provider, model), all built (and every key checked) before any
+    call. Built-in providers go through `build_llm`, so they read the same variables as
+    every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
+    config.toml providers use their base_url and the key variable they name."""
+    from lasagna_cli._llm_options import build_llm
+    from lasagna_cli._sweep._config import BUILTIN_PROVIDERS
     from lasagna_cli._sweep._runner import llm_key
     from lasagna_judge import make_llm
 
-    keys = {llm_key(s): provider_api_key(s.provider, s.name) for s in setups}
     llms: dict[str, LLM] = {}
     for setup in setups:
         key = llm_key(setup)
-        if key not in llms:
+        if key in llms:
+            continue
+        # The result files are the sweep's record and --continue its resume: no LLM cache.
+        if setup.provider is BUILTIN_PROVIDERS.get(setup.provider.name):
+            try:
+                llms[key] = build_llm(setup.model_id, concurrency=parallel, cache=False)
+            except CliError as exc:
+                raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
+        else:
             llms[key] = make_llm(
                 setup.model_id,
                 base_url=setup.provider.base_url,
-                api_key=keys[key],
-                # The result files are the sweep's record; --continue is its resume.
+                api_key=provider_api_key(setup.provider, setup.name),
                 cache=False,
                 concurrency=parallel,
-                timeout=timeout,
             )
     return llms
 
@@ -106,7 +117,6 @@ def sweep(
         str, typer.Option("--prefix", help="Prepended to every result file name.")
     ] = "",
     skip: Annotated[str | None, typer.Option("--skip", help="Setups to leave out: a,b.")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per model request.")] = 120.0,
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
@@ -120,7 +130,6 @@ def sweep(
             output,
             prefix,
             _split_names(skip),
-            timeout,
         )
     if exit_code:
         raise typer.Exit(exit_code)
@@ -136,7 +145,6 @@ def _sweep(
     output: Path,
     prefix: str,
     skip: list[str],
-    timeout: float,
 ) -> int:
     import asyncio
     import time
@@ -175,7 +183,7 @@ def _sweep(
         return 0
 
     active = list({t.setup.name: t.setup for t in plan.pending}.values())
-    llms = make_setup_llms(active, parallel, timeout)
+    llms = make_setup_llms(active, parallel)
     databases = [s.database for s in active if s.database is not None]
     if databases:
         typer.echo(f"indexing {len({d.name for d in databases})} database(s)...", err=True)

@@ -150,3 +150,9 @@ def build_llm(
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
     )
+
+
+def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value of the key variable a config file names (sweep providers' `api_key_env`),
+    or None when it is unset or empty. The value is passed to the LLM, never printed."""
+    return _get(os.environ if env is None else env, variable)

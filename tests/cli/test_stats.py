@@ -1,0 +1,212 @@
+"""`lasagna benchmark stats`: the numbers on a results folder written by hand, and `find`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lasagna_cli._app import app
+from lasagna_judge.testing import FakeLLMServer
+
+MCQ = {"type": "MCQ", "options": {"a": "one", "b": "two", "c": "three"}}
+DATASETS: dict[str, Any] = {
+    "quiz": {
+        "m1": {"input": "1+1?", "output": {**MCQ, "answer": "b"}},
+        "m2": {"input": "2+1?", "output": {**MCQ, "answer": "c"}},
+        "m3": {"input": "0+1?", "output": {**MCQ, "answer": "a"}},
+        "m4": {"input": "1+2?", "output": {**MCQ, "answer": "c"}},
+        "m5": {"input": "no key", "output": MCQ},  # not graded: no answer
+    },
+    "facts": {
+        "f1": {"input": "Capital of France?", "output": "Paris"},
+        "f2": {"input": "Author of Hamlet?", "output": ["Shakespeare", "William Shakespeare"]},
+        "f3": {"input": "Say hi."},  # free-form without reference: not scored
+    },
+}
+
+
+def ok(text: str, setup_datasets: list[str] | None, gen: float, context: int,
+       retrieval: float | None = None) -> dict[str, Any]:  # fmt: skip
+    return {
+        "ok": {
+            "result": text,
+            "stats": {
+                "generation_time_s": gen,
+                "context_length": context,
+                "retrieval_time_s": retrieval,
+                "setup": {"datasets": setup_datasets},
+            },
+        }
+    }
+
+
+# setup -> (dataset, question) -> record; a missing pair is a skipped task.
+RESULTS: dict[str, dict[tuple[str, str], Any]] = {
+    "good": {
+        ("quiz", "m1"): ok("b", None, 1.0, 100),  # correct
+        ("quiz", "m2"): ok("(c) three", None, 2.0, 100),  # correct, verbose
+        ("quiz", "m3"): ok("I do not know.", None, 3.0, 100),  # unanswered
+        ("quiz", "m4"): {"error": "openai/x: HTTP 500"},  # error
+        ("quiz", "m5"): ok("a", None, 4.0, 100),
+        ("facts", "f1"): ok("Paris", None, 1.0, 50),
+        ("facts", "f2"): ok("It was Shakespeare", None, 1.0, 50),
+        ("facts", "f3"): ok("hi", None, 1.0, 50),
+    },
+    "bad": {
+        ("quiz", "m1"): ok(" A ", ["quiz"], 0.5, 200, 0.01),  # incorrect
+        ("quiz", "m3"): ok("a) one", ["quiz"], 0.5, 200, 0.03),  # correct
+        ("quiz", "m4"): ok("The answer is (b) two", ["quiz"], 0.5, 200, 0.02),  # incorrect
+        ("quiz", "m5"): ok("c", ["quiz"], 0.5, 200, 0.02),
+        # m2 missing: skipped; facts are not in its datasets, so not skipped there
+    },
+    "free": {
+        ("facts", "f1"): ok("paris.", ["facts"], 2.0, 10),
+        ("facts", "f2"): ok("Marlowe", ["facts"], 2.0, 10),
+    },
+}
+
+
+def write_results(root: Path, prefix: str = "") -> None:
+    for setup, records in RESULTS.items():
+        for (dataset, question), record in records.items():
+            path = root / dataset / question / f"{prefix}{setup}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "datasets.json").write_text(json.dumps(DATASETS))
+    write_results(tmp_path / "results")
+    return tmp_path
+
+
+def stats(folder: Path, *extra: str) -> Any:
+    return CliRunner().invoke(
+        app,
+        ["benchmark", "stats", "--datasets", str(folder / "datasets.json"), "--results",
+         str(folder / "results"), *extra],
+        env={"LASAGNA_CACHE_DIR": str(folder / "cache")},  # the judge's cache stays here
+    )  # fmt: skip
+
+
+def as_json(folder: Path, *extra: str) -> dict[str, Any]:
+    result = stats(folder, "--format", "json", *extra)
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_mcq_acc_prec_cover_errors_and_skipped(folder: Path) -> None:
+    report = {row["setup"]: row for row in as_json(folder)["setups"]}
+    good = report["good"]["overall"]
+    assert good["mcq"] == {
+        "total": 4, "correct": 2, "incorrect": 0, "unanswered": 1,
+        "acc": 0.5, "prec": 1.0, "cover": 0.5,
+    }  # fmt: skip
+    assert good["errors"] == 1 and good["skipped"] == 0
+    assert good["questions"] == 8 and good["results"] == 8
+    bad = report["bad"]["overall"]
+    assert bad["mcq"] == {
+        "total": 4, "correct": 1, "incorrect": 2, "unanswered": 0,
+        "acc": 0.25, "prec": pytest.approx(1 / 3), "cover": 0.75,
+    }  # fmt: skip
+    assert bad["skipped"] == 1 and bad["errors"] == 0
+    assert set(report["bad"]["datasets"]) == {"quiz"}  # its datasets list leaves facts out
+    assert report["free"]["overall"]["mcq"]["acc"] is None
+
+
+def test_free_form_em_f1_and_means(folder: Path) -> None:
+    report = {row["setup"]: row for row in as_json(folder)["setups"]}
+    free = report["free"]["overall"]["free_form"]
+    assert free == {"scored": 2, "em": 0.5, "f1": 0.5}
+    good = report["good"]["datasets"]["facts"]["free_form"]
+    # "It was Shakespeare" vs "Shakespeare": F1 = 2 * (1/3 * 1) / (1/3 + 1) = 0.5
+    assert good["scored"] == 2 and good["em"] == 0.5 and good["f1"] == pytest.approx(0.75)
+    overall = report["good"]["overall"]
+    # Means over the ok results (the error has no timing): 7 results.
+    assert overall["mean_generation_time_s"] == pytest.approx(13 / 7)
+    assert overall["mean_context_length"] == pytest.approx((5 * 100 - 100 + 150) / 7)
+    assert overall["mean_retrieval_time_s"] is None
+    assert report["bad"]["overall"]["mean_retrieval_time_s"] == pytest.approx(0.02)
+
+
+def test_setups_are_ranked_by_acc_then_name_and_text_shows_each_dataset(folder: Path) -> None:
+    assert [row["setup"] for row in as_json(folder)["setups"]] == ["good", "bad", "free"]
+    result = stats(folder)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "overall"
+    assert lines[1].split()[:4] == ["setup", "ACC", "PREC", "COVER"]
+    assert lines[2].split()[:4] == ["good", "0.500", "1.000", "0.500"]
+    assert lines[3].split()[:4] == ["bad", "0.250", "0.333", "0.750"]
+    assert "dataset quiz" in lines and "dataset facts" in lines
+
+
+def test_ties_in_acc_are_ranked_by_name(folder: Path) -> None:
+    for question in ("m1", "m2", "m3", "m4", "m5"):
+        source = folder / "results" / "quiz" / question / "good.json"
+        (source.parent / "aaa.json").write_text(source.read_text())
+    assert [r["setup"] for r in as_json(folder)["setups"]][:2] == ["aaa", "good"]
+
+
+def test_prefix_selects_one_run(folder: Path) -> None:
+    write_results(folder / "results", prefix="run2-")
+    report = as_json(folder, "--prefix", "run2-")
+    assert sorted(row["setup"] for row in report["setups"]) == ["bad", "free", "good"]
+    assert report["prefix"] == "run2-"
+
+
+def test_judge_grades_free_form_answers_with_counts(folder: Path) -> None:
+    def grade(request: dict[str, Any]) -> str:
+        text = json.dumps(request)
+        if "Marlowe" in text:
+            return "not JSON and no score"
+        score = 4 if "Paris" in text or "paris" in text else 0
+        return json.dumps({"reasoning": "checked", "score": score})
+
+    with FakeLLMServer(reply=grade) as server:
+        report = as_json(
+            folder, "--judge", "openai/judge", "--base-url", server.base_url, "--rubric",
+            "binary",
+        )  # fmt: skip
+        calls = server.calls
+        again = as_json(folder, "--judge", "openai/judge", "--base-url", server.base_url)
+        assert server.calls == calls  # the judge's answers come from its cache
+    assert report == again
+    setups = {row["setup"]: row for row in report["setups"]}
+    free = setups["free"]["overall"]["judge"]
+    assert free["scored"] == 1 and free["mean_grade"] == 4 and free["unparsed"] == 1
+    good = setups["good"]["overall"]["judge"]
+    assert good["scored"] == 2 and good["mean_grade"] == 2 and good["errors"] == 0
+    assert report["judge"] == {"model": "openai/judge", "rubric": "binary"}
+
+
+def test_find_lists_matching_results(folder: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["benchmark", "stats", "find", "-i", "^paris", "--results", str(folder / "results")]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["facts/f1/free: paris.", "facts/f1/good: Paris"]
+    none = CliRunner().invoke(
+        app, ["benchmark", "stats", "find", "zzz", "--results", str(folder / "results")]
+    )
+    assert none.exit_code == 1 and "0 matching results" in none.output
+    bad = CliRunner().invoke(app, ["benchmark", "stats", "find", "(", "--results", str(folder)])
+    assert bad.exit_code == 2 and "not a valid regular expression" in bad.output
+
+
+def test_usage_errors_are_one_line(folder: Path) -> None:
+    missing = CliRunner().invoke(app, ["benchmark", "stats"])
+    assert missing.exit_code == 2 and "stats needs --datasets" in missing.output
+    wrong = stats(folder, "--format", "xml")
+    assert wrong.exit_code == 2 and "--format: expected text or json" in wrong.output
+    empty = CliRunner().invoke(
+        app, ["benchmark", "stats", "--datasets", str(folder / "datasets.json"), "--results",
+              str(folder)],
+    )  # fmt: skip
+    assert empty.exit_code == 1 and "no result of" in empty.output
