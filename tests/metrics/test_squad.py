@@ -203,3 +203,13 @@ def test_file_errors_name_the_file(tmp_path: Path) -> None:
     probs.write_text('{"q1": 0.2}', encoding="utf-8")
     result = evaluate_squad_files(preds, good, na_probs=probs)
     assert result.best is not None and result.overall.exact == 100.0
+
+
+def test_swapped_files_are_named_as_such() -> None:
+    dataset = squad([("q1", ["x"])])
+    with pytest.raises(MetricsError, match="predictions: this looks like a SQuAD dataset"):
+        evaluate_squad({"q1": "x"}, dataset)
+    with pytest.raises(MetricsError, match="dataset: this looks like a predictions file"):
+        evaluate_squad({"q1": "x"}, {"q1": "x"})
+    with pytest.raises(MetricsError, match=r"found an object with keys a, b, c, \.\.\.$"):
+        evaluate_squad({"a": 1, "b": 2, "c": 3, "d": 4}, {"q1": "x"})

@@ -87,8 +87,18 @@ def _questions(dataset: object, source: str) -> list[_Question]:
     """The questions in file order, with the shape checked at every level."""
     hint = "expected a SQuAD dataset file such as dev-v2.0.json"
     if not isinstance(dataset, Mapping) or not isinstance(dataset.get("data"), list):
+        if (
+            isinstance(dataset, Mapping)
+            and dataset
+            and all(isinstance(v, str) for v in dataset.values())
+        ):
+            raise MetricsError(
+                f"{source}: this looks like a predictions file, not a SQuAD dataset; "
+                "give the predictions file first, then the dataset"
+            )
         found = (
-            f"an object with keys {sorted(dataset)[:5]}"
+            f"an object with keys {', '.join(str(k)[:30] for k in list(dataset)[:3])}"
+            + (", ..." if len(dataset) > 3 else "")
             if isinstance(dataset, Mapping)
             else f"a JSON {_type_name(dataset)}"
         )
@@ -254,8 +264,8 @@ def evaluate_squad(
     whose probability exceeds the threshold is scored as answered "", and the best
     thresholds are reported.
     """
+    preds = _predictions(predictions, predictions_name)  # first: catches swapped files
     questions = _questions(dataset, dataset_name)
-    preds = _predictions(predictions, predictions_name)
     chosen, source = _resolve_version(dataset, questions, version)
     known = {q.qid for q in questions}
     unknown = [qid for qid in preds if qid not in known]
