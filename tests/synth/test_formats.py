@@ -169,7 +169,7 @@ def test_beir_graded_judgments_with_or_without_header(tmp_path: Path) -> None:
         rows = data.rows("test")
         # q2 has no relevant document, so it is not asked; the reason is kept as a note.
         assert [(r.id, dict(r.judgments)) for r in rows] == [("q1", {"d1": 2, "d2": 1})]
-        assert "1 of 2 queries have no relevant document" in data.notes[0]
+        assert "queries with no relevant document are not asked: 1 of 2" in data.notes[0]
         assert data.corpus["d2"] == "Two\n\n2"
         assert data.corpus_provenance == "native"
 

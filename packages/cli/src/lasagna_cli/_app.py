@@ -9,8 +9,10 @@ import typer
 
 from lasagna_cli import (
     _cmd_metrics,  # noqa: F401  (registers its commands)
+    _cmd_run,  # noqa: F401  (registers its commands)
     _cmd_stats,  # noqa: F401  (registers its commands)
     _cmd_sweep,  # noqa: F401  (registers its commands)
+    _cmd_validate,  # noqa: F401  (registers its commands)
 )
 from lasagna_cli._errors import USAGE_ERROR, user_errors
 from lasagna_cli._groups import app

@@ -44,8 +44,16 @@ from lasagna_synth._validate import DataError, did_you_mean, examples
 
 CSV_CONTEXT_SEPARATOR = "|||"
 DATA_SUFFIXES = (".jsonl", ".csv", ".json")
-JSONL_FIELDS = ("id", "question", "answer", "answers", "context", "contexts", "expected_docs",
-                "metadata")  # fmt: skip
+JSONL_FIELDS = (
+    "id",
+    "question",
+    "answer",
+    "answers",
+    "context",
+    "contexts",
+    "expected_docs",
+    "metadata",
+)
 CSV_COLUMNS = ("id", "question", "answer", "contexts")
 BEIR_FILES = ("corpus.jsonl", "queries.jsonl")
 
@@ -618,8 +626,8 @@ def _read_beir(folder: Path, drop_unknown: bool) -> BenchmarkData:
         unjudged = len(queries) - len(rows)
         if rows and unjudged:
             notes.append(
-                f"{rel}: {unjudged:,} of {len(queries):,} queries have no relevant document "
-                "and are not asked"
+                f"{rel}: queries with no relevant document are not asked: {unjudged:,} of "
+                f"{len(queries):,}"
             )
         splits[qrels_file.stem] = rows
     if problems:

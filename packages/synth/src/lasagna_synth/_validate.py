@@ -90,7 +90,7 @@ def track_support(data: BenchmarkData) -> dict[Track, TrackSupport]:
         retrieval = TrackSupport(
             "retrieval",
             True,
-            f"{_count(judged, 'question')} with contexts, searched in a pool of {docs} "
+            f"{_count(judged, 'question')} with relevant passages, searched in a pool of {docs} "
             "(every row's passages: an easier search than a real corpus, labelled pooled_gold)",
         )
 

@@ -1,0 +1,171 @@
+"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lasagna_cli._errors import DATA_ERROR, user_errors
+from lasagna_cli._groups import benchmark_app
+
+RUNS_FOLDER = Path("runs")
+
+
+def default_output(path: str) -> Path:
+    """runs/<name of the data or sweep file>: the same folder every time, for --resume."""
+    name = Path(path.rstrip("/\\")).resolve().name
+    stem = Path(name).stem if Path(name).suffix else name
+    return RUNS_FOLDER / (re.sub(r"[^A-Za-z0-9._-]+", "_", stem) or "run")
+
+
+@benchmark_app.command("run")
+def run(
+    ctx: typer.Context,
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A .jsonl, .csv or SQuAD .json file, a BEIR folder, or a sweep file "
+            "(.yaml/.yml/.toml) listing benchmarks and setups; or NAME, a registered public "
+            "benchmark (`lasagna benchmark list`), run by the staged pipeline with --data-dir.",
+            show_default=False,
+        ),
+    ],
+    profile: Annotated[
+        str, typer.Option("--profile", help="speed: BM25 retrieval, no model and no key needed.")
+    ] = "speed",
+    tracks: Annotated[
+        str | None,
+        typer.Option(
+            "--tracks",
+            help="Comma-separated: retrieval, generation, closed-book [default: retrieval, plus "
+            "generation when --generator is given, as far as the data supports them].",
+            show_default=False,
+        ),
+    ] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            "--generator",
+            help="provider/model that answers the questions, e.g. local/smollm2 (offline, no "
+            "key) or openai/gpt-4o-mini.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="provider/model that grades the answers.")
+    ] = None,
+    rubric: Annotated[
+        str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
+    ] = "binary",
+    n_samples: Annotated[
+        int | None,
+        typer.Option("-n", help="Questions to draw per benchmark (seeded) [default: all]."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw and the bootstrap.")] = 42,
+    split: Annotated[str, typer.Option("--split", help="Split of a BEIR folder.")] = "test",
+    top_k: Annotated[
+        int, typer.Option("--top-k", help="Passages retrieved per question (recall@k, hit@k).")
+    ] = 10,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter",
+            help="key=value on the rows' metadata, e.g. question_type=multihop; repeatable.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Run folder [default: runs/<name of PATH>]."),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Continue the run in the folder: skip finished tasks."),
+    ] = False,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
+    ] = 8,
+    drop_unknown_judgments: Annotated[
+        bool,
+        typer.Option(
+            "--drop-unknown-judgments",
+            help="BEIR: drop qrels naming documents or queries the folder lacks (counted).",
+        ),
+    ] = False,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="NAME: the benchmark's raw files (nothing is downloaded)."),
+    ] = None,
+    step: Annotated[
+        str, typer.Option("--step", help="NAME: all, gen (index, retrieve, generate), eval or del.")
+    ] = "all",
+    max_queries: Annotated[
+        int | None, typer.Option("--max-queries", help="NAME: the first N questions only.")
+    ] = None,
+    retrieval_instruction: Annotated[
+        str | None,
+        typer.Option("--retrieval-instruction", help="NAME: text put before each query."),
+    ] = None,
+) -> None:
+    """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
+
+    Writes one JSON file per task to the run folder, then results.json (every metric with
+    its mean, 95% bootstrap interval and counts, and the per-query rankings) and prints a
+    leaderboard. Exit 0 when every task is scored, 1 when data is bad or a task failed
+    (run again with --resume to retry it), 2 for bad usage.
+    """
+    from lasagna_cli._pipeline._command import run_named_benchmark
+
+    if run_named_benchmark(
+        ctx, path, data_dir=data_dir, step=step, max_queries=max_queries,
+        retrieval_instruction=retrieval_instruction, profile=profile, generator=generator,
+        judge=judge, rubric=rubric, split=split, top_k=top_k, output=output,
+        concurrency=concurrency,
+    ):  # fmt: skip
+        return
+    with user_errors():
+        from lasagna_cli._run_config import (
+            Flags,
+            config_from_path,
+            config_from_sweep,
+            is_sweep_file,
+            parse_filter_flags,
+            parse_tracks,
+        )
+
+        flags = Flags(
+            profile=profile,
+            tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
+            generator=generator,
+            judge=judge,
+            rubric=rubric,
+            n_samples=n_samples,
+            seed=seed,
+            split=split,
+            top_k=top_k,
+            filters=parse_filter_flags(filters or []),
+            concurrency=concurrency,
+            drop_unknown_judgments=drop_unknown_judgments,
+        )
+        config = (
+            config_from_sweep(path, flags) if is_sweep_file(path) else config_from_path(path, flags)
+        )
+        out = output if output is not None else default_output(path)
+
+        from lasagna_cli._leaderboard import print_leaderboard
+        from lasagna_cli._runner import run_benchmarks
+
+        outcome = run_benchmarks(config, out, resume=resume)
+        print_leaderboard(outcome.results["results"])
+        typer.echo(f"results: {out / 'results.json'}  (tasks in {out / 'tasks'})")
+        not_scored = sum(
+            r["counts"]["failed"] + r["counts"]["not_run"] for r in outcome.results["results"]
+        )
+        if not_scored:
+            typer.echo(
+                f"{not_scored} task(s) failed and are not scored; see their files, then run "
+                f"again with --resume -o {out} to retry them",
+                err=True,
+            )
+            raise typer.Exit(DATA_ERROR)

@@ -1,0 +1,110 @@
+"""The leaderboard: one rich table per comparability group, best setup first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# (track, metric, column heading); a column appears when any result in the group has it.
+_COLUMNS = (
+    ("retrieval", "ndcg@10", "nDCG@10"),
+    ("retrieval", "recall@", "recall@{k}"),
+    ("retrieval", "mrr", "MRR"),
+    ("retrieval", "hit_rate@", "hit@{k}"),
+    ("retrieval", "evidence_recall", "evidence"),
+    ("generation", "exact_match", "EM"),
+    ("generation", "f1", "F1"),
+    ("generation", "no_answer_accuracy", "no-answer"),
+    ("generation", "judge_score", "judge 0-4"),
+    ("closed-book", "exact_match", "closed EM"),
+    ("closed-book", "f1", "closed F1"),
+    ("closed-book", "judge_score", "closed judge"),
+)
+
+
+def _find(metrics: Mapping[str, Any], track: str, prefix: str) -> tuple[str, Any] | None:
+    section = metrics.get(track) or {}
+    for name, value in section.items():
+        if name == prefix or (prefix.endswith("@") and name.startswith(prefix)):
+            return name, value
+    return None
+
+
+def _cell(summary: Mapping[str, Any]) -> str:
+    """The mean, then the 95% interval's wider side as +-; exact bounds are in results.json."""
+    mean = summary.get("mean")
+    if mean is None:
+        return "-"
+    low, high = summary.get("ci95_low"), summary.get("ci95_high")
+    text = f"{mean:.3f}"
+    if low is not None and high is not None and high > low:
+        text += f" ±{max(mean - low, high - mean):.3f}"
+    if summary.get("missing"):
+        text += f" ({summary['missing']} missing)"
+    return text
+
+
+def _sort_value(result: Mapping[str, Any], track: str) -> float:
+    metric = "ndcg@10" if track == "retrieval" else "f1"
+    found = _find(result["metrics"], track, metric)
+    if found and found[1].get("mean") is not None:
+        return float(found[1]["mean"])
+    return -1.0
+
+
+def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Tables (rich renderables): per comparability group, one per track, best setup first."""
+    from rich.table import Table
+
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for result in results:
+        groups.setdefault(result["comparability_key"], []).append(result)
+    tables = []
+    for key, members in groups.items():
+        first = members[0]["dataset"]
+        for track in ("retrieval", "generation", "closed-book"):
+            columns = []
+            for column_track, metric, heading in _COLUMNS:
+                if column_track != track:
+                    continue
+                present = [_find(r["metrics"], track, metric) for r in members]
+                if any(present):
+                    name = next(f[0] for f in present if f)
+                    k = name.split("@", 1)[1] if "@" in name else ""
+                    columns.append((metric, heading.format(k=k)))
+            if not columns:
+                continue
+            table = Table(
+                title=f"{track}: {first['name']} ({first['split']}, "
+                f"{members[0]['counts']['questions']} questions, {first['corpus_provenance']})",
+                title_justify="left",
+            )
+            table.add_column("setup", style="bold", no_wrap=True)
+            for _, heading in columns:
+                table.add_column(heading, justify="right")
+            table.add_column("failed", justify="right")
+            for result in sorted(members, key=lambda r: _sort_value(r, track), reverse=True):
+                row = [result["setup"]["name"]]
+                for metric, _ in columns:
+                    cell = _find(result["metrics"], track, metric)
+                    row.append(_cell(cell[1]) if cell else "-")
+                counts = result["counts"]
+                row.append(str(counts["failed"] + counts["not_run"]))
+                table.add_row(*row)
+            caption = f"comparability key {key[:12]}; ± the 95% bootstrap interval (wider side)"
+            if members[0].get("varied"):
+                caption += f"; compared: {', '.join(members[0]['varied'])}"
+            table.caption = caption
+            tables.append(table)
+    return tables
+
+
+def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
+    from rich.console import Console
+
+    import sys
+
+    # Off a terminal (a log, a pipe) rich would squeeze the tables into 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    for table in render(results):
+        console.print(table)

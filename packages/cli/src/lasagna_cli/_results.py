@@ -1,0 +1,270 @@
+"""results.json: every metric's mean, 95% bootstrap interval and counts, per setup and
+benchmark, with the per-query rankings so anyone can recompute the metrics.
+
+Results are grouped by a comparability key: the sha256 of the fields held fixed (metrics
+version, dataset name and revision, split, sample ids, corpus provenance, retriever
+settings, judge model). Two results with the same key measured the same questions the same
+way, so their numbers may be compared; a pooled-gold corpus never shares a key with a real
+one. Retriever settings that the run's own setups vary (say top_k 3 vs 10) are what is being
+compared, so they are left out of the key and listed under `varied` instead.
+
+The file holds no timings and no cache flags: the same inputs, seed, models and cache give
+a byte-identical results.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lasagna_cli._run_plan import PlannedBenchmark, PlannedSetup
+from lasagna_cli._run_tasks import Task, metrics_version
+
+RESULTS_FORMAT = "lasagna-results/1"
+CONFIDENCE = 0.95
+RESAMPLES = 1000
+
+
+def retriever_settings(planned: PlannedSetup) -> dict[str, Any] | None:
+    """Everything that decides a setup's rankings, or None when it retrieves nothing."""
+    if not planned.needs_retrieval:
+        return None
+    from lasagna_cli._retrieval import Analyzer
+
+    spec = planned.setup.retriever
+    analyzer = Analyzer(stemmer=spec.stemmer, stopwords=spec.stopwords)  # type: ignore[arg-type]
+    return {
+        "method": "bm25",
+        "variant": spec.variant,
+        "k1": spec.k1,
+        "b": spec.b,
+        "top_k": spec.top_k,
+        "ranking_depth": spec.depth,
+        **analyzer.describe(),
+    }
+
+
+def varied_retriever_fields(setups: Sequence[PlannedSetup]) -> list[str]:
+    """The retriever settings that differ between the setups run on one benchmark."""
+    settings = [retriever_settings(p) for p in setups]
+    if len(settings) < 2:
+        return []
+    if any(s is None for s in settings):
+        return ["retriever"] if any(s is not None for s in settings) else []
+    keys = sorted({k for s in settings if s for k in s})
+    return [k for k in keys if len({json.dumps(s.get(k)) for s in settings if s}) > 1]
+
+
+def held_fixed(
+    bench: PlannedBenchmark,
+    planned: PlannedSetup,
+    varied: Sequence[str],
+    judge: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    retriever = retriever_settings(planned)
+    if "retriever" in varied:
+        retriever = None
+    elif retriever is not None:
+        retriever = {k: v for k, v in retriever.items() if k not in varied}
+    return {
+        "metrics_version": metrics_version(),
+        "dataset": bench.name,
+        "revision": bench.data.revision,
+        "split": bench.split,
+        "sample_ids_sha256": bench.sample_ids_sha256,
+        "corpus_provenance": bench.data.corpus_provenance,
+        "retriever": retriever,
+        "judge": dict(judge) if judge else None,
+    }
+
+
+def comparability_key(fields: Mapping[str, Any]) -> str:
+    blob = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _summary(values: Sequence[float | None], seed: int) -> dict[str, Any]:
+    from lasagna_metrics import summarize
+
+    found = summarize(values, confidence=CONFIDENCE, resamples=RESAMPLES, seed=seed)
+    return {
+        "mean": found.mean,
+        "ci95_low": found.low,
+        "ci95_high": found.high,
+        "count": found.count,
+        "missing": found.missing,
+    }
+
+
+def _generation_metrics(records: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    answerable = [r for r in records if not r["unanswerable"]]
+    unanswerable = [r for r in records if r["unanswerable"]]
+    metrics: dict[str, Any] = {
+        "exact_match": _summary([r["exact_match"] for r in records], seed),
+        "f1": _summary([r["f1"] for r in records], seed),
+    }
+    if unanswerable:
+        metrics["has_answer_exact_match"] = _summary([r["exact_match"] for r in answerable], seed)
+        metrics["has_answer_f1"] = _summary([r["f1"] for r in answerable], seed)
+        metrics["no_answer_accuracy"] = _summary(
+            [1.0 if r["refused"] else 0.0 for r in unanswerable], seed
+        )
+    if answerable:
+        metrics["false_refusal_rate"] = _summary(
+            [1.0 if r["refused"] else 0.0 for r in answerable], seed
+        )
+    grades = [r["judge"] for r in records if r.get("judge") is not None]
+    if grades:
+        # Unparsed and failed grades are missing values, counted, never averaged as 0.
+        metrics["judge_score"] = _summary(
+            [g["score"] if g["status"] == "ok" else None for g in grades], seed
+        )
+        metrics["judge_status"] = {
+            status: sum(1 for g in grades if g["status"] == status)
+            for status in ("ok", "unparsed", "error")
+        }
+    return metrics
+
+
+def summarize_result(
+    bench: PlannedBenchmark,
+    planned: PlannedSetup,
+    tasks: Sequence[Task],
+    records: Mapping[str, Mapping[str, Any] | None],
+    *,
+    varied: Sequence[str],
+    judge: Mapping[str, Any] | None,
+    seed: int,
+) -> dict[str, Any]:
+    """One (benchmark, setup): its metrics, counts and per-query records."""
+    fixed = held_fixed(bench, planned, varied, judge)
+    finished = {t.row.id: records.get(str(t.path)) for t in tasks}
+    ok = {rid: r for rid, r in finished.items() if r is not None and r.get("error") is None}
+    failed = sum(1 for r in finished.values() if r is not None and r.get("error") is not None)
+    metrics: dict[str, Any] = {}
+    if "retrieval" in planned.tracks:
+        per_metric: dict[str, list[float | None]] = {}
+        for record in ok.values():
+            values = record["retrieval"]["metrics"]
+            for name, value in (values or {}).items():
+                per_metric.setdefault(name, []).append(value)
+        metrics["retrieval"] = {
+            name: _summary(values, seed) for name, values in sorted(per_metric.items())
+        }
+    for track in ("generation", "closed-book"):
+        if track in planned.tracks:
+            metrics[track] = _generation_metrics([r[track] for r in ok.values()], seed)
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    for record in ok.values():
+        for track in ("generation", "closed-book"):
+            section = record.get(track)
+            if section:
+                usage["input_tokens"] += section["input_tokens"]
+                usage["output_tokens"] += section["output_tokens"]
+                if section.get("judge"):
+                    usage.setdefault("judge_input_tokens", 0)
+                    usage.setdefault("judge_output_tokens", 0)
+                    usage["judge_input_tokens"] += section["judge"]["input_tokens"]
+                    usage["judge_output_tokens"] += section["judge"]["output_tokens"]
+    return {
+        "dataset": {
+            "name": bench.name,
+            "revision": bench.data.revision,
+            "kind": bench.data.kind,
+            "split": bench.split,
+            "corpus_provenance": bench.data.corpus_provenance,
+            "documents": len(bench.data.corpus),
+            "n_samples": bench.entry.n_samples,
+            "filters": {k: list(v) for k, v in bench.entry.filters.items()},
+            "sample_ids_sha256": bench.sample_ids_sha256,
+            "notes": list(bench.data.notes),
+        },
+        "setup": {
+            "name": planned.setup.name,
+            "tracks": list(planned.tracks),
+            "generation_mode": planned.generation_mode,
+            "generator": planned.setup.generator,
+            "retriever": retriever_settings(planned),
+        },
+        "comparability_key": comparability_key(fixed),
+        "held_fixed": fixed,
+        "varied": list(varied),
+        "counts": {
+            "questions": len(tasks),
+            "scored": len(ok),
+            "failed": failed,
+            "not_run": len(tasks) - len(ok) - failed,
+        },
+        "metrics": metrics,
+        "usage": usage,
+        "per_query": [_per_query(t, finished[t.row.id]) for t in tasks],
+    }
+
+
+def _per_query(task: Task, record: Mapping[str, Any] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": task.row.id}
+    if record is None:
+        entry["status"] = "not run"
+        return entry
+    if record.get("error") is not None:
+        entry["status"] = "failed"
+        entry["error"] = record["error"]
+        return entry
+    entry["status"] = "scored"
+    if "retrieval" in record:
+        entry["judgments"] = dict(task.row.judgments)
+        entry["ranking"] = record["retrieval"]["ranking"]
+        entry["metrics"] = record["retrieval"]["metrics"]
+    for track in ("generation", "closed-book"):
+        section = record.get(track)
+        if section:
+            grade = section.get("judge")
+            entry[track] = {
+                "prediction": section["prediction"],
+                "exact_match": section["exact_match"],
+                "f1": section["f1"],
+                "refused": section["refused"],
+                "unanswerable": section["unanswerable"],
+                "judge_score": grade["score"] if grade else None,
+                "judge_status": grade["status"] if grade else None,
+            }
+    return entry
+
+
+def build_results(
+    plan: Sequence[PlannedBenchmark],
+    tasks: Sequence[Task],
+    records: Mapping[str, Mapping[str, Any] | None],
+    *,
+    judge: Mapping[str, Any] | None,
+    seed: int,
+    config_hash: str,
+) -> dict[str, Any]:
+    by_pair: dict[tuple[int, str], list[Task]] = {}
+    for task in tasks:
+        by_pair.setdefault((id(task.bench), task.planned.setup.name), []).append(task)
+    results = []
+    for bench in plan:
+        varied = varied_retriever_fields(bench.setups)
+        for planned in bench.setups:
+            results.append(
+                summarize_result(
+                    bench,
+                    planned,
+                    by_pair.get((id(bench), planned.setup.name), []),
+                    records,
+                    varied=varied,
+                    judge=judge,
+                    seed=seed,
+                )
+            )
+    return {
+        "format": RESULTS_FORMAT,
+        "config_hash": config_hash,
+        "metrics_version": metrics_version(),
+        "seed": seed,
+        "bootstrap": {"confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": seed},
+        "results": results,
+    }

@@ -1,0 +1,518 @@
+"""What a `lasagna benchmark run` measures: benchmarks x setups, from flags or a sweep file.
+
+`lasagna benchmark run PATH` makes one benchmark and one setup from the flags. A sweep file
+(YAML or TOML) lists several:
+
+    benchmarks:                      # each by `path:` (relative to this file's folder)
+      - path: data/pasta.jsonl       #   and/or `name:` (the name it is registered under)
+        n_samples: 10
+        split: test
+        filters: {question_type: multihop}
+        setups: [bm25-k3]            # optional: only these setups on this benchmark
+      - path: data/pasta-beir
+    setups:                          # the setups to compare (default: one from the flags)
+      - name: bm25-k3
+        retriever: {top_k: 3}
+      - name: bm25-k10-no-stem
+        retriever: {top_k: 10, stemmer: none}
+      - name: rag-smollm2
+        generator: local/smollm2
+        tracks: [retrieval, generation]
+    tracks: [retrieval]              # optional defaults for every setup
+    judge: {model: openai/gpt-4o-mini, rubric: binary}
+    seed: 42
+
+Values in the file win over the command's flags; the flags fill in what the file leaves out.
+Every unknown key is an error with a did-you-mean, so a typo never silently changes a run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from lasagna_cli._errors import USAGE_ERROR, CliError
+
+TRACK_NAMES = ("retrieval", "generation", "closed-book")
+PROFILES = ("speed",)
+SWEEP_SUFFIXES = (".yaml", ".yml", ".toml")
+_SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
+
+_TOP_KEYS = (
+    "benchmarks",
+    "setups",
+    "tracks",
+    "judge",
+    "rubric",
+    "seed",
+    "n_samples",
+    "split",
+    "filters",
+    "top_k",
+    "generator",
+    "concurrency",
+    "profile",
+)
+_BENCHMARK_KEYS = (
+    "path",
+    "name",
+    "n_samples",
+    "split",
+    "filters",
+    "setups",
+    "drop_unknown_judgments",
+)
+_SETUP_KEYS = ("name", "retriever", "generator", "tracks")
+_RETRIEVER_KEYS = ("top_k", "k1", "b", "variant", "stemmer", "stopwords")
+_JUDGE_KEYS = ("model", "rubric")
+
+
+def usage(message: str) -> CliError:
+    return CliError(message, USAGE_ERROR)
+
+
+def _hint(word: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """BM25 settings. `top_k` passages go to the generator; recall and hit rate are @top_k."""
+
+    top_k: int = 10
+    k1: float = 1.5
+    b: float = 0.75
+    variant: str = "lucene"
+    stemmer: str = "english"
+    stopwords: str = "lucene-english"
+
+    @property
+    def depth(self) -> int:
+        """How many documents each ranking keeps: enough for nDCG@10 and recall@top_k."""
+        return max(self.top_k, 10)
+
+    def index_key(self) -> tuple[str, float, float, str, str]:
+        """The settings that decide the index (top_k does not)."""
+        return (self.variant, self.k1, self.b, self.stemmer, self.stopwords)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One system under test: a retriever, and optionally a generator."""
+
+    name: str
+    retriever: RetrieverSpec = field(default_factory=RetrieverSpec)
+    generator: str | None = None
+    tracks: tuple[str, ...] | None = None
+    """None: the tracks the data supports that this setup can run."""
+
+
+@dataclass(frozen=True)
+class BenchmarkEntry:
+    path: Path | None
+    name: str | None
+    n_samples: int | None
+    split: str
+    filters: Mapping[str, tuple[str, ...]]
+    setups: tuple[str, ...] | None
+    drop_unknown_judgments: bool
+    where: str
+    """How messages name this entry: the path as given, or `benchmarks[2]`."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    benchmarks: tuple[BenchmarkEntry, ...]
+    setups: tuple[Setup, ...]
+    judge: str | None
+    rubric: str
+    seed: int
+    profile: str
+    concurrency: int
+    source: str
+    """The PATH or sweep file the run was started with, as given."""
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The command's flags, the defaults of a sweep file's values."""
+
+    profile: str = "speed"
+    tracks: tuple[str, ...] | None = None
+    generator: str | None = None
+    judge: str | None = None
+    rubric: str = "binary"
+    n_samples: int | None = None
+    seed: int = 42
+    split: str = "test"
+    top_k: int = 10
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    concurrency: int = 8
+    drop_unknown_judgments: bool = False
+
+
+def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
+    items = [t.strip() for t in value.split(",")] if isinstance(value, str) else list(value)
+    tracks: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or item not in TRACK_NAMES:
+            hint = _hint(str(item), TRACK_NAMES)
+            raise usage(
+                f'{where}: unknown track "{item}"{hint}; the tracks are {", ".join(TRACK_NAMES)}'
+            )
+        if item not in tracks:
+            tracks.append(item)
+    if not tracks:
+        raise usage(f"{where}: name at least one track ({', '.join(TRACK_NAMES)})")
+    return tuple(tracks)
+
+
+def parse_filter_flags(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """`--filter key=value`, repeatable; several values for one key match any of them."""
+    filters: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        key, sep, wanted = value.partition("=")
+        if not sep or not key.strip():
+            raise usage(
+                f'--filter: expected key=value, e.g. --filter question_type=multihop; got "{value}"'
+            )
+        filters[key.strip()] = (*filters.get(key.strip(), ()), wanted.strip())
+    return filters
+
+
+def _check_positive(value: object, where: str, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise usage(f"{where}: expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def _check_keys(mapping: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    for key in mapping:
+        if key not in known:
+            raise usage(
+                f'{where}: unknown key "{key}"{_hint(str(key), known)}; the keys are '
+                f"{', '.join(known)}"
+            )
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise usage(f"{where}: expected a mapping of keys to values, got {type(value).__name__}")
+    return value
+
+
+def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -> RetrieverSpec:
+    _check_keys(values, _RETRIEVER_KEYS, where)
+    spec = replace(base, **values)
+    _check_positive(spec.top_k, f"{where}.top_k")
+    for key in ("k1", "b"):
+        number = getattr(spec, key)
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not math.isfinite(number)
+        ):
+            raise usage(f"{where}.{key}: expected a number, got {number!r}")
+    if not spec.k1 >= 0 or not 0 <= spec.b <= 1:
+        raise usage(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={spec.k1}, b={spec.b}")
+    if spec.variant not in ("lucene", "okapi"):
+        raise usage(f'{where}.variant: expected "lucene" or "okapi", got {spec.variant!r}')
+    if spec.stopwords not in ("lucene-english", "none"):
+        raise usage(
+            f'{where}.stopwords: expected "lucene-english" or "none", got {spec.stopwords!r}'
+        )
+    if not isinstance(spec.stemmer, str):
+        raise usage(f"{where}.stemmer: expected a language name or none, got {spec.stemmer!r}")
+    _check_stemmer(spec.stemmer, f"{where}.stemmer")
+    return replace(spec, k1=float(spec.k1), b=float(spec.b))
+
+
+def _check_stemmer(stemmer: str, where: str) -> None:
+    if stemmer == "none":
+        return
+    from lasagna_cli._retrieval import stemmer_languages
+
+    languages = stemmer_languages()
+    if stemmer not in languages:
+        raise usage(
+            f'{where}: unknown stemmer "{stemmer}"{_hint(stemmer, languages)}; use none or one '
+            f"of {', '.join(languages)}"
+        )
+
+
+def check_setup_name(name: object, where: str) -> str:
+    if not isinstance(name, str) or not _SETUP_NAME.match(name):
+        raise usage(
+            f"{where}: a setup name is letters, digits, dots, hyphens and underscores "
+            f"(it names a folder), got {name!r}"
+        )
+    return name
+
+
+def default_setup_name(flags: Flags) -> str:
+    name = f"bm25-k{flags.top_k}"
+    if flags.generator:
+        name += "+" + re.sub(r"[^A-Za-z0-9._-]+", "-", flags.generator).strip("-")
+    return name
+
+
+def config_from_path(path: str, flags: Flags) -> RunConfig:
+    """One benchmark (a data file or BEIR folder) and one setup, from the flags."""
+    _check_profile(flags.profile, "--profile")
+    setup = Setup(
+        name=default_setup_name(flags),
+        retriever=retriever_spec({}, "--top-k", RetrieverSpec(top_k=flags.top_k)),
+        generator=flags.generator,
+        tracks=flags.tracks,
+    )
+    entry = BenchmarkEntry(
+        path=Path(path),
+        name=None,
+        n_samples=_check_positive(flags.n_samples, "-n", allow_none=True),
+        split=flags.split,
+        filters=dict(flags.filters),
+        setups=None,
+        drop_unknown_judgments=flags.drop_unknown_judgments,
+        where=path,
+    )
+    return RunConfig(
+        benchmarks=(entry,),
+        setups=(setup,),
+        judge=flags.judge,
+        rubric=flags.rubric,
+        seed=flags.seed,
+        profile=flags.profile,
+        concurrency=_check_positive(flags.concurrency, "--concurrency") or 1,
+        source=path,
+    )
+
+
+def _check_profile(profile: object, where: str) -> None:
+    if profile not in PROFILES:
+        raise usage(
+            f'{where}: unknown profile "{profile}"{_hint(str(profile), PROFILES)}; the profiles '
+            f"are {', '.join(PROFILES)} (BM25 retrieval, no model or key needed)"
+        )
+
+
+def is_sweep_file(path: str) -> bool:
+    return Path(path).suffix.lower() in SWEEP_SUFFIXES and Path(path).is_file()
+
+
+def read_sweep_file(path: Path) -> Mapping[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise usage(f"{path}: cannot read the sweep file ({exc.strerror})") from None
+    if path.suffix.lower() == ".toml":
+        import tomllib
+
+        try:
+            data: object = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise usage(f"{path}: not valid TOML ({exc})") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise usage(f"{path}: not valid YAML{at}: {problem}") from None
+    if not isinstance(data, Mapping):
+        raise usage(
+            f"{path}: expected a mapping with a `benchmarks:` list, got {type(data).__name__}"
+        )
+    return data
+
+
+def config_from_sweep(path: str, flags: Flags) -> RunConfig:
+    """A sweep file, with the flags as defaults."""
+    sweep_path = Path(path)
+    data = read_sweep_file(sweep_path)
+    label = sweep_path.name
+    _check_keys(data, _TOP_KEYS, label)
+    base_dir = sweep_path.resolve().parent
+
+    profile = data.get("profile", flags.profile)
+    _check_profile(profile, f"{label}: profile")
+    tracks = flags.tracks
+    if "tracks" in data:
+        tracks = parse_tracks(data["tracks"], f"{label}: tracks")
+    top_k = data.get("top_k", flags.top_k)
+    base_retriever = retriever_spec({"top_k": top_k}, f"{label}: top_k", RetrieverSpec())
+    generator = data.get("generator", flags.generator)
+    if generator is not None and not isinstance(generator, str):
+        raise usage(f"{label}: generator: expected a model name such as local/smollm2")
+
+    judge, rubric = flags.judge, flags.rubric
+    if "judge" in data:
+        raw_judge = data["judge"]
+        if isinstance(raw_judge, str):
+            judge = raw_judge
+        else:
+            judge_map = _mapping(raw_judge, f"{label}: judge")
+            _check_keys(judge_map, _JUDGE_KEYS, f"{label}: judge")
+            judge = judge_map.get("model", judge)
+            rubric = judge_map.get("rubric", rubric)
+    rubric = data.get("rubric", rubric)
+    if judge is not None and not isinstance(judge, str):
+        raise usage(f"{label}: judge: expected a model name, got {judge!r}")
+    if not isinstance(rubric, str):
+        raise usage(f"{label}: rubric: expected binary, scale or a rubric file, got {rubric!r}")
+
+    setups = _sweep_setups(data, label, base_retriever, generator, tracks)
+    names = [s.name for s in setups]
+    benchmarks = _sweep_benchmarks(data, label, base_dir, flags, names)
+    seed = data.get("seed", flags.seed)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise usage(f"{label}: seed: expected a whole number, got {seed!r}")
+    concurrency = _check_positive(
+        data.get("concurrency", flags.concurrency), f"{label}: concurrency"
+    )
+    return RunConfig(
+        benchmarks=tuple(benchmarks),
+        setups=tuple(setups),
+        judge=judge,
+        rubric=rubric,
+        seed=seed,
+        profile=str(profile),
+        concurrency=concurrency or 1,
+        source=path,
+    )
+
+
+def _sweep_setups(
+    data: Mapping[str, Any],
+    label: str,
+    base_retriever: RetrieverSpec,
+    generator: str | None,
+    tracks: tuple[str, ...] | None,
+) -> list[Setup]:
+    raw = data.get("setups")
+    if raw is None:
+        name = f"bm25-k{base_retriever.top_k}"
+        return [Setup(name=name, retriever=base_retriever, generator=generator, tracks=tracks)]
+    if not isinstance(raw, list) or not raw:
+        raise usage(f"{label}: setups: expected a list of setups, each with a name")
+    setups: list[Setup] = []
+    for i, item in enumerate(raw):
+        where = f"{label}: setups[{i}]"
+        entry = _mapping(item, where)
+        _check_keys(entry, _SETUP_KEYS, where)
+        if "name" not in entry:
+            raise usage(f"{where}: every setup needs a name")
+        name = check_setup_name(entry["name"], f"{where}.name")
+        where = f'{label}: setup "{name}"'
+        if name in (s.name for s in setups):
+            raise usage(f"{where}: the name is used twice; setups need distinct names")
+        retriever = base_retriever
+        if "retriever" in entry:
+            retriever = retriever_spec(
+                _mapping(entry["retriever"], f"{where}.retriever"),
+                f"{where}.retriever",
+                base_retriever,
+            )
+        setup_generator = entry.get("generator", generator)
+        if setup_generator is not None and not isinstance(setup_generator, str):
+            raise usage(f"{where}.generator: expected a model name such as local/smollm2")
+        setup_tracks = tracks
+        if "tracks" in entry:
+            setup_tracks = parse_tracks(entry["tracks"], f"{where}.tracks")
+        setups.append(Setup(name, retriever, setup_generator, setup_tracks))
+    return setups
+
+
+def _filters(value: object, where: str) -> dict[str, tuple[str, ...]]:
+    filters: dict[str, tuple[str, ...]] = {}
+    for key, wanted in _mapping(value, where).items():
+        values = wanted if isinstance(wanted, list) else [wanted]
+        for v in values:
+            if not isinstance(v, str | int | float | bool):
+                raise usage(f"{where}.{key}: expected a value or a list of values, got {v!r}")
+        filters[str(key)] = tuple(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+    return filters
+
+
+def _sweep_benchmarks(
+    data: Mapping[str, Any], label: str, base_dir: Path, flags: Flags, setup_names: list[str]
+) -> list[BenchmarkEntry]:
+    raw = data.get("benchmarks")
+    if not isinstance(raw, list) or not raw:
+        raise usage(
+            f"{label}: benchmarks: expected a list of benchmarks, each with a `path:` (a data "
+            "file or BEIR folder, relative to the sweep file) or a `name:`"
+        )
+    n_default = _check_positive(
+        data.get("n_samples", flags.n_samples), f"{label}: n_samples", allow_none=True
+    )
+    split_default = data.get("split", flags.split)
+    filters_default = (
+        _filters(data["filters"], f"{label}: filters") if "filters" in data else dict(flags.filters)
+    )
+    entries: list[BenchmarkEntry] = []
+    for i, item in enumerate(raw):
+        where = f"{label}: benchmarks[{i}]"
+        entry = _mapping(item, where)
+        _check_keys(entry, _BENCHMARK_KEYS, where)
+        path_value, name = entry.get("path"), entry.get("name")
+        if path_value is None and name is None:
+            raise usage(f"{where}: give a `path:` (a data file or BEIR folder) or a `name:`")
+        if path_value is not None and not isinstance(path_value, str):
+            raise usage(f"{where}.path: expected a path, got {path_value!r}")
+        if name is not None and not isinstance(name, str):
+            raise usage(f"{where}.name: expected a name, got {name!r}")
+        if path_value is None:
+            raise usage(
+                f'{where}: benchmark "{name}" has no `path:`; give the data file or BEIR folder '
+                "it is read from (`name:` then names it `<name>@<12 hex>`)"
+            )
+        path = Path(path_value).expanduser()
+        if not path.is_absolute():
+            path = base_dir / path
+        only = entry.get("setups")
+        if only is not None:
+            if not isinstance(only, list) or not all(isinstance(s, str) for s in only):
+                raise usage(f"{where}.setups: expected a list of setup names")
+            for s in only:
+                if s not in setup_names:
+                    raise usage(
+                        f'{where}.setups: no setup is named "{s}"{_hint(s, setup_names)}; the '
+                        f"setups are {', '.join(setup_names)}"
+                    )
+        split = entry.get("split", split_default)
+        if not isinstance(split, str):
+            raise usage(f"{where}.split: expected a split name such as test, got {split!r}")
+        drop = entry.get("drop_unknown_judgments", flags.drop_unknown_judgments)
+        if not isinstance(drop, bool):
+            raise usage(f"{where}.drop_unknown_judgments: expected true or false")
+        entries.append(
+            BenchmarkEntry(
+                path=path,
+                name=name,
+                n_samples=_check_positive(
+                    entry.get("n_samples", n_default), f"{where}.n_samples", allow_none=True
+                ),
+                split=split,
+                filters=_filters(entry["filters"], f"{where}.filters")
+                if "filters" in entry
+                else filters_default,
+                setups=tuple(only) if only is not None else None,
+                drop_unknown_judgments=drop,
+                where=str(path_value),
+            )
+        )
+    return entries
