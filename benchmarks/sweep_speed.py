@@ -101,7 +101,7 @@ def sweep_in_process(
     config = load_config(paths[2])
     setups = load_setups(paths[1], config, datasets)
     tasks = plan_tasks(datasets, setups, output, "")
-    llms = make_setup_llms(list(setups.values()), parallel, 60.0)
+    llms = make_setup_llms(list(setups.values()), parallel)
     context = SweepContext(llms)
     counts = {"done": 0, "failed": 0}
 
