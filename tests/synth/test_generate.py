@@ -166,8 +166,8 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
     folder = corpus(tmp_path, make, extra)
     p = plan(folder, n=8, mix="factoid=1", seed=0)  # every one of the 8 passages once
     with FakeLLMServer(reply=FakeModel()) as server:
-        progress: list[tuple[int, int]] = []
-        result = run(p, server, on_progress=lambda done, total: progress.append((done, total)))
+        progress: list[tuple[int, int, str | None]] = []
+        result = run(p, server, on_progress=lambda *args: progress.append(args))
     assert result.drops == {
         "unparseable": 2,  # GARBAGE (write), CHECKGARBAGE (check)
         "unsupported": 1,
@@ -181,7 +181,10 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
         "lighthouse.md",
         "ferry.txt",
     }
-    assert progress == [(i, 8) for i in range(1, 9)]
+    assert [(done, total) for done, total, _ in progress] == [(i, 8) for i in range(1, 9)]
+    assert sorted(str(reason) for _, _, reason in progress) == sorted(
+        ["None"] * 3 + ["unparseable"] * 2 + ["unsupported", "unclear", "error"]
+    )
     assert len(result.errors) == 1 and "500" in result.errors[0]
 
 

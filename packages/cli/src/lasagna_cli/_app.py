@@ -12,6 +12,7 @@ from lasagna_cli import (
     _cmd_run,  # noqa: F401  (registers its commands)
     _cmd_stats,  # noqa: F401  (registers its commands)
     _cmd_sweep,  # noqa: F401  (registers its commands)
+    _cmd_synthesize,  # noqa: F401  (registers its commands)
     _cmd_validate,  # noqa: F401  (registers its commands)
 )
 from lasagna_cli._errors import USAGE_ERROR, user_errors

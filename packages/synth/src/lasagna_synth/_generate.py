@@ -49,7 +49,8 @@ DROP_REASONS: tuple[DropReason, ...] = (
     "error",
 )
 Row = dict[str, Any]
-Progress = Callable[[int, int], None]
+# Called after each item: (items finished, items in the plan, None if kept or a drop reason)
+Progress = Callable[[int, int, DropReason | None], None]
 
 
 @dataclass
@@ -157,7 +158,7 @@ async def generate(
                 drops[reason] += 1
             done += 1
             if on_progress is not None:
-                on_progress(done, len(plan.items))
+                on_progress(done, len(plan.items), reason)
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(plan.items))))))
     return Synthesis(
