@@ -428,31 +428,31 @@ def make_llm(
                     f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
                     "which needs none"
                 )
-        transport = _transport(concurrency, requests_per_minute, policy, meter, seed)
+        sender = _sender(concurrency, requests_per_minute, policy, meter, seed)
         if provider == "anthropic":
             from lasagna_judge._providers import AnthropicBackend
+            from lasagna_judge._transport import httpx_bridge
 
             backend = AnthropicBackend(
                 name,
                 api_key=str(api_key),
                 base_url=base_url,
                 timeout=timeout,
-                transport=transport,
+                transport=httpx_bridge(sender),
                 mode=mode or "tools",
             )
         else:
-            from lasagna_judge._providers import OpenAIBackend
+            from lasagna_judge._openai_compat import OpenAICompatBackend
 
             if provider == "ollama":
                 base_url = base_url or OLLAMA_DEFAULT_BASE_URL
-            backend = OpenAIBackend(
+            backend = OpenAICompatBackend(
                 provider,
                 name,
-                # Local servers want no key, but the SDK insists on one.
-                api_key=api_key or "no-key",
+                api_key=api_key,
                 base_url=base_url,
                 timeout=timeout,
-                transport=transport,
+                sender=sender,
                 mode=mode or ("json_schema" if provider == "ollama" else "tools"),
             )
 
@@ -474,19 +474,18 @@ def make_llm(
     )
 
 
-def _transport(
+def _sender(
     concurrency: int,
     requests_per_minute: float | None,
     policy: RetryPolicy,
     meter: Meter,
     seed: int | None,
 ) -> Any:
-    from lasagna_judge._aiohttp_transport import AiohttpTransport
-    from lasagna_judge._transport import RetryingTransport
+    from lasagna_judge._transport import RetryingSender
+    from lasagna_judge._wire import AiohttpSender
 
-    inner = AiohttpTransport(limit=concurrency)
-    return RetryingTransport(
-        inner,
+    return RetryingSender(
+        AiohttpSender(limit=concurrency),
         policy=policy,
         semaphore=asyncio.Semaphore(concurrency),
         meter=meter,

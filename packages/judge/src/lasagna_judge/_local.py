@@ -6,9 +6,9 @@ per process, and one generation at a time on it (llama.cpp contexts are not re-e
 generations run in a worker thread so the event loop keeps serving other tasks.
 
 Structured output: llama-cpp-python honours only `{"type": "json_object", "schema": ...}`,
-which turns the schema into a sampling grammar. instructor runs in JSON mode (the schema in
-the system message, validation, re-asks) and the create function below swaps in that
-response_format.
+which turns the schema into a sampling grammar. Structured calls follow instructor's JSON
+mode (the schema in the system message, validation, re-asks) and `send` below swaps in
+that response_format.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from lasagna_judge._providers import (
     CallOptions,
     Message,
     StructuredOutcome,
-    _instructor_structured,
+    drive_structured,
 )
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, record_attempt
@@ -173,26 +173,21 @@ class LocalBackend(Backend):
         options: CallOptions,
         max_validation_retries: int,
     ) -> StructuredOutcome:
-        import instructor
         from openai.types.chat import ChatCompletion
 
         schema = response_model.model_json_schema()
 
-        async def create(**kwargs: Any) -> ChatCompletion:
-            call = self._kwargs(kwargs["messages"], options)
+        async def send(request: dict[str, Any]) -> Any:
+            call = self._kwargs(request["messages"], options)
+            # The only response_format llama-cpp-python turns into a sampling grammar.
             call["response_format"] = {"type": "json_object", "schema": schema}
             result = await asyncio.to_thread(self._generate, call)
             return ChatCompletion.model_validate(result)
 
-        patched = instructor.patch(create=create, mode=instructor.Mode.JSON)
-
-        async def create_with_completion(**kwargs: Any) -> tuple[Any, Any]:
-            value = await patched(**kwargs)
-            return value, getattr(value, "_raw_response", None)
-
-        return await _instructor_structured(
-            self.model_id,
-            create_with_completion,
-            {"model": self.name, "messages": messages, "response_model": response_model},
+        return await drive_structured(
+            response_model,
+            "json",
+            {"model": self.name, "messages": messages},
+            send,
             max_validation_retries,
         )

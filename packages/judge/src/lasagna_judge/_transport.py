@@ -1,16 +1,17 @@
-"""Our own HTTP transport under the vendor SDKs: retries, the concurrency bound, the rate
-limit and the metering of every network attempt.
+"""Every request to a model server goes through `RetryingSender`: retries, the concurrency
+bound, the rate limit and the metering of each network attempt live here, once, for every
+provider.
 
-The SDKs are built with `max_retries=0` and an httpx2 client whose transport is this one,
-so the same rules hold for OpenAI, Anthropic and any OpenAI-compatible server, and every
-request an SDK (or instructor's validation re-asks) makes is bounded, counted and retried:
+- A slot of the LLM's semaphore is held only while a request is on the wire, not during
+  backoff, so waiting retries do not starve other calls.
+- 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
+  is not JSON are retried with full-jitter backoff, honouring Retry-After.
+- After the last retry the last reply is returned (or the last WireError raised), and the
+  backend turns it into an LLMCallError.
 
-- a slot of the LLM's semaphore is held only while a request is on the wire, not during
-  backoff, so waiting retries do not starve other calls;
-- 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose
-  body is not JSON are retried with full-jitter backoff, honouring Retry-After;
-- after the last retry the last reply (or error) goes back to the SDK, which raises, and
-  the LLM turns that into an LLMCallError.
+OpenAI-compatible servers are spoken to directly (see `_openai_compat`); SDK-based providers
+(Anthropic) get an httpx2 transport, `HttpxBridge`, that sends through the same sender,
+with the SDK's own retries off.
 """
 
 from __future__ import annotations
@@ -19,34 +20,23 @@ import asyncio
 import json
 import random
 import time
-
-import httpx2
+from typing import TYPE_CHECKING
 
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._usage import Meter, record_attempt, usage_from_body
+from lasagna_judge._wire import AiohttpSender, WireError, WireRequest, WireResponse
 
-# Transport errors worth another try; a bad URL or a proxy misconfiguration is not.
-_RETRYABLE_ERRORS = (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
-_DROPPED_HEADERS = (b"content-encoding", b"content-length", b"transfer-encoding")
-
-
-def _describe(exc: Exception, request: httpx2.Request) -> str:
-    if isinstance(exc, httpx2.TimeoutException):
-        timeout = request.extensions.get("timeout", {})
-        read = timeout.get("read") if isinstance(timeout, dict) else None
-        return f"timed out after {read:g} s" if isinstance(read, int | float) else "timed out"
-    if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect to {request.url.scheme}://{request.url.netloc.decode()}"
-    return f"connection error ({type(exc).__name__})"
+if TYPE_CHECKING:
+    import httpx2
 
 
-class RetryingTransport(httpx2.AsyncBaseTransport):
-    """Wraps a real transport with retries, a concurrency bound, a rate limit and metering."""
+class RetryingSender:
+    """Sends WireRequests with retries, a concurrency bound, a rate limit and metering."""
 
     def __init__(
         self,
-        inner: httpx2.AsyncBaseTransport,
+        sender: AiohttpSender,
         *,
         policy: RetryPolicy,
         semaphore: asyncio.Semaphore,
@@ -54,14 +44,14 @@ class RetryingTransport(httpx2.AsyncBaseTransport):
         limiter: RateLimiter | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        self._inner = inner
+        self._sender = sender
         self._policy = policy
         self._semaphore = semaphore
         self._meter = meter
         self._limiter = limiter
         self._rng = rng or random.Random()
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+    async def send(self, request: WireRequest) -> WireResponse:
         retry = 0
         while True:
             response, error, retry_after = await self._attempt(request)
@@ -75,39 +65,29 @@ class RetryingTransport(httpx2.AsyncBaseTransport):
         return response
 
     async def _attempt(
-        self, request: httpx2.Request
-    ) -> tuple[httpx2.Response | None, Exception | None, float | None]:
-        """One request on the wire. Returns (response, error, retry_after) where
-        retry_after is None when the outcome is final, else the server's Retry-After
-        (0.0 when it gave none)."""
+        self, request: WireRequest
+    ) -> tuple[WireResponse | None, WireError | None, float | None]:
+        """One request on the wire: (response, error, retry_after), where retry_after is
+        None when the outcome is final, else the server's Retry-After (0.0 for none)."""
         async with self._semaphore:
             if self._limiter is not None:
                 await self._limiter.acquire()
             start = time.perf_counter()
             try:
-                raw = await self._inner.handle_async_request(request)
-                try:
-                    body = await raw.aread()
-                finally:
-                    await raw.aclose()
-            except _RETRYABLE_ERRORS as exc:
-                failure = _describe(exc, request)
-                record_attempt(self._meter, seconds=time.perf_counter() - start, failure=failure)
+                response = await self._sender.send(request)
+            except WireError as exc:
+                record_attempt(self._meter, seconds=time.perf_counter() - start, failure=str(exc))
                 return None, exc, 0.0
             seconds = time.perf_counter() - start
 
-        headers = [(k, v) for k, v in raw.headers.raw if k.lower() not in _DROPPED_HEADERS]
-        response = httpx2.Response(
-            raw.status_code, headers=headers, content=body, extensions=raw.extensions
-        )
-        status = raw.status_code
+        status = response.status
         if is_retryable_status(status):
-            after = parse_retry_after(raw.headers, time.time())
+            after = parse_retry_after(response.headers, time.time())
             record_attempt(self._meter, seconds=seconds, status=status, failure=f"HTTP {status}")
             return response, None, after if after is not None else 0.0
-        if 200 <= status < 300 and "json" in raw.headers.get("content-type", ""):
+        if 200 <= status < 300 and "json" in response.headers.get("content-type", ""):
             try:
-                parsed = json.loads(body)
+                response.json = json.loads(response.body)
             except ValueError:
                 record_attempt(
                     self._meter,
@@ -116,13 +96,47 @@ class RetryingTransport(httpx2.AsyncBaseTransport):
                     failure=f"HTTP {status} with a body that is not JSON",
                 )
                 return response, None, 0.0
-            record_attempt(
-                self._meter, seconds=seconds, usage=usage_from_body(parsed), status=status
-            )
+            usage = usage_from_body(response.json)
+            record_attempt(self._meter, seconds=seconds, usage=usage, status=status)
             return response, None, None
         final_failure = None if 200 <= status < 300 else f"HTTP {status}"
         record_attempt(self._meter, seconds=seconds, status=status, failure=final_failure)
         return response, None, None
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        await self._sender.aclose()
+
+
+def httpx_bridge(sender: RetryingSender) -> httpx2.AsyncBaseTransport:
+    """An httpx2 transport for a vendor SDK that sends through `sender`."""
+    import httpx2
+
+    class HttpxBridge(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            timeouts = request.extensions.get("timeout") or {}
+            read = timeouts.get("read") if isinstance(timeouts, dict) else None
+            headers = [
+                (name.decode("latin-1"), value.decode("latin-1"))
+                for name, value in request.headers.raw
+                if name.lower() not in (b"host", b"content-length", b"transfer-encoding")
+            ]
+            wire = WireRequest(
+                request.method, str(request.url), headers, await request.aread(), read
+            )
+            try:
+                response = await sender.send(wire)
+            except WireError as exc:
+                error = {
+                    "timeout": httpx2.ReadTimeout,
+                    "connect": httpx2.ConnectError,
+                    "network": httpx2.ReadError,
+                }[exc.kind]
+                raise error(str(exc), request=request) from exc
+            return httpx2.Response(
+                response.status, headers=list(response.headers.items()), content=response.body
+            )
+
+        async def aclose(self) -> None:
+            await sender.aclose()
+
+    return HttpxBridge()
