@@ -228,13 +228,19 @@ def test_batch_bounds_concurrency_and_reports_progress(fake_llm_server: FakeLLMS
     fake_llm_server.reply = '{"reasoning": "ok", "score": 4}'
     fake_llm_server.latency = 0.05
     progress: list[tuple[int, int]] = []
+    seen: dict[int, Grade] = {}
 
     async def go() -> list[Grade]:
         llm = make(fake_llm_server, concurrency=50)  # the batch's bound is the tighter one
         try:
             items = items_for([f"p{i}" for i in range(12)])
             return await grade_batch(
-                llm, BINARY, items, concurrency=3, on_progress=lambda d, t: progress.append((d, t))
+                llm,
+                BINARY,
+                items,
+                concurrency=3,
+                on_progress=lambda d, t: progress.append((d, t)),
+                on_grade=seen.__setitem__,
             )
         finally:
             await llm.aclose()
@@ -243,6 +249,7 @@ def test_batch_bounds_concurrency_and_reports_progress(fake_llm_server: FakeLLMS
     assert len(grades) == 12 and all(g.score == 4 for g in grades)
     assert 2 <= fake_llm_server.max_in_flight <= 3
     assert progress == [(i, 12) for i in range(1, 13)]
+    assert [seen[i] for i in range(12)] == grades
 
 
 def test_one_failing_item_does_not_stop_the_others(fake_llm_server: FakeLLMServer) -> None:

@@ -42,7 +42,11 @@ GRADE_PATHS: tuple[GradePath, ...] = ("schema", "json", "regex", "refusal-heuris
 
 
 class GradeModel(BaseModel):
-    """What a judge is asked to return; reasoning comes first so the score follows it."""
+    """What a judge is asked to return; reasoning comes first so the score follows it.
+
+    Reasoning is optional: a grammar-constrained small model (llama.cpp) that must write
+    free text first can ramble to its token limit, while `{"score": 4}` alone is a grade.
+    """
 
     reasoning: str = Field(default="", description="One or two sentences explaining the judgement.")
     score: int = Field(description="The score, one of the values the instructions allow.")
@@ -196,6 +200,7 @@ def _item_fields(item: object, index: int) -> tuple[str, str | Sequence[str], st
 
 
 ProgressCallback = Callable[[int, int], None]
+GradeCallback = Callable[[int, Grade], None]
 
 
 async def grade_batch(
@@ -205,6 +210,7 @@ async def grade_batch(
     *,
     concurrency: int = 8,
     on_progress: ProgressCallback | None = None,
+    on_grade: GradeCallback | None = None,
     max_validation_retries: int = 2,
     max_tokens: int | None = None,
 ) -> list[Grade]:
@@ -214,7 +220,8 @@ async def grade_batch(
     `prediction`. Every item is checked before the first call, so bad data fails fast
     with a JudgeError naming the item. After that a failing item never stops the others:
     it becomes an "error" grade. `concurrency` bounds the items in flight (the LLM keeps
-    its own bound on requests too); `on_progress(done, total)` is called as each finishes.
+    its own bound on requests too). As each item finishes, `on_grade(index, grade)` and
+    then `on_progress(done, total)` are called.
     """
     if concurrency < 1:
         raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
@@ -253,6 +260,8 @@ async def grade_batch(
                 result = _error_grade(llm, rubric, f"{type(exc).__name__}: {exc}")
             results[index] = result
             done += 1
+            if on_grade is not None:
+                on_grade(index, result)
             if on_progress is not None:
                 on_progress(done, total)
 
@@ -261,7 +270,7 @@ async def grade_batch(
             for _ in range(min(concurrency, total)):
                 group.create_task(worker())
     except ExceptionGroup as group_error:
-        # Only a failing progress callback gets here; raise it as itself.
+        # Only a failing callback gets here; raise it as itself.
         raise group_error.exceptions[0] from None
     return [g for g in results if g is not None]
 
