@@ -157,3 +157,24 @@ def test_a_database_without_passages_is_refused_before_any_call(tmp_path: Path) 
         assert result.exit_code == 1
         assert "database 'town': no passage in" in result.output
         assert server.calls == 0
+
+
+def test_the_example_files_are_valid_and_index() -> None:
+    """examples/sweep, which the README runs against local/smollm2, parses and indexes."""
+    from lasagna_cli._sweep._datasets import load_datasets
+    from lasagna_cli._sweep._runner import plan_tasks
+    from lasagna_cli._sweep._setups import load_setups
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "sweep"
+    datasets = load_datasets(folder / "datasets.json")
+    config = load_config(folder / "config.toml")
+    setups = load_setups(folder / "setups.toml", config, datasets)
+    assert {s.model_id for s in setups.values()} == {"local/smollm2"}
+    assert any(q.is_mcq for d in datasets.values() for q in d.values())
+    assert any(q.references for d in datasets.values() for q in d.values())
+    assert "{{RETRIEVAL}}" in setups["rag-harbour"].system_prompt
+    assert len(plan_tasks(datasets, setups, Path("out"), "")) == 18
+    indexes = build_indexes(s.database for s in setups.values() if s.database is not None)
+    hits = indexes["harbour-docs"].search("ferry crossing Skerra", 1)
+    assert hits[0][0].startswith("skerra-ferry.txt#")
+    assert indexes["pasta-corpus"].search("pesto", 1)[0][0] == "pesto"
