@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from lasagna_judge._errors import JudgeError, LLMCallError
 from lasagna_judge._parse import parse_score
-from lasagna_judge._rubrics import Rubric, build_prompt, normalize_references
+from lasagna_judge._rubrics import Prompt, Rubric, build_prompt, normalize_references
 from lasagna_metrics import is_refusal
 
 if TYPE_CHECKING:
@@ -119,6 +119,20 @@ async def grade(
     """Grade one answer. Bad input raises JudgeError; a failed call is an "error" grade."""
     refs = normalize_references(references)
     prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
+    return await _grade_prompt(
+        llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens
+    )
+
+
+async def _grade_prompt(
+    llm: LLM,
+    rubric: Rubric,
+    prompt: Prompt,
+    refs: Sequence[str],
+    prediction: str,
+    max_validation_retries: int,
+    max_tokens: int | None,
+) -> Grade:
     heuristic = _grade_from_refusals(llm, rubric, refs, prediction)
     if heuristic is not None:
         return heuristic
@@ -225,15 +239,15 @@ async def grade_batch(
     """
     if concurrency < 1:
         raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
-    checked: list[tuple[str, list[str], str]] = []
+    checked: list[tuple[Prompt, list[str], str]] = []
     for index, item in enumerate(items):
         question, references, prediction = _item_fields(item, index)
         try:
             refs = normalize_references(references)
-            build_prompt(rubric, question=question, references=refs, prediction=prediction)
+            prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
         except JudgeError as exc:
             raise JudgeError(f"item {index}: {exc}") from None
-        checked.append((question, refs, prediction))
+        checked.append((prompt, refs, prediction))
 
     total = len(checked)
     results: list[Grade | None] = [None] * total
@@ -245,16 +259,10 @@ async def grade_batch(
         while next_index < total:
             index = next_index
             next_index += 1
-            question, refs, prediction = checked[index]
+            prompt, refs, prediction = checked[index]
             try:
-                result = await grade(
-                    llm,
-                    rubric,
-                    question=question,
-                    references=refs,
-                    prediction=prediction,
-                    max_validation_retries=max_validation_retries,
-                    max_tokens=max_tokens,
+                result = await _grade_prompt(
+                    llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens
                 )
             except Exception as exc:  # isolation: one broken item is recorded, not fatal
                 result = _error_grade(llm, rubric, f"{type(exc).__name__}: {exc}")
