@@ -159,3 +159,12 @@ def test_v1_without_references_is_an_error() -> None:
 def test_bad_input_is_a_metrics_error(call: object, message: str) -> None:
     with pytest.raises(MetricsError, match=message):
         call()  # type: ignore[operator]
+
+
+@settings(max_examples=60)
+@given(st.lists(st.sampled_from(PIECES), min_size=60, max_size=400).map(" ".join), texts)
+def test_long_answers_are_scored_the_same(official: ModuleType, long: str, short: str) -> None:
+    # Texts over 256 characters skip the normalisation cache; the results must not change.
+    for prediction, refs in ((long, [short, long[:300]]), (short, [long]), (long, long)):
+        assert f1(prediction, refs) == official.v2_f1(prediction, as_list(refs))
+        assert exact_match(prediction, refs) == official.v2_exact(prediction, as_list(refs))

@@ -29,10 +29,21 @@ _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 
 
-@lru_cache(maxsize=1 << 16)
-def _tokens(text: str) -> tuple[str, ...]:
+def _normalized_tokens(text: str) -> tuple[str, ...]:
     # Official order: lower, remove punctuation, remove articles, split on whitespace.
     return tuple(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+# Answers repeat (a reference scored for EM then F1, three annotators giving the same span);
+# only short texts are cached, so that long generated answers cannot fill memory.
+_cached_tokens = lru_cache(maxsize=1 << 13)(_normalized_tokens)
+_CACHED_LENGTH = 256
+
+
+def _tokens(text: str) -> tuple[str, ...]:
+    if len(text) <= _CACHED_LENGTH:
+        return _cached_tokens(text)
+    return _normalized_tokens(text)
 
 
 def normalize_answer(text: str) -> str:
