@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -210,3 +212,48 @@ def test_usage_errors_are_one_line(folder: Path) -> None:
               str(folder)],
     )  # fmt: skip
     assert empty.exit_code == 1 and "no result of" in empty.output
+
+
+OUTCOMES = ("correct", "incorrect", "unanswered", "error", "missing")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(OUTCOMES), min_size=1, max_size=30))
+def test_mcq_ratios_are_bounded_and_add_up(outcomes: list[str]) -> None:
+    from lasagna_cli._sweep._datasets import Question
+    from lasagna_cli._sweep._stats import Result, summarize
+
+    options = {"a": "x", "b": "y"}
+    questions = {
+        f"q{i}": Question("d", f"q{i}", "?", options=options, answer="a")
+        for i in range(len(outcomes))
+    }
+    text = {"correct": "a", "incorrect": "(b) y", "unanswered": "no idea"}
+    results = [
+        Result(
+            questions[f"q{i}"],
+            "s",
+            Path(f"q{i}"),
+            text.get(o),
+            "boom" if o == "error" else None,
+            {},
+        )
+        for i, o in enumerate(outcomes)
+        if o != "missing"
+    ]
+    if not results:
+        return
+    row = summarize({"d": questions}, results)[0]["overall"]
+    mcq = row["mcq"]
+    count = outcomes.count
+    assert mcq["total"] == len(outcomes)
+    assert (mcq["correct"], mcq["incorrect"], mcq["unanswered"]) == (
+        count("correct"), count("incorrect"), count("unanswered"),
+    )  # fmt: skip
+    assert row["errors"] == count("error") and row["skipped"] == count("missing")
+    assert 0 <= mcq["acc"] <= mcq["cover"] <= 1
+    assert mcq["acc"] == count("correct") / len(outcomes)
+    if mcq["prec"] is not None:
+        assert mcq["acc"] <= mcq["prec"] <= 1
+    else:
+        assert count("correct") + count("incorrect") == 0

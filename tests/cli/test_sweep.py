@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -408,3 +410,22 @@ def test_progress_summary_counts_to_stderr(tmp_path: Path, server: Any) -> None:
     assert "sweep: 7 done, 0 failed, 0 skipped of 7 tasks in" in result.output
     assert "tasks/s" in result.output
     assert os.path.isdir(paths["out"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1), st.dictionaries(st.text(min_size=1, max_size=3), st.text(), max_size=4))
+def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str]) -> None:
+    from lasagna_cli._sweep._config import BUILTIN_PROVIDERS
+    from lasagna_cli._sweep._datasets import Question
+    from lasagna_cli._sweep._prompts import build_messages
+    from lasagna_cli._sweep._setups import Setup
+
+    setup = Setup(
+        "s", BUILTIN_PROVIDERS["local"], "m", None, None, "sys {{CHOICE}}", "<{{INPUT}}>",
+        None, None, None,
+    )  # fmt: skip
+    question = Question("d", "q", text, options=options or None, answer=None)
+    system, user = build_messages(setup, question)
+    assert user == {"role": "user", "content": f"<{text}>"}
+    choices = "\n".join(f"{k}: {v}" for k, v in options.items())
+    assert system == {"role": "system", "content": f"sys {choices}"}

@@ -157,16 +157,6 @@ async def run_task(context: SweepContext, task: Task) -> dict[str, Any]:
     return {"ok": {"result": completion.text, "stats": stats}}
 
 
-@dataclass
-class SweepReport:
-    done: int = 0
-    failed: int = 0
-    skipped: int = 0
-    total: int = 0
-    seconds: float = 0.0
-    interrupted: bool = False
-
-
 async def run_sweep(
     tasks: Iterable[Task],
     context: SweepContext,
