@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -344,3 +345,22 @@ def test_ollama_defaults_to_json_schema(fake_llm_server: FakeLLMServer) -> None:
     assert run(go).status == "ok"
     assert fake_llm_server.requests[0]["response_format"]["type"] == "json_schema"
     assert fake_llm_server.requests[0]["model"] == "llama3.2"
+
+
+def test_an_llm_serves_several_event_loops_in_turn(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.latency = 0.02
+    llm = fake_llm(fake_llm_server, concurrency=2, cache=tmp_path / "c.sqlite")
+
+    async def batch(first: int) -> list[bool]:
+        async with llm:  # closes connections and the cache file before the loop ends
+            replies = await asyncio.gather(
+                *(llm.complete([{"role": "user", "content": f"q{i}"}]) for i in range(first, 6))
+            )
+        return [r.cached for r in replies]
+
+    assert asyncio.run(batch(3)) == [False] * 3
+    assert asyncio.run(batch(0)) == [False] * 3 + [True] * 3  # a new loop, the same cache
+    assert fake_llm_server.calls == 6
+    assert fake_llm_server.max_in_flight == 2

@@ -44,6 +44,15 @@ class ResponseCache:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        with self._lock:
+            self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """The open connection, opening it (again, after close) when needed; under _lock."""
+        if self._conn is not None:
+            return self._conn
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(
@@ -54,8 +63,6 @@ class ResponseCache:
                 f"cannot open the LLM cache at {self.path}: {exc}; pass another cache path "
                 "or turn the cache off (cache=False, --no-cache)"
             ) from exc
-        self._conn = conn
-        self._lock = threading.Lock()
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             conn.execute("PRAGMA journal_mode = WAL")
@@ -71,10 +78,16 @@ class ResponseCache:
                 f"the LLM cache {self.path} is not a usable SQLite database ({exc}): delete "
                 "it, or turn the cache off (cache=False, --no-cache)"
             ) from exc
+        self._conn = conn
+        return conn
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            row = (
+                self._connect()
+                .execute("SELECT value FROM responses WHERE key = ?", (key,))
+                .fetchone()
+            )
         if row is None:
             return None
         try:
@@ -86,16 +99,19 @@ class ResponseCache:
     def put(self, key: str, model: str, value: dict[str, Any]) -> None:
         text = canonical_json(value)
         with self._lock:
-            self._conn.execute(
+            self._connect().execute(
                 "INSERT OR REPLACE INTO responses (key, model, value, created) VALUES (?, ?, ?, ?)",
                 (key, model, text, time.time()),
             )
 
     def __len__(self) -> int:
         with self._lock:
-            (count,) = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            (count,) = self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(count)
 
     def close(self) -> None:
+        """Close the file; the next get or put opens it again."""
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -58,8 +58,8 @@ def parse_model(model: str) -> tuple[str, str]:
 class LLM:
     """A model behind retries, a concurrency bound, a cache and a meter. Build with `make_llm`.
 
-    Calls are async and safe to run many at once. Use from one event loop at a time;
-    `await llm.aclose()` (or `async with llm:`) when done.
+    Calls are async and safe to run many at once, from one event loop at a time;
+    `await llm.aclose()` (or `async with llm:`) before that loop ends.
     """
 
     def __init__(
@@ -80,7 +80,7 @@ class LLM:
         self._temperature = temperature
         self._prices = dict(prices) if prices else None
         self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
-        self._key_locks: dict[str, asyncio.Lock] = {}
+        self._key_locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     def __repr__(self) -> str:  # never shows a key
         return f"LLM({self.model!r})"
@@ -232,10 +232,11 @@ class LLM:
         return self._cache.path if self._cache is not None else None
 
     async def aclose(self) -> None:
+        """Close connections and the cache file. The LLM stays usable: a later call (in this
+        event loop or a new one) opens them again. Close before the event loop ends."""
         await self._backend.aclose()
         if self._cache is not None:
             self._cache.close()
-            self._cache = None
 
     async def __aenter__(self) -> LLM:
         return self
@@ -324,29 +325,41 @@ class _KeyLock:
     """One lock per cache key while a call is in flight, so that concurrent identical
     requests make one call and the others read the cache."""
 
-    def __init__(self, locks: dict[str, asyncio.Lock], key: str, *, enabled: bool) -> None:
+    def __init__(
+        self, locks: dict[str, tuple[asyncio.Lock, int]], key: str, *, enabled: bool
+    ) -> None:
         self._locks = locks
         self._key = key
         self._enabled = enabled
-        self._lock: asyncio.Lock | None = None
 
     async def __aenter__(self) -> None:
         if not self._enabled:
             return
-        lock = self._locks.get(self._key)
+        lock, users = self._locks.get(self._key, (None, 0))
         if lock is None:
-            lock = self._locks[self._key] = asyncio.Lock()
-        self._lock = lock
-        await lock.acquire()
+            lock = asyncio.Lock()
+        self._locks[self._key] = (lock, users + 1)
+        try:
+            await lock.acquire()
+        except BaseException:
+            self._release_user(lock)
+            raise
 
     async def __aexit__(self, *exc_info: object) -> None:
-        lock = self._lock
-        if lock is None:
+        if not self._enabled:
             return
+        lock, _ = self._locks[self._key]
         lock.release()
-        # Forget the lock once nobody waits on it, so the dict does not grow with the job.
-        if not lock.locked() and not getattr(lock, "_waiters", None):
-            self._locks.pop(self._key, None)
+        self._release_user(lock)
+
+    def _release_user(self, lock: asyncio.Lock) -> None:
+        # Forget the lock once nobody holds or waits on it: the dict stays as small as the
+        # number of calls in flight.
+        _, users = self._locks[self._key]
+        if users <= 1:
+            del self._locks[self._key]
+        else:
+            self._locks[self._key] = (lock, users - 1)
 
 
 def make_llm(

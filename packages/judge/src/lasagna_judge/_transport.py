@@ -47,11 +47,20 @@ class RetryingSender:
         self._sender = sender
         self._policy = policy
         self._semaphore = semaphore
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bound = semaphore._value  # the concurrency bound, to rebuild it per loop
         self._meter = meter
         self._limiter = limiter
         self._rng = rng or random.Random()
 
     async def send(self, request: WireRequest) -> WireResponse:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            # An asyncio.Semaphore belongs to the loop it first waited on: an LLM reused
+            # under a new asyncio.run() gets a fresh one with the same bound.
+            if self._loop is not None:
+                self._semaphore = asyncio.Semaphore(self._bound)
+            self._loop = loop
         retry = 0
         while True:
             response, error, retry_after = await self._attempt(request)
