@@ -500,7 +500,7 @@ def _sender(
     return RetryingSender(
         AiohttpSender(limit=concurrency),
         policy=policy,
-        semaphore=asyncio.Semaphore(concurrency),
+        concurrency=concurrency,
         meter=meter,
         limiter=RateLimiter(requests_per_minute) if requests_per_minute else None,
         rng=random.Random(seed) if seed is not None else None,

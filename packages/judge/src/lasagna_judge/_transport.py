@@ -39,16 +39,16 @@ class RetryingSender:
         sender: AiohttpSender,
         *,
         policy: RetryPolicy,
-        semaphore: asyncio.Semaphore,
+        concurrency: int,
         meter: Meter,
         limiter: RateLimiter | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self._sender = sender
         self._policy = policy
-        self._semaphore = semaphore
+        self._concurrency = concurrency
+        self._semaphore = asyncio.Semaphore(concurrency)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._bound = semaphore._value  # the concurrency bound, to rebuild it per loop
         self._meter = meter
         self._limiter = limiter
         self._rng = rng or random.Random()
@@ -59,7 +59,7 @@ class RetryingSender:
             # An asyncio.Semaphore belongs to the loop it first waited on: an LLM reused
             # under a new asyncio.run() gets a fresh one with the same bound.
             if self._loop is not None:
-                self._semaphore = asyncio.Semaphore(self._bound)
+                self._semaphore = asyncio.Semaphore(self._concurrency)
             self._loop = loop
         retry = 0
         while True:
