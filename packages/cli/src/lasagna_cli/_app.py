@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 from lasagna_cli import (
+    _cmd_datasets,  # noqa: F401  (registers its commands)
     _cmd_judge,  # noqa: F401  (registers its commands)
     _cmd_metrics,  # noqa: F401  (registers its commands)
     _cmd_run,  # noqa: F401  (registers its commands)
