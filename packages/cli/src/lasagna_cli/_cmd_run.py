@@ -118,11 +118,21 @@ def run(
     from lasagna_cli._pipeline._command import run_named_benchmark
 
     if run_named_benchmark(
-        ctx, path, data_dir=data_dir, step=step, max_queries=max_queries,
-        retrieval_instruction=retrieval_instruction, profile=profile, generator=generator,
-        judge=judge, rubric=rubric, split=split, top_k=top_k, output=output,
+        ctx,
+        path,
+        data_dir=data_dir,
+        step=step,
+        max_queries=max_queries,
+        retrieval_instruction=retrieval_instruction,
+        profile=profile,
+        generator=generator,
+        judge=judge,
+        rubric=rubric,
+        split=split,
+        top_k=top_k,
+        output=output,
         concurrency=concurrency,
-    ):  # fmt: skip
+    ):
         return
     with user_errors():
         from lasagna_cli._run_config import (

@@ -69,9 +69,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
                     continue
                 present = [_find(r["metrics"], track, metric) for r in members]
                 if any(present):
-                    name = next(f[0] for f in present if f)
-                    k = name.split("@", 1)[1] if "@" in name else ""
-                    columns.append((metric, heading.format(k=k)))
+                    # recall@3 beside recall@10 when the setups compare top_k: "recall@k".
+                    ks = {f[0].split("@", 1)[1] for f in present if f and "@" in f[0]}
+                    columns.append((metric, heading.format(k=ks.pop() if len(ks) == 1 else "k")))
             if not columns:
                 continue
             table = Table(
@@ -100,9 +100,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 
 def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
-    from rich.console import Console
-
     import sys
+
+    from rich.console import Console
 
     # Off a terminal (a log, a pipe) rich would squeeze the tables into 80 columns.
     console = Console() if sys.stdout.isatty() else Console(width=200)
