@@ -247,9 +247,15 @@ def _fmt(value: Any, kind: str = "ratio") -> str:
         return f"{value:.3f}"
     if kind == "seconds":
         return f"{value:.3f}"
+    if kind == "ms":
+        return f"{value:.2f}"
     if kind == "int":
         return f"{value:.0f}"
     return str(value)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
 
 
 def _row(name: str, stats: dict[str, Any], judged: bool) -> list[str]:
@@ -274,7 +280,7 @@ def _row(name: str, stats: dict[str, Any], judged: bool) -> list[str]:
         str(stats["skipped"]),
         _fmt(stats["mean_generation_time_s"], "seconds"),
         _fmt(stats["mean_context_length"], "int"),
-        _fmt(stats["mean_retrieval_time_s"], "seconds"),
+        _fmt(_ms(stats["mean_retrieval_time_s"]), "ms"),
     ]
     return cells
 
@@ -294,7 +300,7 @@ def render_text(report: list[dict[str, Any]], judged: bool) -> str:
     header = ["setup", "ACC", "PREC", "COVER", "EM", "F1"]
     if judged:
         header += ["grade", "unparsed", "grade-err"]
-    header += ["errors", "skipped", "gen s", "context", "retr s"]
+    header += ["errors", "skipped", "gen s", "context", "retr ms"]
     lines = ["overall"]
     lines += _table([_row(r["setup"], r["overall"], judged) for r in report], header)
     datasets: list[str] = []

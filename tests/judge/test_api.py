@@ -1,0 +1,74 @@
+"""The public surface of lasagna_judge is what __all__ says, and importing it stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import lasagna_judge
+
+PUBLIC = sorted(
+    [
+        # the LLM door
+        "LLM",
+        "Completion",
+        "JudgeError",
+        "LLMCallError",
+        "MissingExtraError",
+        "RetryPolicy",
+        "Structured",
+        "Usage",
+        "default_cache_path",
+        "is_reasoning_model",
+        "make_llm",
+        "parse_model",
+        # grading
+        "BUILTIN_RUBRICS",
+        "GRADE_FIELDS",
+        "Agreement",
+        "Calibration",
+        "Grade",
+        "GradeItem",
+        "GradeModel",
+        "GradeSummary",
+        "ParsedScore",
+        "Prompt",
+        "Rubric",
+        "build_prompt",
+        "calibrate",
+        "grade",
+        "grade_batch",
+        "judge_label",
+        "load_rubric",
+        "normalize_label",
+        "parse_score",
+        "summarize_grades",
+    ]
+)
+
+
+def test_all_is_pinned_and_every_name_exists() -> None:
+    assert sorted(lasagna_judge.__all__) == PUBLIC
+    for name in lasagna_judge.__all__:
+        assert hasattr(lasagna_judge, name), name
+
+
+def test_private_modules_stay_private() -> None:
+    public_modules = [
+        name
+        for name in vars(lasagna_judge)
+        if not name.startswith("_") and type(getattr(lasagna_judge, name)).__name__ == "module"
+    ]
+    assert set(public_modules) <= {"testing"}
+
+
+def test_importing_the_package_loads_no_sdk_and_no_scikit_learn() -> None:
+    code = (
+        "import sys, lasagna_judge; "
+        "print(','.join(m for m in ('openai', 'instructor', 'anthropic', 'llama_cpp', "
+        "'sklearn', 'yaml', 'numpy') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == ""
