@@ -253,6 +253,31 @@ def _prepared_model(response_model: type[BaseModel]) -> Any:
     return prepared
 
 
+_PROBE = [{"role": "user", "content": "lasagna-probe"}]
+_request_extras: dict[tuple[Any, str], tuple[Any, dict[str, Any] | None]] = {}
+
+
+def _prepare_request(
+    handlers: Any, mode: StructuredMode, prepared: Any, kwargs: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
+    """instructor's request for `kwargs`. Modes that only add fields (tools, tool_choice,
+    response_format) get them computed once per model class and mode; modes that write the
+    schema into the messages (json, md_json) are prepared on every call."""
+    key = (prepared, mode)
+    cached = _request_extras.get(key)
+    if cached is None:
+        model, probe = handlers.request_handler(
+            response_model=prepared, kwargs={"messages": [dict(m) for m in _PROBE]}
+        )
+        extras = {k: v for k, v in probe.items() if k != "messages"}
+        cached = (model, extras if probe.get("messages") == _PROBE else None)
+        _request_extras[key] = cached
+    model, extras = cached
+    if extras is None:
+        return handlers.request_handler(response_model=prepared, kwargs=dict(kwargs))
+    return model, {**kwargs, "messages": list(kwargs["messages"]), **extras}
+
+
 async def drive_structured(
     response_model: type[BaseModel],
     mode: StructuredMode,
@@ -270,9 +295,7 @@ async def drive_structured(
     """
     handlers = _openai_handlers(mode)
     retryable = _retryable_parse_errors()
-    prepared, request = handlers.request_handler(
-        response_model=_prepared_model(response_model), kwargs=dict(kwargs)
-    )
+    prepared, request = _prepare_request(handlers, mode, _prepared_model(response_model), kwargs)
     errors: list[str] = []
     completion: Any = None
     for attempt in range(max_validation_retries + 1):
