@@ -285,3 +285,21 @@ def test_an_existing_run_folder_needs_resume(tmp_path: Path) -> None:
     again = run(str(EXAMPLES / "pasta.csv"), "-o", str(out))
     assert again.exit_code == 2
     assert "already holds a run; add --resume" in again.stderr
+
+
+def test_without_o_each_run_gets_a_new_folder_and_resume_takes_the_latest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert run("--resume", str(EXAMPLES / "pasta.csv")).exit_code == 2  # nothing to resume
+    assert run(str(EXAMPLES / "pasta.csv")).exit_code == 0
+    assert run(str(EXAMPLES / "pasta.jsonl")).exit_code == 0
+    assert run(str(EXAMPLES / "pasta.csv")).exit_code == 0
+    folders = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert len(folders) == 3
+    assert sum(f.startswith("pasta.csv-") for f in folders) == 2
+    latest = max(f for f in folders if f.startswith("pasta.csv-"))
+    again = run(str(EXAMPLES / "pasta.csv"), "--resume")
+    assert again.exit_code == 0
+    assert "resuming: 6 of 6 tasks already finished" in again.stderr
+    assert f"runs/{latest}/results.json" in again.stdout

@@ -8,17 +8,40 @@ from typing import Annotated
 
 import typer
 
-from lasagna_cli._errors import DATA_ERROR, user_errors
+from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 RUNS_FOLDER = Path("runs")
 
 
-def default_output(path: str) -> Path:
-    """runs/<name of the data or sweep file>: the same folder every time, for --resume."""
+def _run_stem(path: str) -> str:
+    """The file or folder name (with its suffix: pasta.csv and pasta.jsonl stay apart)."""
     name = Path(path.rstrip("/\\")).resolve().name
-    stem = Path(name).stem if Path(name).suffix else name
-    return RUNS_FOLDER / (re.sub(r"[^A-Za-z0-9._-]+", "_", stem) or "run")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "run"
+
+
+def default_output(path: str, *, resume: bool) -> Path:
+    """runs/<file name>-<date-time>: a new folder per run; with --resume, the latest one."""
+    import time
+
+    stem = _run_stem(path)
+    if resume:
+        earlier = sorted(
+            (f for f in RUNS_FOLDER.glob(f"{stem}-*") if (f / "manifest.json").is_file()),
+            key=lambda f: f.name,
+        )
+        if earlier:
+            return earlier[-1]
+        raise CliError(
+            f"--resume: no earlier run of {path} under {RUNS_FOLDER}/; give its folder with -o",
+            USAGE_ERROR,
+        )
+    folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    number = 1
+    while folder.exists():  # two runs in one second
+        number += 1
+        folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{number}"
+    return folder
 
 
 @benchmark_app.command("run")
@@ -77,7 +100,12 @@ def run(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Run folder [default: runs/<name of PATH>]."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Run folder [default: a new runs/<file name>-<date-time>; with --resume, the "
+            "latest of them].",
+        ),
     ] = None,
     resume: Annotated[
         bool,
@@ -161,14 +189,14 @@ def run(
         config = (
             config_from_sweep(path, flags) if is_sweep_file(path) else config_from_path(path, flags)
         )
-        out = output if output is not None else default_output(path)
+        out = output if output is not None else default_output(path, resume=resume)
 
         from lasagna_cli._leaderboard import print_leaderboard
         from lasagna_cli._runner import run_benchmarks
 
         outcome = run_benchmarks(config, out, resume=resume)
         print_leaderboard(outcome.results["results"])
-        typer.echo(f"results: {out / 'results.json'}  (tasks in {out / 'tasks'})")
+        typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
         not_scored = sum(
             r["counts"]["failed"] + r["counts"]["not_run"] for r in outcome.results["results"]
         )
