@@ -269,12 +269,15 @@ def _prepare_request(
         model, probe = handlers.request_handler(
             response_model=prepared, kwargs={"messages": [dict(m) for m in _PROBE]}
         )
-        extras = {k: v for k, v in probe.items() if k != "messages"}
-        cached = (model, extras if probe.get("messages") == _PROBE else None)
+        added = {k: v for k, v in probe.items() if k != "messages"}
+        cached = (model, added if probe.get("messages") == _PROBE else None)
         _request_extras[key] = cached
     model, extras = cached
     if extras is None:
-        return handlers.request_handler(response_model=prepared, kwargs=dict(kwargs))
+        result: tuple[Any, dict[str, Any]] = handlers.request_handler(
+            response_model=prepared, kwargs=dict(kwargs)
+        )
+        return result
     return model, {**kwargs, "messages": list(kwargs["messages"]), **extras}
 
 
