@@ -286,6 +286,20 @@ def test_blank_lines_are_skipped_but_counted(
     assert result.exit_code == 1 and "in.jsonl:4:" in result.stderr
 
 
+def test_a_byte_order_mark_is_accepted_and_bad_bytes_are_explained(
+    tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(ROWS[0]) + "\n").encode())
+    out = tmp_path / "graded.jsonl"
+    assert invoke(grade_args(server, path, "--out", str(out)), env).exit_code == 0
+    assert read_jsonl(out)[0]["id"] == "a"
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"id": "caf\xe9"}\n')
+    result = invoke(grade_args(server, latin), env)
+    assert result.exit_code == 1 and "expected UTF-8 text" in result.stderr
+
+
 def test_an_empty_input_is_bad_data(
     tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
 ) -> None:

@@ -36,7 +36,8 @@ def _json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise CliError(f"{what} not found: {path}; give the path to a .jsonl file", USAGE_ERROR)
     try:
-        with path.open(encoding="utf-8") as handle:
+        # utf-8-sig: a byte-order mark some editors write is not part of the first row
+        with path.open(encoding="utf-8-sig") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
