@@ -260,6 +260,8 @@ class LLM:
     def _key(
         self, kind: str, messages: list[dict[str, str]], options: CallOptions, **extra: Any
     ) -> str:
+        if self._cache is None:
+            return ""  # no cache, no key to hash
         return cache_key(
             {
                 "v": _CACHE_VERSION,
