@@ -477,8 +477,9 @@ def _sweep_benchmarks(
             raise usage(f"{where}.name: expected a name, got {name!r}")
         if path_value is None:
             raise usage(
-                f'{where}: benchmark "{name}" has no `path:`; give the data file or BEIR folder '
-                "it is read from (`name:` then names it `<name>@<12 hex>`)"
+                f'{where}: benchmark "{name}" has no `path:`; a sweep reads your own data: give '
+                "the data file or BEIR folder (`name:` then names it `<name>@<12 hex>`). A "
+                "registered public benchmark runs with `lasagna benchmark run NAME --data-dir DIR`"
             )
         path = Path(path_value).expanduser()
         if not path.is_absolute():
