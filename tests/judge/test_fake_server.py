@@ -191,3 +191,9 @@ def test_stop_is_prompt_even_with_a_request_waiting() -> None:
     server.stop()
     assert time.monotonic() - start < 2.0
     conn.close()
+
+
+def test_the_testing_module_exports() -> None:
+    import lasagna_judge.testing
+
+    assert sorted(lasagna_judge.testing.__all__) == ["FakeLLMServer", "Fault", "Reply"]
