@@ -20,7 +20,14 @@ def _run_stem(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "run"
 
 
-def default_output(path: str, *, resume: bool) -> Path:
+def default_output(path: str) -> Path:
+    """runs/<name of PATH>: one fixed folder (the staged pipeline's steps share it)."""
+    name = Path(path.rstrip("/\\")).resolve().name
+    stem = Path(name).stem if Path(name).suffix else name
+    return RUNS_FOLDER / (re.sub(r"[^A-Za-z0-9._-]+", "_", stem) or "run")
+
+
+def new_run_folder(path: str, *, resume: bool) -> Path:
     """runs/<file name>-<date-time>: a new folder per run; with --resume, the latest one."""
     import time
 
@@ -189,7 +196,7 @@ def run(
         config = (
             config_from_sweep(path, flags) if is_sweep_file(path) else config_from_path(path, flags)
         )
-        out = output if output is not None else default_output(path, resume=resume)
+        out = output if output is not None else new_run_folder(path, resume=resume)
 
         from lasagna_cli._leaderboard import print_leaderboard
         from lasagna_cli._runner import run_benchmarks
