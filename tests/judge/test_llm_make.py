@@ -140,3 +140,20 @@ def test_anthropic_complete_and_structured_at_the_wire(fake_llm_server: FakeLLMS
     assert plain_request["max_tokens"] == 1024
     headers = fake_llm_server.headers[0]
     assert "ak-test" in (headers.get("x-api-key", "") + headers.get("authorization", ""))
+
+
+@pytest.mark.skipif(not HAS_ANTHROPIC, reason="needs the anthropic extra")
+def test_anthropic_output_that_ignores_the_tool_is_unparsed_with_raw_kept(
+    fake_llm_server: FakeLLMServer,
+) -> None:
+    fake_llm_server.reply = "I would give it a three."
+
+    async def go() -> Any:
+        llm = make_llm("anthropic/c", base_url=fake_llm_server.url, api_key="k", cache=False)
+        async with llm:
+            return await llm.structured(USER, Verdict, max_validation_retries=1), llm.calls_made
+
+    result, calls = asyncio.run(go())
+    assert result.status == "unparsed" and result.value is None
+    assert result.raw == "I would give it a three."
+    assert calls == 2
