@@ -73,6 +73,21 @@ def test_different_requests_do_not_share_entries(
     assert asyncio.run(go()) == ["1", "2", "3", "4", "1"]
 
 
+def test_the_same_model_name_on_two_servers_does_not_share_entries(tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+
+    async def ask(base_url: str) -> Any:
+        llm = make_llm("openai/same-name", base_url=base_url, cache=cache)
+        async with llm:
+            return await llm.complete(USER)
+
+    with FakeLLMServer(reply="first server") as first, FakeLLMServer(reply="second") as second:
+        assert asyncio.run(ask(first.base_url)).text == "first server"
+        assert asyncio.run(ask(second.base_url)).text == "second"
+        again = asyncio.run(ask(first.base_url + "/"))  # the same server
+    assert again.cached and again.text == "first server"
+
+
 def test_concurrent_identical_calls_make_one_request(
     fake_llm_server: FakeLLMServer, tmp_path: Path
 ) -> None:

@@ -72,6 +72,7 @@ class LLM:
         temperature: float | None,
         prices: Prices | None,
         secrets: Sequence[str] = (),
+        endpoint: str | None = None,
     ) -> None:
         self.model = model
         self._backend = backend
@@ -80,6 +81,9 @@ class LLM:
         self._temperature = temperature
         self._prices = dict(prices) if prices else None
         self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
+        # A server named by base_url is part of the model's identity in the cache key: the
+        # same model name on two servers may be two models (or two fake servers in tests).
+        self._endpoint = endpoint.rstrip("/") if endpoint else None
         self._key_locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     def __repr__(self) -> str:  # never shows a key
@@ -267,6 +271,7 @@ class LLM:
                 "v": _CACHE_VERSION,
                 "kind": kind,
                 "model": self.model,
+                **({"endpoint": self._endpoint} if self._endpoint else {}),
                 "messages": messages,
                 "params": {"temperature": options.temperature, "max_tokens": options.max_tokens},
                 **extra,
@@ -486,6 +491,7 @@ def make_llm(
         temperature=temperature,
         prices=prices,
         secrets=[api_key] if api_key else [],
+        endpoint=base_url if provider != "local" else None,
     )
 
 
