@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from lasagna_synth import Corpus, Document, estimate, plan
+from lasagna_synth import Corpus, Document, Passage, estimate, plan
 from lasagna_synth._prompts import CHECK_MAX_TOKENS, PROMPTS, WRITE_MAX_TOKENS
 from lasagna_synth._tokens import cl100k_base, count_tokens
 
@@ -81,3 +83,39 @@ def test_estimate_prices_by_full_or_bare_model_name(make: type) -> None:
 
 def test_same_folder_and_seed_give_the_same_estimate(make: type) -> None:
     assert estimate(plan(corpus(make), n=9, seed=4)) == estimate(plan(corpus(make), n=9, seed=4))
+
+
+passage_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300
+).filter(lambda t: t.strip() == t and t != "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(passage_text, min_size=1, max_size=4),
+    st.sampled_from(["factoid", "multihop", "unanswerable"]),
+    st.text(min_size=1, max_size=30).filter(lambda t: t.strip() == t and "\n" not in t),
+)
+def test_counting_passages_once_adds_up_to_the_whole_prompt(
+    texts: list[str], question_type: str, doc_id: str
+) -> None:
+    """The estimate counts a passage's block once and reuses it; the pieces must add up to
+    exactly what tokenizing each whole prompt gives, whatever the passages contain."""
+    from lasagna_synth._estimate import _pieces
+    from lasagna_synth._prompts import check_messages, write_messages
+
+    passages = [Passage(f"{doc_id}#{i}", doc_id, i, t) for i, t in enumerate(texts)]
+    shown = passages[:2] if question_type == "multihop" else passages[:1]
+    if question_type == "multihop" and len(shown) < 2:
+        shown = shown * 2
+    encoding = cl100k_base()
+    for content, used in (
+        (write_messages(question_type, shown)[1]["content"], shown),  # type: ignore[arg-type]
+        (check_messages(question_type, passages, "q?", "a")[1]["content"], passages),  # type: ignore[arg-type]
+    ):
+        pieces = list(_pieces(content, used))
+        assert "".join(pieces) == content
+        assert len(pieces) == 2 * len(used) + 1  # every block cut out, none counted whole
+        assert sum(len(encoding.encode_ordinary(p)) for p in pieces) == len(
+            encoding.encode_ordinary(content)
+        )

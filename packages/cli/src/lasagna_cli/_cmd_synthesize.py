@@ -79,28 +79,27 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
     from lasagna_synth import QUESTION_TYPES
     from lasagna_synth._chunking import describe_chunker
 
-    corpus = plan.corpus
     per_doc = Counter(p.doc_id for p in plan.passages)
-    kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in corpus.documents)
+    kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
     lines = ["Dry run: no LLM is called and nothing is written.", ""]
     lines.append(
-        f"Documents:  {len(corpus.documents):,} read from {corpus.root} ("
+        f"Documents:  {len(plan.documents):,} read from {plan.root} ("
         + ", ".join(f"{kind} {n:,}" for kind, n in sorted(kinds.items()))
         + ")"
     )
-    width = max((len(d.id) for d in corpus.documents[:_LISTED]), default=0)
-    for document in corpus.documents[:_LISTED]:
+    width = max((len(d.id) for d in plan.documents[:_LISTED]), default=0)
+    for document in plan.documents[:_LISTED]:
         lines.append(f"  {document.id:<{width}}  {_count(per_doc[document.id], 'passage')}")
-    if len(corpus.documents) > _LISTED:
-        lines.append(f"  ... and {len(corpus.documents) - _LISTED:,} more")
-    if corpus.skipped:
-        lines.append(f"Skipped:    {len(corpus.skipped):,}")
-        for skipped in corpus.skipped[:_LISTED]:
+    if len(plan.documents) > _LISTED:
+        lines.append(f"  ... and {len(plan.documents) - _LISTED:,} more")
+    if plan.skipped:
+        lines.append(f"Skipped:    {len(plan.skipped):,}")
+        for skipped in plan.skipped[:_LISTED]:
             lines.append(f"  {skipped.path}: {skipped.reason}")
-        if len(corpus.skipped) > _LISTED:
-            rest = Counter(s.reason for s in corpus.skipped[_LISTED:])
+        if len(plan.skipped) > _LISTED:
+            rest = Counter(s.reason for s in plan.skipped[_LISTED:])
             lines.append(
-                f"  ... and {len(corpus.skipped) - _LISTED:,} more: "
+                f"  ... and {len(plan.skipped) - _LISTED:,} more: "
                 + "; ".join(f"{reason} ({n:,})" for reason, n in rest.most_common())
             )
     lines.append(
@@ -330,7 +329,10 @@ def _synthesize(
 
     if dry_run:
         from lasagna_synth import estimate, plan
+        from lasagna_synth._tokens import cl100k_base
 
+        # The tokenizer first: its loading peak then does not add up with the corpus's.
+        cl100k_base()
         planned = plan(
             corpus, n=n, mix=parsed_mix, seed=seed, chunker=checked_chunker, chunk_words=chunk_words
         )

@@ -26,14 +26,14 @@ from lasagna_synth._adapters._registry import (
     load_benchmark,
 )
 from lasagna_synth._chunking import CHUNKERS, DEFAULT_CHUNK_WORDS, MIN_WORDS, chunk_documents
-from lasagna_synth._corpus import Corpus, Document, Passage, Skipped
+from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._estimate import Estimate, estimate
 from lasagna_synth._formats import CSV_CONTEXT_SEPARATOR, load_data
 from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
 from lasagna_synth._jsonl import write_jsonl
 from lasagna_synth._langchain import document_to_passage, passage_to_document
-from lasagna_synth._loading import load_corpus, supported_suffixes
+from lasagna_synth._loading import iter_corpus, load_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
 from lasagna_synth._naming import dataset_name, passage_id
 from lasagna_synth._plan import Plan, PlanItem, plan
@@ -63,6 +63,7 @@ __all__ = [
     "Corpus",
     "DataError",
     "Document",
+    "DocumentInfo",
     "Estimate",
     "LoadedBenchmark",
     "Mix",
@@ -83,6 +84,7 @@ __all__ = [
     "generate",
     "get_benchmark_spec",
     "is_benchmark",
+    "iter_corpus",
     "list_benchmarks",
     "load_benchmark",
     "load_corpus",

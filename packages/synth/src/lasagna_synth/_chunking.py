@@ -28,7 +28,7 @@ _WORD = re.compile(r"\S+")
 @cache
 def _window(words: int) -> re.Pattern[str]:
     # One match per window: the regex engine walks the words, Python sees only windows.
-    return re.compile(rf"\S+(?:\s+\S+){{0,{words - 1}}}")
+    return re.compile(rf"\S++(?:\s++\S++){{0,{words - 1}}}+")
 
 
 def describe_chunker(chunker: Chunker, words: int) -> str:

@@ -15,6 +15,15 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """A document a plan was made from: its id and how it was read (its text is in the
+    plan's passages)."""
+
+    id: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
     """A file left out of the corpus, and why."""
 

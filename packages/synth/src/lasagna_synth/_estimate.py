@@ -11,9 +11,11 @@ call's max_tokens cap. Other models tokenize differently; cl100k_base is the yar
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from lasagna_synth._corpus import Passage
 from lasagna_synth._plan import Plan
 from lasagna_synth._prompts import (
     CHECK_MAX_TOKENS,
@@ -22,9 +24,10 @@ from lasagna_synth._prompts import (
     WRITE_MAX_TOKENS,
     WRITER_SYSTEM,
     check_messages,
+    passage_block,
     write_messages,
 )
-from lasagna_synth._tokens import ENCODING, count_tokens
+from lasagna_synth._tokens import ENCODING, count_tokens, token_counts
 
 Prices = Mapping[str, tuple[float, float]]
 
@@ -57,13 +60,37 @@ def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] |
     return prices.get(model.split("/", 1)[-1])
 
 
-def _user_messages(plan: Plan) -> Iterator[str]:
+def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
+    """`content` cut before each passage block and before its closing ">".
+
+    Both cuts fall between two of cl100k_base's pre-tokens (a block follows a line break,
+    which the pre-token before it ends on; "passage" is a run of letters, which ends at
+    ">"), and BPE never merges across pre-tokens: so the pieces' counts add up to the
+    count of the whole, exactly, while a passage's block is counted once however many
+    prompts show it. (A test checks the sum against whole-prompt counts.)
+    """
+    at = 0
+    for passage in passages:
+        block = passage_block(passage.text)[:-1]
+        start = content.find(block, at)
+        if start <= 0 or content[start - 1] != "\n":
+            yield content[at:]  # not the expected layout: count the rest whole
+            return
+        yield content[at:start]
+        yield block
+        at = start + len(block)
+    yield content[at:]
+
+
+def _prompt_pieces(plan: Plan) -> Iterator[str]:
     for item in plan.items:
-        yield write_messages(item.question_type, item.passages, item.use)[1]["content"]
+        write = write_messages(item.question_type, item.passages, item.use)
+        yield from _pieces(write[1]["content"], item.passages)
         judged = item.passages
         if item.question_type == "unanswerable":
             judged = (item.passages[0], *plan.passage_neighbours(item.passages[0]))
-        yield check_messages(item.question_type, judged, "", "")[1]["content"]
+        check = check_messages(item.question_type, judged, "", "")
+        yield from _pieces(check[1]["content"], judged)
 
 
 def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = None) -> Estimate:
@@ -76,9 +103,11 @@ def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = No
         ]
         per_type[question_type] = count_tokens([WRITER_SYSTEM, CHECKER_SYSTEM, *schemas])
     fixed = sum(per_type[item.question_type] for item in plan.items)
+    uses = Counter(_prompt_pieces(plan))
+    counts = dict(zip(uses, token_counts(list(uses)), strict=True))
     return Estimate(
         calls=2 * len(plan.items),
-        input_tokens=fixed + count_tokens(_user_messages(plan)),
+        input_tokens=fixed + sum(counts[piece] * n for piece, n in uses.items()),
         max_output_tokens=len(plan.items) * (WRITE_MAX_TOKENS + CHECK_MAX_TOKENS),
         encoding=ENCODING,
         model=model,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lasagna_synth._corpus import Corpus, Document, Skipped
@@ -82,45 +82,61 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def load_corpus(path: str | os.PathLike[str]) -> Corpus:
-    """Read every supported file under `path` (a folder, or one file)."""
+def _check_root(path: str | os.PathLike[str]) -> tuple[list[Path], Path]:
     root = Path(path)
     if root.is_file():
-        files, base = [root], root.parent
-    elif root.is_dir():
-        files, base = _walk(root), root
-    else:
-        raise SynthUsageError(
-            f"corpus not found: {os.fspath(path)!r}: expected a folder of documents or one "
-            "file; check the path"
-        )
-    documents: list[Document] = []
-    skipped: list[Skipped] = []
+        return [root], root.parent
+    if root.is_dir():
+        return _walk(root), root
+    raise SynthUsageError(
+        f"corpus not found: {os.fspath(path)!r}: expected a folder of documents or one "
+        "file; check the path"
+    )
+
+
+def _read_all(files: list[Path], base: Path) -> Iterator[Document | Skipped]:
     for file in files:
         doc_id = file.relative_to(base).as_posix()
         suffix = file.suffix.lower()
         reader = _reader_for(suffix)
         if reader is None:
             what = f"file type {suffix}" if suffix else "file without a suffix"
-            skipped.append(Skipped(doc_id, f"unsupported {what}"))
+            yield Skipped(doc_id, f"unsupported {what}")
             continue
         kind, read = reader
         try:
             text = read(file)
         except _Unreadable as exc:
-            skipped.append(Skipped(doc_id, str(exc)))
+            yield Skipped(doc_id, str(exc))
             continue
         except OSError as exc:
-            skipped.append(Skipped(doc_id, f"cannot read: {exc.strerror or _one_line(exc)}"))
+            yield Skipped(doc_id, f"cannot read: {exc.strerror or _one_line(exc)}")
             continue
         except Exception as exc:  # a third-party parser failing on one file skips only that file
-            skipped.append(
-                Skipped(doc_id, f"cannot read as {kind}: {type(exc).__name__}: {_one_line(exc)}")
-            )
+            yield Skipped(doc_id, f"cannot read as {kind}: {type(exc).__name__}: {_one_line(exc)}")
             continue
         if not _HAS_WORD.search(text):
             hint = " (a scanned PDF needs OCR, which lasagna does not do)" if kind == "pdf" else ""
-            skipped.append(Skipped(doc_id, f"empty: no text found{hint}"))
+            yield Skipped(doc_id, f"empty: no text found{hint}")
             continue
-        documents.append(Document(doc_id, text, kind))
+        yield Document(doc_id, text, kind)
+
+
+def iter_corpus(path: str | os.PathLike[str]) -> Iterator[Document | Skipped]:
+    """Each file under `path` in sorted path order, read (a Document) or skipped, one at a
+    time, so that a caller can chunk a document and let its text go. A missing path is
+    refused at once."""
+    files, base = _check_root(path)
+    return _read_all(files, base)
+
+
+def load_corpus(path: str | os.PathLike[str]) -> Corpus:
+    """Read every supported file under `path` (a folder, or one file)."""
+    documents: list[Document] = []
+    skipped: list[Skipped] = []
+    for entry in iter_corpus(path):
+        if isinstance(entry, Document):
+            documents.append(entry)
+        else:
+            skipped.append(entry)
     return Corpus(os.fspath(path), tuple(documents), tuple(skipped))

@@ -11,8 +11,9 @@ more than the whole dry run is allowed; numpy does the arithmetic in a fraction 
 from __future__ import annotations
 
 import re
+import sys
+from array import array
 from collections.abc import Sequence
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from lasagna_synth._corpus import Passage
@@ -22,11 +23,15 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 _WORD = re.compile(r"[^\W_]{4,}")
+# For ASCII text, the same words with a cheaper character class.
+_ASCII_WORD = re.compile(r"[a-z0-9]{4,}")
 
 
 def overlap_words(text: str) -> set[str]:
     """The distinct lowercase alphanumeric words of 4 or more characters in `text`."""
-    return set(_WORD.findall(text.lower()))
+    lowered = text.lower()
+    pattern = _ASCII_WORD if lowered.isascii() else _WORD
+    return set(pattern.findall(lowered))
 
 
 class WordIndex:
@@ -37,38 +42,39 @@ class WordIndex:
 
         vocabulary: dict[str, int] = {}
         add = vocabulary.setdefault
-        per_passage = [
-            [add(word, len(vocabulary)) for word in overlap_words(p.text)] for p in passages
-        ]
-        lengths = np.fromiter(map(len, per_passage), dtype=np.int64, count=len(per_passage))
-        total = int(lengths.sum())
-        word_ids = np.fromiter(chain.from_iterable(per_passage), dtype=np.int32, count=total)
-        del per_passage
-        owners = np.repeat(np.arange(len(passages), dtype=np.int32), lengths)
-        # Stable sort by word: each posting list keeps corpus order.
-        order = np.argsort(word_ids, kind="stable")
-        self._postings: NDArray[np.int32] = owners[order]
+        ids = array("q")  # (word id << 32 | passage), passage after passage
+        for number, passage in enumerate(passages):
+            words = overlap_words(passage.text)
+            ids.extend([add(word, len(vocabulary)) << 32 | number for word in words])
+        keys = np.frombuffer(ids, dtype=np.int64)  # a view: sorted in place
+        keys.sort()  # by word, then passage: each posting list in corpus order
+        # The same memory as (low, high) 32-bit halves: no temporary arrays.
+        halves = keys.view(np.int32).reshape(-1, 2)
+        low, high = (0, 1) if sys.byteorder == "little" else (1, 0)
         self._starts: NDArray[np.int64] = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(word_ids, minlength=len(vocabulary)), out=self._starts[1:])
-        self._passage_starts: NDArray[np.int64] = np.zeros(len(passages) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self._passage_starts[1:])
-        self._word_ids = word_ids
+        np.cumsum(np.bincount(halves[:, high], minlength=len(vocabulary)), out=self._starts[1:])
+        self._postings: NDArray[np.int32] = halves[:, low].copy()
+        del keys, halves, ids
         self._vocabulary = vocabulary
         self.size = len(passages)
+        self._passages = passages
 
     def _scores(self, ids: Any) -> NDArray[np.int64]:
         import numpy as np
 
         if len(ids) == 0:
             return np.zeros(self.size, dtype=np.int64)
-        starts, ends = self._starts[ids], self._starts[np.asarray(ids) + 1]
-        hits = np.concatenate([self._postings[s:e] for s, e in zip(starts, ends, strict=True)])
+        ids = np.asarray(ids, dtype=np.int64)
+        starts, ends = self._starts[ids], self._starts[ids + 1]
+        sizes = ends - starts
+        # the positions of every posting of every query word, without a Python loop
+        offsets = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+        hits = self._postings[offsets + np.arange(int(sizes.sum()))]
         return np.bincount(hits, minlength=self.size)
 
     def passage_scores(self, passage: int) -> NDArray[np.int64]:
         """Words shared by passage `passage` with every passage (itself included)."""
-        start, end = self._passage_starts[passage], self._passage_starts[passage + 1]
-        return self._scores(self._word_ids[start:end])
+        return self.text_scores(self._passages[passage].text)
 
     def text_scores(self, text: str) -> NDArray[np.int64]:
         """Words shared by `text` with every passage."""

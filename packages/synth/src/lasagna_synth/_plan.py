@@ -13,13 +13,13 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker, check_chunking, chunk_documents
-from lasagna_synth._corpus import Corpus, Passage
+from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker, check_chunking, chunk_document
+from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
-from lasagna_synth._loading import load_corpus, supported_suffixes
+from lasagna_synth._loading import iter_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
 from lasagna_synth._overlap import WordIndex
 
@@ -54,7 +54,9 @@ class PlanItem:
 class Plan:
     """Everything decided before any LLM call. Build it with `plan(...)`."""
 
-    corpus: Corpus
+    root: str
+    documents: tuple[DocumentInfo, ...]  # the documents read, in corpus order
+    skipped: tuple[Skipped, ...]  # the files left out, with the reason
     passages: tuple[Passage, ...]
     chunker: Chunker
     chunk_words: int
@@ -137,22 +139,36 @@ def plan(
     check_chunking(chunker, chunk_words)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise SynthUsageError(f"the seed must be a whole number, got {seed!r}")
-    loaded = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-    if not loaded.documents:
+    # Documents are chunked as they are read, so that only the passages stay in memory.
+    entries: Iterable[Document | Skipped]
+    if isinstance(corpus, Corpus):
+        root, entries = corpus.root, (*corpus.documents, *corpus.skipped)
+    else:
+        root, entries = os.fspath(corpus), iter_corpus(corpus)
+    documents: list[DocumentInfo] = []
+    skipped: list[Skipped] = []
+    chunks: list[Passage] = []
+    for entry in entries:
+        if isinstance(entry, Skipped):
+            skipped.append(entry)
+            continue
+        documents.append(DocumentInfo(entry.id, entry.kind))
+        chunks.extend(chunk_document(entry, chunker, chunk_words))
+    if not documents:
         found = (
-            f"{len(loaded.skipped)} file(s), all skipped (first: {loaded.skipped[0].path}: "
-            f"{loaded.skipped[0].reason})"
-            if loaded.skipped
+            f"{len(skipped)} file(s), all skipped (first: {skipped[0].path}: {skipped[0].reason})"
+            if skipped
             else "no files"
         )
         raise SynthError(
-            f"no readable document in {loaded.root}: found {found}; expected files of type "
+            f"no readable document in {root}: found {found}; expected files of type "
             f"{', '.join(supported_suffixes())}"
         )
-    passages = tuple(chunk_documents(loaded.documents, chunker, chunk_words))
+    passages = tuple(chunks)
+    del chunks
     if not passages:
         raise SynthError(
-            f"no passage in {loaded.root}: the {len(loaded.documents)} readable document(s) "
+            f"no passage in {root}: the {len(documents)} readable document(s) "
             f"are all shorter than a passage (20 words); add longer documents"
         )
     counts = parsed_mix.counts(n)
@@ -197,7 +213,9 @@ def plan(
         for position, (question_type, chosen, use) in enumerate(unordered, start=1)
     )
     return Plan(
-        corpus=loaded,
+        root=root,
+        documents=tuple(documents),
+        skipped=tuple(skipped),
         passages=passages,
         chunker=chunker,
         chunk_words=chunk_words,

@@ -66,20 +66,20 @@ CHECKER_SYSTEM = (
 )
 
 _FACTOID = (
-    "Passage from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
+    "Passage from {doc_1}:\n{passage_1}\n\n"
     "Write one factoid question that this passage answers with a short fact: a name, a "
     "number, a date, a place or a short phrase. The answer must be stated in the passage; "
     "give it as it is written there, in a few words.{variation}"
 )
 _MULTIHOP = (
-    "Passage 1, from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
-    "Passage 2, from {doc_2}:\n<passage>\n{passage_2}\n</passage>\n\n"
+    "Passage 1, from {doc_1}:\n{passage_1}\n\n"
+    "Passage 2, from {doc_2}:\n{passage_2}\n\n"
     "Write one question whose answer needs a fact from passage 1 and a fact from passage 2: "
     "neither passage alone may be enough to answer it. The answer must follow from the two "
     "passages together; give it in a few words.{variation}"
 )
 _UNANSWERABLE = (
-    "Passage from {doc_1}:\n<passage>\n{passage_1}\n</passage>\n\n"
+    "Passage from {doc_1}:\n{passage_1}\n\n"
     "Write one question on the subject of this passage that a reader of it would plausibly "
     "ask, but that the passage does not answer: it must neither state nor imply the answer. "
     "Do not ask about something the passage says is unknown.{variation}"
@@ -102,6 +102,11 @@ _VARIATION = (
 )
 
 
+def passage_block(text: str) -> str:
+    """How every prompt shows a passage; always right after a line break."""
+    return f"<passage>\n{text}\n</passage>"
+
+
 @dataclass(frozen=True)
 class PromptSpec:
     """The templates and schemas of one question type."""
@@ -116,6 +121,7 @@ class PromptSpec:
     def sha256(self) -> str:
         parts = {
             "id": self.id,
+            "passage": passage_block("{text}"),
             "write": [WRITER_SYSTEM, self.write_template],
             "write_schema": self.write_schema.model_json_schema(),
             "check": [CHECKER_SYSTEM, self.check_template],
@@ -143,7 +149,7 @@ def write_messages(
     fields = {"variation": _VARIATION.format(use=use) if use > 1 else ""}
     for i, passage in enumerate(passages, start=1):
         fields[f"doc_{i}"] = passage.doc_id
-        fields[f"passage_{i}"] = passage.text
+        fields[f"passage_{i}"] = passage_block(passage.text)
     user = PROMPTS[question_type].write_template.format(**fields)
     return [{"role": "system", "content": WRITER_SYSTEM}, {"role": "user", "content": user}]
 
@@ -156,7 +162,7 @@ def check_messages(
 ) -> list[Message]:
     """The messages checking a written question against the passages it is judged on."""
     shown = "\n\n".join(
-        f"Passage {i}, from {p.doc_id}:\n<passage>\n{p.text}\n</passage>"
+        f"Passage {i}, from {p.doc_id}:\n{passage_block(p.text)}"
         for i, p in enumerate(passages, start=1)
     )
     user = PROMPTS[question_type].check_template.format(
