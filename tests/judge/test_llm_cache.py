@@ -245,3 +245,25 @@ def test_the_default_cache_lives_in_the_user_cache_dir(
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_path() == tmp_path / "lasagna" / "llm-cache.sqlite"
+
+
+def test_credentials_in_a_base_url_are_not_repeated_in_errors() -> None:
+    with FakeLLMServer() as server:
+        port = server.port  # closed once the server stops
+
+    async def go() -> LLMCallError:
+        llm = make_llm(
+            "openai/m",
+            base_url=f"http://user:{SECRET}@127.0.0.1:{port}/v1",
+            cache=False,
+            retry_policy=FAST,
+            max_retries=0,
+        )
+        async with llm:
+            with pytest.raises(LLMCallError) as caught:
+                await llm.complete(USER)
+            return caught.value
+
+    error = asyncio.run(go())
+    assert f"cannot connect to http://127.0.0.1:{port}" in str(error)
+    assert SECRET not in str(error) and "user" not in str(error)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 WireErrorKind = Literal["timeout", "connect", "network"]
 
@@ -40,6 +41,16 @@ class WireError(Exception):
     def __init__(self, kind: WireErrorKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of a URL, without any user:password@ it may carry."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # IPv6
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
 
 
 _DROPPED = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -75,7 +86,7 @@ class AiohttpSender:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=request.timeout, sock_read=request.timeout
         )
-        origin = "/".join(request.url.split("/")[:3])  # scheme://host:port
+        origin = _origin(request.url)
         try:
             async with session.request(
                 request.method,
