@@ -46,6 +46,7 @@ def test_all_is_pinned() -> None:
             "TrackSupport",
             "benchmark_names",
             "chunk_documents",
+            "corpus_to_documents",
             "dataset_name",
             "document_to_passage",
             "estimate",

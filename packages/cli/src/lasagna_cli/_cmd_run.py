@@ -142,6 +142,53 @@ def run(
         str | None,
         typer.Option("--retrieval-instruction", help="NAME: text put before each query."),
     ] = None,
+    predictions: Annotated[
+        str | None,
+        typer.Option(
+            "--predictions",
+            help="Score outputs made elsewhere: a JSONL file of {id, answer?, retrieved?} "
+            "rows (retrieved: document ids or passage texts, best first).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="--predictions: questions without a (single) prediction are counted and "
+            "reported, not scored; unknown ids are ignored.",
+        ),
+    ] = False,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            help="Benchmark your own system: package.module:attr (a function, async or not; "
+            "a LangChain retriever or runnable; or a factory returning one) or an "
+            "http(s):// endpoint taking {question, id, top_k} and replying {answer, retrieved}.",
+            show_default=False,
+        ),
+    ] = None,
+    system_timeout: Annotated[
+        float | None,
+        typer.Option("--system-timeout", help="http --system: seconds per attempt [default: 60]."),
+    ] = None,
+    system_retries: Annotated[
+        int | None,
+        typer.Option(
+            "--system-retries",
+            help="http --system: retries on 408/429/5xx, timeouts and connection errors, with "
+            "backoff [default: 3].",
+        ),
+    ] = None,
+    system_headers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-header",
+            help="http --system: 'Name: value' sent with each request (${VAR} is read from the "
+            "environment; values are never recorded); repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
 
@@ -170,6 +217,16 @@ def run(
     ):
         return
     with user_errors():
+        from lasagna_cli._systems._spec import spec_from_flags
+
+        system_spec = spec_from_flags(
+            system=system,
+            predictions=predictions,
+            allow_missing=allow_missing,
+            timeout=system_timeout,
+            retries=system_retries,
+            headers=system_headers or [],
+        )
         from lasagna_cli._run_config import (
             Flags,
             config_from_path,
@@ -192,6 +249,7 @@ def run(
             filters=parse_filter_flags(filters or []),
             concurrency=concurrency,
             drop_unknown_judgments=drop_unknown_judgments,
+            system=system_spec,
         )
         config = (
             config_from_sweep(path, flags) if is_sweep_file(path) else config_from_path(path, flags)
@@ -204,6 +262,13 @@ def run(
         outcome = run_benchmarks(config, out, resume=resume)
         print_leaderboard(outcome.results["results"])
         typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
+        missing = sum(r["counts"].get("missing", 0) for r in outcome.results["results"])
+        if missing:
+            typer.echo(
+                f"{missing} question(s) had no prediction (--allow-missing): counted as missing "
+                "in results.json, not scored",
+                err=True,
+            )
         not_scored = sum(
             r["counts"]["failed"] + r["counts"]["not_run"] for r in outcome.results["results"]
         )

@@ -83,6 +83,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             for _, heading in columns:
                 table.add_column(heading, justify="right")
             table.add_column("failed", justify="right")
+            with_missing = any(r["counts"].get("missing") for r in members)
+            if with_missing:
+                table.add_column("missing", justify="right")
             for result in sorted(members, key=lambda r: _sort_value(r, track), reverse=True):
                 row = [result["setup"]["name"]]
                 for metric, _ in columns:
@@ -90,6 +93,8 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
                     row.append(_cell(cell[1]) if cell else "-")
                 counts = result["counts"]
                 row.append(str(counts["failed"] + counts["not_run"]))
+                if with_missing:
+                    row.append(str(counts.get("missing", 0)))
                 table.add_row(*row)
             caption = f"comparability key {key[:12]}; ± the 95% bootstrap interval (wider side)"
             if members[0].get("varied"):

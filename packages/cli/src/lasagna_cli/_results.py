@@ -29,6 +29,11 @@ RESAMPLES = 1000
 
 def retriever_settings(planned: PlannedSetup) -> dict[str, Any] | None:
     """Everything that decides a setup's rankings, or None when it retrieves nothing."""
+    if planned.setup.system is not None:
+        # The user's system ranks for itself: only the depth of recall@k and hit@k is ours.
+        if "retrieval" not in planned.tracks:
+            return None
+        return {"method": "system", "top_k": planned.setup.retriever.top_k}
     if not planned.needs_retrieval:
         return None
     from lasagna_cli._retrieval import Analyzer
@@ -141,7 +146,13 @@ def summarize_result(
     """One (benchmark, setup): its metrics, counts and per-query records."""
     fixed = held_fixed(bench, planned, varied, judge)
     finished = {t.row.id: records.get(str(t.path)) for t in tasks}
-    ok = {rid: r for rid, r in finished.items() if r is not None and r.get("error") is None}
+    # A question a predictions file leaves out (--allow-missing) is counted, never scored.
+    missing = sum(1 for r in finished.values() if r is not None and r.get("missing") is not None)
+    ok = {
+        rid: r
+        for rid, r in finished.items()
+        if r is not None and r.get("error") is None and r.get("missing") is None
+    }
     failed = sum(1 for r in finished.values() if r is not None and r.get("error") is not None)
     metrics: dict[str, Any] = {}
     if "retrieval" in planned.tracks:
@@ -168,6 +179,22 @@ def summarize_result(
                     usage.setdefault("judge_output_tokens", 0)
                     usage["judge_input_tokens"] += section["judge"]["input_tokens"]
                     usage["judge_output_tokens"] += section["judge"]["output_tokens"]
+    counts = {
+        "questions": len(tasks),
+        "scored": len(ok),
+        "failed": failed,
+        "not_run": len(tasks) - len(ok) - failed - missing,
+    }
+    setup: dict[str, Any] = {
+        "name": planned.setup.name,
+        "tracks": list(planned.tracks),
+        "generation_mode": planned.generation_mode,
+        "generator": planned.setup.generator,
+        "retriever": retriever_settings(planned),
+    }
+    if planned.setup.system is not None:
+        counts["missing"] = missing
+        setup["system"] = dict(planned.system or planned.setup.system.describe())
     return {
         "dataset": {
             "name": bench.name,
@@ -181,22 +208,11 @@ def summarize_result(
             "sample_ids_sha256": bench.sample_ids_sha256,
             "notes": list(bench.data.notes),
         },
-        "setup": {
-            "name": planned.setup.name,
-            "tracks": list(planned.tracks),
-            "generation_mode": planned.generation_mode,
-            "generator": planned.setup.generator,
-            "retriever": retriever_settings(planned),
-        },
+        "setup": setup,
         "comparability_key": comparability_key(fixed),
         "held_fixed": fixed,
         "varied": list(varied),
-        "counts": {
-            "questions": len(tasks),
-            "scored": len(ok),
-            "failed": failed,
-            "not_run": len(tasks) - len(ok) - failed,
-        },
+        "counts": counts,
         "metrics": metrics,
         "usage": usage,
         "per_query": [_per_query(t, finished[t.row.id]) for t in tasks],
@@ -212,11 +228,17 @@ def _per_query(task: Task, record: Mapping[str, Any] | None) -> dict[str, Any]:
         entry["status"] = "failed"
         entry["error"] = record["error"]
         return entry
+    if record.get("missing") is not None:
+        entry["status"] = "missing"
+        entry["missing"] = record["missing"]
+        return entry
     entry["status"] = "scored"
     if "retrieval" in record:
         entry["judgments"] = dict(task.row.judgments)
         entry["ranking"] = record["retrieval"]["ranking"]
         entry["metrics"] = record["retrieval"]["metrics"]
+        if record["retrieval"].get("unmatched"):
+            entry["unmatched"] = record["retrieval"]["unmatched"]
     for track in ("generation", "closed-book"):
         section = record.get(track)
         if section:

@@ -18,6 +18,10 @@
       - name: rag-smollm2
         generator: local/smollm2
         tracks: [retrieval, generation]
+      - name: my-rag                 # your own system (see `_systems`): a callable,
+        system: my_rag.pipeline:answer   #   an http(s):// URL, or
+      - name: my-rag-offline         #   {predictions: preds.jsonl, allow_missing: true}
+        system: {predictions: preds.jsonl}
     tracks: [retrieval]              # optional defaults for every setup
     judge: {model: openai/gpt-4o-mini, rubric: binary}
     seed: 42
@@ -34,9 +38,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
+
+if TYPE_CHECKING:
+    from lasagna_cli._systems._spec import SystemSpec
 
 TRACK_NAMES = ("retrieval", "generation", "closed-book")
 PROFILES = ("speed",)
@@ -67,7 +74,7 @@ _BENCHMARK_KEYS = (
     "setups",
     "drop_unknown_judgments",
 )
-_SETUP_KEYS = ("name", "retriever", "generator", "tracks")
+_SETUP_KEYS = ("name", "retriever", "generator", "tracks", "system")
 _RETRIEVER_KEYS = ("top_k", "k1", "b", "variant", "stemmer", "stopwords")
 _JUDGE_KEYS = ("model", "rubric")
 
@@ -107,13 +114,15 @@ class RetrieverSpec:
 
 @dataclass(frozen=True)
 class Setup:
-    """One system under test: a retriever, and optionally a generator."""
+    """One system under test: a retriever, and optionally a generator; or the user's own
+    system (`system`), of whose retriever settings only `top_k` applies."""
 
     name: str
     retriever: RetrieverSpec = field(default_factory=RetrieverSpec)
     generator: str | None = None
     tracks: tuple[str, ...] | None = None
     """None: the tracks the data supports that this setup can run."""
+    system: SystemSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,8 @@ class Flags:
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     concurrency: int = 8
     drop_unknown_judgments: bool = False
+    system: SystemSpec | None = None
+    """The system --system or --predictions names, if any."""
 
 
 def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
@@ -270,12 +281,15 @@ def default_setup_name(flags: Flags) -> str:
 def config_from_path(path: str, flags: Flags) -> RunConfig:
     """One benchmark (a data file or BEIR folder) and one setup, from the flags."""
     _check_profile(flags.profile, "--profile")
-    setup = Setup(
-        name=default_setup_name(flags),
-        retriever=retriever_spec({}, "--top-k", RetrieverSpec(top_k=flags.top_k)),
-        generator=flags.generator,
-        tracks=flags.tracks,
-    )
+    if flags.system is not None:
+        setup = _system_setup(flags.system, None, flags.generator, flags.tracks, flags.top_k)
+    else:
+        setup = Setup(
+            name=default_setup_name(flags),
+            retriever=retriever_spec({}, "--top-k", RetrieverSpec(top_k=flags.top_k)),
+            generator=flags.generator,
+            tracks=flags.tracks,
+        )
     entry = BenchmarkEntry(
         path=Path(path),
         name=None,
@@ -295,6 +309,36 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         profile=flags.profile,
         concurrency=_check_positive(flags.concurrency, "--concurrency") or 1,
         source=path,
+    )
+
+
+def _system_setup(
+    system: SystemSpec,
+    name: str | None,
+    generator: str | None,
+    tracks: tuple[str, ...] | None,
+    top_k: int,
+    where: str = "--system",
+) -> Setup:
+    """A setup whose answers and rankings come from the user's system."""
+    from lasagna_cli._systems._spec import default_setup_name as system_name
+
+    if generator is not None:
+        raise usage(
+            f"{where}: a system answers by itself; --generator (or `generator:`) is for the "
+            "built-in BM25 setup. To compare both, list two setups in a sweep file"
+        )
+    if tracks is not None and "closed-book" in tracks:
+        raise usage(
+            f"{where}: closed-book is the built-in generator without passages; a system is "
+            "measured on the retrieval and generation tracks"
+        )
+    return Setup(
+        name=name or system_name(system),
+        retriever=retriever_spec({}, f"{where}: top_k", RetrieverSpec(top_k=top_k)),
+        generator=None,
+        tracks=tracks,
+        system=system,
     )
 
 
@@ -374,7 +418,7 @@ def config_from_sweep(path: str, flags: Flags) -> RunConfig:
     if not isinstance(rubric, str):
         raise usage(f"{label}: rubric: expected binary, scale or a rubric file, got {rubric!r}")
 
-    setups = _sweep_setups(data, label, base_retriever, generator, tracks)
+    setups = _sweep_setups(data, label, base_retriever, generator, tracks, flags.system, base_dir)
     names = [s.name for s in setups]
     benchmarks = _sweep_benchmarks(data, label, base_dir, flags, names)
     seed = data.get("seed", flags.seed)
@@ -401,11 +445,20 @@ def _sweep_setups(
     base_retriever: RetrieverSpec,
     generator: str | None,
     tracks: tuple[str, ...] | None,
+    system: SystemSpec | None = None,
+    base_dir: Path | None = None,
 ) -> list[Setup]:
     raw = data.get("setups")
     if raw is None:
+        if system is not None:
+            return [_system_setup(system, None, generator, tracks, base_retriever.top_k)]
         name = f"bm25-k{base_retriever.top_k}"
         return [Setup(name=name, retriever=base_retriever, generator=generator, tracks=tracks)]
+    if system is not None:
+        raise usage(
+            f"{label}: lists its setups, so {system.label} has no setup to go to; add it to "
+            "the file as a setup with `system:`"
+        )
     if not isinstance(raw, list) or not raw:
         raise usage(f"{label}: setups: expected a list of setups, each with a name")
     setups: list[Setup] = []
@@ -419,6 +472,9 @@ def _sweep_setups(
         where = f'{label}: setup "{name}"'
         if name in (s.name for s in setups):
             raise usage(f"{where}: the name is used twice; setups need distinct names")
+        if "system" in entry:
+            setups.append(_sweep_system_setup(entry, name, where, base_retriever, tracks, base_dir))
+            continue
         retriever = base_retriever
         if "retriever" in entry:
             retriever = retriever_spec(
@@ -434,6 +490,38 @@ def _sweep_setups(
             setup_tracks = parse_tracks(entry["tracks"], f"{where}.tracks")
         setups.append(Setup(name, retriever, setup_generator, setup_tracks))
     return setups
+
+
+def _sweep_system_setup(
+    entry: Mapping[str, Any],
+    name: str,
+    where: str,
+    base_retriever: RetrieverSpec,
+    tracks: tuple[str, ...] | None,
+    base_dir: Path | None,
+) -> Setup:
+    """A sweep setup with `system:`; its retriever settings may only give top_k."""
+    from lasagna_cli._systems._spec import spec_from_sweep
+
+    top_k = base_retriever.top_k
+    if "retriever" in entry:
+        values = _mapping(entry["retriever"], f"{where}.retriever")
+        other = [k for k in values if k != "top_k"]
+        if other:
+            raise usage(
+                f'{where}.retriever: "{other[0]}" is a BM25 setting; a system setup takes only '
+                "top_k (the depth of recall@k and hit@k)"
+            )
+        top_k = values.get("top_k", top_k)
+        _check_positive(top_k, f"{where}.retriever.top_k")
+    if "generator" in entry:
+        raise usage(
+            f"{where}: has both `system:` and `generator:`; a system answers by itself, so "
+            "make the generator a setup of its own"
+        )
+    setup_tracks = parse_tracks(entry["tracks"], f"{where}.tracks") if "tracks" in entry else tracks
+    system = spec_from_sweep(entry["system"], f"{where}.system", base_dir or Path.cwd())
+    return _system_setup(system, name, None, setup_tracks, top_k, f"{where}.system")
 
 
 def _filters(value: object, where: str) -> dict[str, tuple[str, ...]]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
 from lasagna_cli._run_config import BenchmarkEntry, RunConfig, Setup
@@ -27,10 +27,18 @@ class PlannedSetup:
     setup: Setup
     tracks: tuple[str, ...]
     generation_mode: str | None
-    """"rag" (answers from the top-k passages) or "closed-book"; None without generation."""
+    """"rag" (answers from the top-k passages), "closed-book", or "system" (the user's
+    system answers); None without generation."""
+    system: Mapping[str, Any] | None = None
+    """The user's system as results describe it (no secrets); set once it is loaded."""
+    system_identity: Mapping[str, Any] | None = None
+    """What decides the system's outputs, for task fingerprints."""
 
     @property
     def needs_retrieval(self) -> bool:
+        """Whether the built-in BM25 retriever runs (a system retrieves for itself)."""
+        if self.setup.system is not None:
+            return False
         return "retrieval" in self.tracks or self.generation_mode == "rag"
 
 
@@ -110,6 +118,8 @@ def plan_tracks(
     entry: BenchmarkEntry, data: BenchmarkData, name: str, setup: Setup
 ) -> PlannedSetup:
     """The tracks one setup runs on one benchmark; refused with reason and fix if impossible."""
+    if setup.system is not None:
+        return _plan_system_tracks(entry, data, name, setup)
     support = data.track_support()
     supported = [t for t, s in support.items() if s.supported]
     if setup.tracks is not None:
@@ -155,6 +165,34 @@ def plan_tracks(
     mode = None
     if "generation" in tracks:
         mode = "rag" if data.corpus else "closed-book"
+    return PlannedSetup(setup=setup, tracks=tuple(tracks), generation_mode=mode)
+
+
+def _plan_system_tracks(
+    entry: BenchmarkEntry, data: BenchmarkData, name: str, setup: Setup
+) -> PlannedSetup:
+    """A system's tracks as far as the data goes; what the system returns narrows them
+    once it is loaded (`_systems._run.settle_systems`)."""
+    support = data.track_support()
+    possible = [t for t in ("retrieval", "generation") if support[t].supported]
+    if setup.tracks is not None:
+        for track in setup.tracks:
+            found = support[track]  # type: ignore[index]
+            if not found.supported:
+                others = f"; or run --tracks {','.join(possible)}" if possible else ""
+                raise _refuse(
+                    entry,
+                    name,
+                    setup,
+                    f"cannot run the {track} track: {found.reason}. Fix: {found.fix}{others}",
+                )
+        tracks = setup.tracks
+    else:
+        tracks = tuple(possible)
+        if not tracks:
+            why = "; ".join(f"{t}: {support[t].reason}" for t in ("retrieval", "generation"))
+            raise _refuse(entry, name, setup, f"no track to run: nothing can be measured ({why})")
+    mode = "system" if "generation" in tracks else None
     return PlannedSetup(setup=setup, tracks=tuple(tracks), generation_mode=mode)
 
 

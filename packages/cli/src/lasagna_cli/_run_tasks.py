@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from lasagna_cli._run_plan import PlannedBenchmark, PlannedSetup, task_path
 
 if TYPE_CHECKING:
     from lasagna_cli._run_config import RetrieverSpec
+    from lasagna_cli._systems._run import SystemState
     from lasagna_judge import LLM, Rubric
     from lasagna_synth import BenchmarkRow
 
@@ -54,7 +55,7 @@ def fingerprint(
     from lasagna_cli._generation import prompt_sha256
 
     setup = planned.setup
-    blob = {
+    blob: dict[str, Any] = {
         "dataset": bench.name,
         "revision": bench.data.revision,
         "split": bench.split,
@@ -69,6 +70,9 @@ def fingerprint(
         "prompt_sha256": prompt_sha256(),
         "metrics_version": metrics_version(),
     }
+    if planned.system_identity is not None:  # only then: BM25 tasks keep their fingerprints
+        blob["system"] = dict(planned.system_identity)
+        blob["top_k"] = setup.retriever.top_k
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
@@ -151,6 +155,8 @@ class TaskContext:
     rubric: Rubric | None
     bench_index: dict[int, int]
     """id(PlannedBenchmark) -> its position in the plan (rankings are keyed by position)."""
+    systems: SystemState | None = field(default=None)
+    """The user's systems under test, when a setup has one."""
 
 
 async def run_task(task: Task, ctx: TaskContext) -> dict[str, Any]:
@@ -169,6 +175,21 @@ async def run_task(task: Task, ctx: TaskContext) -> dict[str, Any]:
         "error": None,
     }
     passages: list[str] | None = None
+    if planned.setup.system is not None:
+        from lasagna_cli._systems._run import system_sections
+
+        assert ctx.systems is not None
+        record.update(
+            await system_sections(
+                task,
+                ctx.bench_index[id(bench)],
+                ctx.systems,
+                judge=ctx.judge,
+                rubric=ctx.rubric,
+            )
+        )
+        write_json_atomic(task.path, record)
+        return record
     if planned.needs_retrieval:
         key = (ctx.bench_index[id(bench)], spec.index_key(), row.id)
         ranking = ctx.rankings[key][: spec.depth]

@@ -28,6 +28,7 @@ from lasagna_cli._run_tasks import Task, TaskContext, is_done, make_tasks, run_t
 
 if TYPE_CHECKING:
     from lasagna_cli._retrieval import BM25Index
+    from lasagna_cli._systems._run import SystemState
     from lasagna_judge import LLM, Rubric
 
 MANIFEST_FORMAT = "lasagna-run-manifest/1"
@@ -87,6 +88,7 @@ def manifest(
                         "name": p.setup.name,
                         "tracks": list(p.tracks),
                         "generation_mode": p.generation_mode,
+                        **({"system": dict(p.system_identity)} if p.system_identity else {}),
                     }
                     for p in b.setups
                 ],
@@ -96,9 +98,14 @@ def manifest(
         "setups": [
             {
                 "name": s.name,
-                "retriever": s.retriever.to_dict(),
+                # A system ranks for itself: of the retriever settings only top_k applies.
+                "retriever": s.retriever.to_dict()
+                if s.system is None
+                else {"top_k": s.retriever.top_k},
                 "generator": s.generator,
                 "tracks": list(s.tracks) if s.tracks else None,
+                # Present only for a system: the built-in setups keep their config hash.
+                **({"system": s.system.describe()} if s.system is not None else {}),
             }
             for s in config.setups
         ],
@@ -224,6 +231,24 @@ async def _execute(
 
 
 def run_benchmarks(config: RunConfig, out: Path, *, resume: bool) -> RunOutcome:
+    # One event loop for the whole run: a user's system (an async factory's client, an
+    # HTTP session) is made while settling the tracks and used by the tasks after.
+    with asyncio.Runner() as loop:
+        opened: list[SystemState] = []
+        try:
+            return _run_benchmarks(config, out, resume, loop, opened)
+        finally:
+            for state in opened:
+                loop.run(state.aclose())
+
+
+def _run_benchmarks(
+    config: RunConfig,
+    out: Path,
+    resume: bool,
+    loop: asyncio.Runner,
+    opened: list[SystemState],
+) -> RunOutcome:
     from lasagna_cli._store import read_json, remove_stale_temp_files, write_json_atomic
 
     rubric: Rubric | None = None
@@ -237,6 +262,13 @@ def run_benchmarks(config: RunConfig, out: Path, *, resume: bool) -> RunOutcome:
     plan = build_plan(config)
     check_output_folder(out, resume)
     judge = _judge_info(config, rubric)
+    systems: SystemState | None = None
+    if any(p.setup.system is not None for b in plan for p in b.setups):
+        from lasagna_cli._systems._run import SystemState, settle_systems
+
+        systems = SystemState()
+        opened.append(systems)
+        plan = loop.run(settle_systems(plan, config.concurrency, systems))
     out.mkdir(parents=True, exist_ok=True)
     removed = remove_stale_temp_files(out)
     if removed:
@@ -257,7 +289,8 @@ def run_benchmarks(config: RunConfig, out: Path, *, resume: bool) -> RunOutcome:
     for model in dict.fromkeys(t.planned.setup.generator for t in needs_model):
         assert model is not None
         generators[model] = _make_llm(model, config.concurrency, "--generator")
-    if config.judge is not None and needs_model:
+    answers = [t for t in pending if t.planned.generation_mode or "closed-book" in t.planned.tracks]
+    if config.judge is not None and answers:
         judge_llm = _make_llm(config.judge, config.concurrency, "--judge")
 
     ctx = TaskContext(
@@ -266,10 +299,9 @@ def run_benchmarks(config: RunConfig, out: Path, *, resume: bool) -> RunOutcome:
         judge=judge_llm,
         rubric=rubric,
         bench_index={id(b): i for i, b in enumerate(plan)},
+        systems=systems,
     )
-    done, failed = asyncio.run(
-        _execute(pending, ctx, config.concurrency, finished_before, len(tasks))
-    )
+    done, failed = loop.run(_execute(pending, ctx, config.concurrency, finished_before, len(tasks)))
 
     from lasagna_cli._results import build_results
 

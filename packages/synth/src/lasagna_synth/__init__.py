@@ -32,7 +32,11 @@ from lasagna_synth._estimate import Estimate, estimate
 from lasagna_synth._formats import CSV_CONTEXT_SEPARATOR, load_data
 from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
 from lasagna_synth._jsonl import write_jsonl
-from lasagna_synth._langchain import document_to_passage, passage_to_document
+from lasagna_synth._langchain import (
+    corpus_to_documents,
+    document_to_passage,
+    passage_to_document,
+)
 from lasagna_synth._loading import iter_corpus, load_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
 from lasagna_synth._naming import dataset_name, passage_id
@@ -78,6 +82,7 @@ __all__ = [
     "TrackSupport",
     "benchmark_names",
     "chunk_documents",
+    "corpus_to_documents",
     "dataset_name",
     "document_to_passage",
     "estimate",

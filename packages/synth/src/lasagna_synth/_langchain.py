@@ -1,8 +1,10 @@
 """Passages to and from `langchain_core.documents.Document`, so that a LangChain retriever
-can index the same passages a question set was written from."""
+can index the same passages a question set was written from, or the corpus a benchmark
+searches (and then be benchmarked by `lasagna benchmark run --system`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from lasagna_synth._corpus import Passage
@@ -10,6 +12,8 @@ from lasagna_synth._errors import SynthError
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document as LangChainDocument
+
+    from lasagna_synth._rows import BenchmarkData
 
 
 def passage_to_document(passage: Passage) -> LangChainDocument:
@@ -45,3 +49,16 @@ def document_to_passage(document: LangChainDocument) -> Passage:
         tail = passage_id.rpartition("#")[2]
         index = int(tail) if tail.isdigit() else 0
     return Passage(passage_id, str(doc_id), int(index), document.page_content)
+
+
+def corpus_to_documents(corpus: BenchmarkData | Mapping[str, str]) -> list[LangChainDocument]:
+    """A benchmark's corpus (`load_data(...)`, or its `{doc_id: text}`) as LangChain
+    Documents in corpus order: `id` and `metadata["doc_id"]` are the corpus id, so the
+    runner scores a retriever over them by id, with no text matching."""
+    from langchain_core.documents import Document
+
+    texts = corpus if isinstance(corpus, Mapping) else corpus.corpus
+    return [
+        Document(id=doc_id, page_content=text, metadata={"doc_id": doc_id})
+        for doc_id, text in texts.items()
+    ]

@@ -1,0 +1,147 @@
+"""`--system http://host:port/path`: a system behind an HTTP endpoint.
+
+The contract (README, "Benchmark your own system"): lasagna POSTs, per question,
+
+    {"question": "...", "id": "q01", "top_k": 10}          Content-Type: application/json
+
+and expects 200 with a JSON body in any shape a Python system may return, usually
+
+    {"answer": "...", "retrieved": ["doc-id or passage text", ...]}
+
+- Up to `--concurrency` requests are in flight (one connection each, kept alive).
+- Each attempt has `--system-timeout` seconds (default 60) for the whole exchange.
+- 408, 429 and 5xx replies, timeouts and connection errors are retried up to
+  `--system-retries` times (default 3), with exponential backoff and full jitter; a
+  Retry-After header (seconds or an HTTP date) sets the least wait, at most 60 s.
+- Any other 4xx is final at once (retrying a bad request cannot help), and so is a 2xx
+  body that is not JSON.
+- A question whose last attempt fails is recorded as that item's error, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli._systems._errors import SystemFailure, SystemOutputError
+from lasagna_cli._systems._spec import SystemSpec, redact_url
+
+if TYPE_CHECKING:
+    import aiohttp
+
+MAX_RETRY_AFTER = 60.0
+MAX_BACKOFF = 10.0
+
+
+def is_retryable(status: int) -> bool:
+    return status in (408, 429) or status >= 500
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
+    """A Retry-After header: seconds, or an HTTP date (a past date means 0)."""
+    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        return max(0.0, when.timestamp() - now)
+    return seconds if 0 <= seconds < float("inf") else None
+
+
+def _snippet(body: bytes) -> str:
+    text = " ".join(body.decode("utf-8", "replace").split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+class HttpSystem:
+    """POSTs each question to the endpoint, with retries; the JSON reply is the output."""
+
+    kind = "http"
+
+    def __init__(self, spec: SystemSpec, concurrency: int, *, seed: int | None = None) -> None:
+        self.spec = spec
+        self.url = spec.target
+        self.shown = redact_url(spec.target)
+        self._concurrency = concurrency
+        self._session: aiohttp.ClientSession | None = None
+        self._rng = random.Random(seed)
+        self.attempts = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"adapter": "http"}
+
+    def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._concurrency),
+                timeout=aiohttp.ClientTimeout(total=self.spec.timeout),
+                headers=dict(self.spec.headers),
+            )
+        return self._session
+
+    def _backoff(self, retry: int) -> float:
+        """Full jitter: uniform in [0, min(MAX_BACKOFF, backoff * 2**retry)]."""
+        return self._rng.uniform(0.0, min(MAX_BACKOFF, self.spec.backoff * 2.0 ** min(retry, 32)))
+
+    async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
+        body = json.dumps({"question": question, "id": row["id"], "top_k": top_k}).encode()
+        attempts = self.spec.retries + 1
+        problem = ""
+        for attempt in range(attempts):
+            status, reply, wait = await self._attempt(body)
+            if status is not None and 200 <= status < 300:
+                try:
+                    return json.loads(reply)
+                except ValueError:
+                    raise SystemOutputError(
+                        f"{self.shown} replied {status} with a body that is not JSON: "
+                        f"{_snippet(reply)!r}"
+                    ) from None
+            if status is not None and not is_retryable(status):
+                raise SystemFailure(f"HTTP {status} from {self.shown}: {_snippet(reply)}")
+            problem = f"HTTP {status}: {_snippet(reply)}" if status is not None else reply.decode()
+            if attempt + 1 < attempts:
+                delay = self._backoff(attempt)
+                if wait is not None:
+                    delay = max(delay, min(wait, MAX_RETRY_AFTER))
+                await asyncio.sleep(delay)
+        tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+        raise SystemFailure(f"{self.shown}: {problem} (after {tries})")
+
+    async def _attempt(self, body: bytes) -> tuple[int | None, bytes, float | None]:
+        """(status, body, Retry-After) of one request; status None for a transport failure,
+        with the reason as the body."""
+        import aiohttp
+
+        self.attempts += 1
+        try:
+            async with self._client().post(
+                self.url, data=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                reply = await response.read()
+                wait = retry_after_seconds(response.headers, time.time())
+                return response.status, reply, wait
+        except TimeoutError:
+            return None, f"no reply within {self.spec.timeout:g} s".encode(), None
+        except aiohttp.ClientError as exc:
+            reason = str(exc) or type(exc).__name__
+            return None, f"cannot reach the endpoint ({reason})".encode(), None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None

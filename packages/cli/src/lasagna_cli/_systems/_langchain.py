@@ -1,0 +1,67 @@
+"""LangChain objects as systems under test: a `BaseRetriever` on the retrieval track, any
+other `Runnable` on the generation track (and on retrieval when its output carries the
+documents it used, as `context`).
+
+LangChain is imported only when the object given is one: an object from a module that
+never imported langchain_core cannot be a LangChain object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from lasagna_cli._systems._callable import failure_text
+from lasagna_cli._systems._errors import SystemFailure
+
+
+class _LangChainSystem:
+    kind = "langchain runnable"
+
+    def __init__(self, runnable: Any, target: str) -> None:
+        self._runnable = runnable
+        self.target = target
+
+    def describe(self) -> dict[str, Any]:
+        return {"adapter": self.kind, "class": type(self._runnable).__name__}
+
+    async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
+        try:
+            return await self._runnable.ainvoke(question)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise SystemFailure(f"{self.target} raised {failure_text(exc)}") from exc
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RetrieverSystem(_LangChainSystem):
+    """`retriever.ainvoke(question)`: its Documents, best first, are the ranking."""
+
+    kind = "langchain retriever"
+
+    async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
+        documents = await super().ask(question, row, top_k)
+        # A list means "a ranking only", so a retriever never counts as answering.
+        return list(documents) if isinstance(documents, list | tuple) else documents
+
+
+class RunnableSystem(_LangChainSystem):
+    """`runnable.ainvoke(question)`: a string, a message, or {"answer", "context"}."""
+
+
+def langchain_system(obj: object, target: str) -> _LangChainSystem | None:
+    if "langchain_core" not in sys.modules:
+        return None
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable
+
+    if isinstance(obj, BaseRetriever):
+        return RetrieverSystem(obj, target)
+    if isinstance(obj, Runnable):
+        return RunnableSystem(obj, target)
+    return None
