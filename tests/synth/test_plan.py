@@ -188,3 +188,18 @@ def test_passages_are_what_the_chunker_made(make: type) -> None:
     p = plan(corpus_of({"a.md": make.words(450)}), n=2, mix="factoid=1", chunk_words=200)
     assert [q.id for q in p.passages] == ["a.md#0", "a.md#1", "a.md#2"]
     assert all(isinstance(q, Passage) for q in p.passages)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=200),
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+    )
+)
+def test_index_words_are_the_rule_words(text: str) -> None:
+    from lasagna_synth._overlap import _word_keys, overlap_words
+
+    words = overlap_words(text)
+    assert words == set(re.findall(r"[^\W_]{4,}", text.lower()))
+    assert _word_keys(text) == {w.encode() for w in words}

@@ -117,8 +117,8 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
         "tokenizer over the filled prompts and schemas"
     )
     lines.append(
-        "            (checks counted without the question they will quote; unanswerable "
-        "checks with the source passage's nearest passages)"
+        "            (checks without the question they will quote; unanswerable checks with "
+        "the source's nearest passages)"
     )
     lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
     cost = estimate.max_cost_usd

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 import sys
 from array import array
+from collections import defaultdict
 from collections.abc import Sequence
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from lasagna_synth._corpus import Passage
@@ -23,15 +25,21 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 _WORD = re.compile(r"[^\W_]{4,}")
-# For ASCII text, the same words with a cheaper character class.
-_ASCII_WORD = re.compile(r"[a-z0-9]{4,}")
+# For ASCII text, the same words as bytes.
+_ASCII_WORD = re.compile(rb"[a-z0-9]{4,}")
 
 
 def overlap_words(text: str) -> set[str]:
     """The distinct lowercase alphanumeric words of 4 or more characters in `text`."""
-    lowered = text.lower()
-    pattern = _ASCII_WORD if lowered.isascii() else _WORD
-    return set(pattern.findall(lowered))
+    return set(_WORD.findall(text.lower()))
+
+
+def _word_keys(text: str) -> set[bytes]:
+    """`overlap_words(text)`, UTF-8 encoded: ASCII text (the common case) is then searched
+    as bytes, which the regex engine does faster than str."""
+    if text.isascii():
+        return set(_ASCII_WORD.findall(text.encode("ascii").lower()))
+    return {word.encode() for word in _WORD.findall(text.lower())}
 
 
 class WordIndex:
@@ -40,21 +48,32 @@ class WordIndex:
     def __init__(self, passages: Sequence[Passage]) -> None:
         import numpy as np
 
-        vocabulary: dict[str, int] = {}
-        add = vocabulary.setdefault
-        ids = array("q")  # (word id << 32 | passage), passage after passage
-        for number, passage in enumerate(passages):
-            words = overlap_words(passage.text)
-            ids.extend([add(word, len(vocabulary)) << 32 | number for word in words])
-        keys = np.frombuffer(ids, dtype=np.int64)  # a view: sorted in place
-        keys.sort()  # by word, then passage: each posting list in corpus order
+        # A new word gets the next id inside the dict lookup itself, in C.
+        numbering: defaultdict[bytes, int] = defaultdict(count().__next__)
+        ids = array("i")
+        lengths = array("q")
+        for passage in passages:
+            words = _word_keys(passage.text)
+            ids.extend(map(numbering.__getitem__, words))
+            lengths.append(len(words))
+        vocabulary = dict(numbering)
+        del numbering
+        # (word << 32 | passage) keys, sorted in place: by word, then passage, so each
+        # posting list comes out in corpus order.
+        keys = np.frombuffer(ids, dtype=np.int32).astype(np.int64)
+        del ids
+        keys <<= 32
+        keys |= np.repeat(
+            np.arange(len(passages), dtype=np.int64), np.frombuffer(lengths, dtype=np.int64)
+        )
+        keys.sort()
         # The same memory as (low, high) 32-bit halves: no temporary arrays.
         halves = keys.view(np.int32).reshape(-1, 2)
         low, high = (0, 1) if sys.byteorder == "little" else (1, 0)
         self._starts: NDArray[np.int64] = np.zeros(len(vocabulary) + 1, dtype=np.int64)
         np.cumsum(np.bincount(halves[:, high], minlength=len(vocabulary)), out=self._starts[1:])
         self._postings: NDArray[np.int32] = halves[:, low].copy()
-        del keys, halves, ids
+        del keys, halves
         self._vocabulary = vocabulary
         self.size = len(passages)
         self._passages = passages
@@ -78,7 +97,7 @@ class WordIndex:
 
     def text_scores(self, text: str) -> NDArray[np.int64]:
         """Words shared by `text` with every passage."""
-        ids = [self._vocabulary[w] for w in overlap_words(text) if w in self._vocabulary]
+        ids = [self._vocabulary[w] for w in _word_keys(text) if w in self._vocabulary]
         return self._scores(ids)
 
     def best_outside(self, passage: int, start: int, end: int) -> int:
