@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import typer
 
 from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli._pipeline._index import CHUNK_RULE
 from lasagna_cli._pipeline._report import (
     ACCURACY_KEY,
     DATASET,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 Step = Literal["all", "gen", "eval", "del"]
 STEPS: tuple[Step, ...] = ("all", "gen", "eval", "del")
 DEFAULT_TOP_K = 5
-CHUNK_RULE = "fixed 200-word windows, no overlap (lasagna-synth chunker)"
 
 
 @dataclass(frozen=True)

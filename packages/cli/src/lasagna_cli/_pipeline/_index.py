@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 CHUNKER: Literal["fixed"] = "fixed"
 CHUNK_WORDS = 200
+CHUNK_RULE = f"{CHUNKER} {CHUNK_WORDS}-word windows, no overlap (lasagna-synth chunker)"
 PASSAGES_FILE = "passages.jsonl"
 MANIFEST_FILE = "manifest.json"
 
