@@ -200,3 +200,19 @@ def test_a_skipped_only_folder_refuses_to_plan(tmp_path: Path) -> None:
     (tmp_path / "photo.jpg").write_bytes(b"\xff\xd8\xff")
     with pytest.raises(SynthError, match=r"no readable document in .*photo.jpg: unsupported"):
         plan(tmp_path, n=5)
+
+
+def test_every_reader_unstructured_is_asked_for_is_installed() -> None:
+    """Each partitioner's own imports resolve with only lasagna-synth's dependencies (CI
+    runs this member alone); a missing one would skip every file of that type."""
+    from importlib import import_module
+
+    from lasagna_synth._unstructured import PARTITIONERS, prepare_unstructured
+
+    prepare_unstructured()
+    for module, function, _ in PARTITIONERS.values():
+        assert callable(getattr(import_module(module), function))
+    import dateutil  # partition_email imports it only when it reads a message
+    import oxmsg  # partition_msg
+
+    assert dateutil and oxmsg

@@ -133,6 +133,8 @@ async def generate(
     """Write and check every item of `plan` with `llm`, `concurrency` items at a time."""
     from lasagna_judge import JudgeError
 
+    if any(item.question_type == "unanswerable" for item in plan.items):
+        plan.index  # noqa: B018  (built now, not in the middle of the calls)
     results: list[Row | None] = [None] * len(plan.items)
     drops: Counter[DropReason] = Counter()
     errors: dict[str, None] = {}
