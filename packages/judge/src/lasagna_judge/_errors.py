@@ -36,6 +36,8 @@ class MissingExtraError(JudgeError):
         super().__init__(
             f"{provider} models need the optional dependency {module!r}, which is not "
             f'installed: run `uv add "lasagna-judge[{extra}]"` (or '
-            f'`pip install "lasagna-judge[{extra}]"`)'
+            f'`pip install "lasagna-judge[{extra}]"`'
+            # The workspace keeps the compiled llama.cpp out of the default environment.
+            + ("; in a lasagna checkout: `uv run --group local ...`)" if extra == "local" else ")")
         )
         self.extra = extra
