@@ -53,12 +53,12 @@ def document_to_passage(document: LangChainDocument) -> Passage:
 
 def corpus_to_documents(corpus: BenchmarkData | Mapping[str, str]) -> list[LangChainDocument]:
     """A benchmark's corpus (`load_data(...)`, or its `{doc_id: text}`) as LangChain
-    Documents in corpus order: `id` and `metadata["doc_id"]` are the corpus id, so the
+    Documents in corpus order: `id` and `metadata["corpus_id"]` are the corpus id, so the
     runner scores a retriever over them by id, with no text matching."""
     from langchain_core.documents import Document
 
     texts = corpus if isinstance(corpus, Mapping) else corpus.corpus
     return [
-        Document(id=doc_id, page_content=text, metadata={"doc_id": doc_id})
+        Document(id=doc_id, page_content=text, metadata={"corpus_id": doc_id})
         for doc_id, text in texts.items()
     ]

@@ -119,6 +119,11 @@ def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Pred
     if not isinstance(record, dict):
         problems.append(f"{where}: must be a JSON object, got {type(record).__name__}")
         return None
+    raw_id = record.get("id")
+    row_id = "" if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) else str(raw_id)
+    row_id = row_id.strip()
+    if row_id:
+        where = f'{where} (id "{row_id}")'
     bad = False
     for key in record:
         if key not in FIELDS:
@@ -127,15 +132,12 @@ def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Pred
                 f"{', '.join(FIELDS)}"
             )
             bad = True
-    raw_id = record.get("id")
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
         problems.append(f'{where}: field "id" must be a string or a number matching a question')
         return None
-    row_id = str(raw_id).strip()
     if not row_id:
         problems.append(f'{where}: field "id" is empty')
         return None
-    where = f'{where} (id "{row_id}")'
     answer = record.get("answer")
     if answer is not None and (
         isinstance(answer, bool) or not isinstance(answer, str | int | float)
@@ -149,7 +151,7 @@ def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Pred
         except SystemOutputError as exc:
             problems.append(str(exc))
             bad = True
-    if answer is None and "retrieved" not in record:
+    if answer is None and "retrieved" not in record and not bad:
         problems.append(f'{where}: give "answer" and/or "retrieved"')
         bad = True
     if bad:

@@ -60,7 +60,7 @@ class SystemSpec:
     """One system under test. `target` is as the user gave it."""
 
     kind: SystemKind
-    target: str
+    target: str = field(repr=False)  # a URL may carry a password: `describe()` masks it
     path: Path | None = None
     """predictions: the file (resolved against the sweep file's folder)."""
     allow_missing: bool = False
