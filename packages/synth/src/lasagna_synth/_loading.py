@@ -42,7 +42,9 @@ def _read_text(path: Path) -> str:
         raise _Unreadable(
             f"not UTF-8 text (invalid byte at offset {exc.start}); re-save it as UTF-8"
         ) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 class _Unreadable(Exception):
@@ -63,18 +65,21 @@ def _reader_for(suffix: str) -> tuple[str, Callable[[Path], str]] | None:
     return None
 
 
-def _walk(root: Path) -> list[Path]:
-    found: list[tuple[tuple[str, ...], Path]] = []
+def _walk(root: Path) -> list[tuple[str, Path]]:
+    """(id, path) of every non-hidden file under `root`, sorted by the parts of the path
+    relative to `root`; the id is that relative path with "/"."""
+    found: list[tuple[tuple[str, ...], str]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        base = Path(dirpath)
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            path = base / name
-            found.append((path.relative_to(root).parts, path))
+        relative = os.path.relpath(dirpath, root)
+        parts: tuple[str, ...] = () if relative == "." else tuple(relative.split(os.sep))
+        found.extend(
+            ((*parts, name), os.path.join(dirpath, name))
+            for name in filenames
+            if not name.startswith(".")
+        )
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return [("/".join(parts), Path(path)) for parts, path in found]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -82,21 +87,20 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _check_root(path: str | os.PathLike[str]) -> tuple[list[Path], Path]:
+def _check_root(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
     root = Path(path)
     if root.is_file():
-        return [root], root.parent
+        return [(root.name, root)]
     if root.is_dir():
-        return _walk(root), root
+        return _walk(root)
     raise SynthUsageError(
         f"corpus not found: {os.fspath(path)!r}: expected a folder of documents or one "
         "file; check the path"
     )
 
 
-def _read_all(files: list[Path], base: Path) -> Iterator[Document | Skipped]:
-    for file in files:
-        doc_id = file.relative_to(base).as_posix()
+def _read_all(files: list[tuple[str, Path]]) -> Iterator[Document | Skipped]:
+    for doc_id, file in files:
         suffix = file.suffix.lower()
         reader = _reader_for(suffix)
         if reader is None:
@@ -126,8 +130,7 @@ def iter_corpus(path: str | os.PathLike[str]) -> Iterator[Document | Skipped]:
     """Each file under `path` in sorted path order, read (a Document) or skipped, one at a
     time, so that a caller can chunk a document and let its text go. A missing path is
     refused at once."""
-    files, base = _check_root(path)
-    return _read_all(files, base)
+    return _read_all(_check_root(path))
 
 
 def load_corpus(path: str | os.PathLike[str]) -> Corpus:
