@@ -99,6 +99,9 @@ def test_dry_run_on_the_examples_prints_the_plan_and_writes_nothing(tmp_path: Pa
     assert "harbour-map.svg: unsupported file type .svg" in out
     assert re.search(r"Passages:\s+8 from 4 documents \(fixed chunker: 200-word windows", out)
     assert "Questions:  10 (factoid 6, multihop 3, unanswerable 1), seed 42" in out
+    plan_lines = [line for line in out.splitlines() if re.search(r"synth-\d{4}  ", line)]
+    assert len(plan_lines) == 10 and plan_lines[0].startswith("Plan:       synth-0001  ")
+    assert sum("multihop" in line and " + " in line for line in plan_lines) == 3
     assert "LLM calls:  20 (2 per question" in out
     assert re.search(r"Tokens in:\s+[\d,]+, counted exactly with the cl100k_base tokenizer", out)
     assert "Cost:       give --model and --prices to price the run" in out
@@ -107,8 +110,11 @@ def test_dry_run_on_the_examples_prints_the_plan_and_writes_nothing(tmp_path: Pa
         "benchmark", "synthesize", str(EXAMPLES), "--n", "10", "--dry-run", cwd=tmp_path
     )
     assert again.stdout == first.stdout
-    other_seed = lasagna("benchmark", "synthesize", str(EXAMPLES), "--dry-run", "--seed", "7")
+    other_seed = lasagna("benchmark", "synthesize", str(EXAMPLES), "--n", "10", "--dry-run",
+                         "--seed", "7")  # fmt: skip
     assert "seed 7" in other_seed.stdout
+    other_plan = [line for line in other_seed.stdout.splitlines() if "synth-00" in line]
+    assert other_plan != plan_lines
 
 
 def test_dry_run_prices_the_run_with_a_price_table(tmp_path: Path) -> None:

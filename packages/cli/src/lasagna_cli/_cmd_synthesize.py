@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
 _LISTED = 20  # documents and skipped files listed by name in the dry run
+_PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
@@ -111,6 +112,12 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
         + ", ".join(f"{t} {plan.counts[t]:,}" for t in QUESTION_TYPES)
         + f"), seed {plan.seed}"
     )
+    for i, item in enumerate(plan.items[:_PREVIEW]):
+        label = "Plan:" if i == 0 else ""
+        sources = " + ".join(p.id for p in item.passages)
+        lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
+    if len(plan.items) > _PREVIEW:
+        lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
     lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
     lines.append(
         f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
