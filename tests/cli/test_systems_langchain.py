@@ -191,3 +191,25 @@ def test_a_retriever_object_with_metadata_ids_and_per_query_failures(
     assert "ConnectionError: index offline" in by_id["b1"]["error"]
     assert by_id["b2"]["ranking"] == [["pesto", 1.0]]  # metadata["doc_id"] names it
     assert found["metrics"]["retrieval"]["mrr"]["count"] == 6
+
+
+def test_the_example_sweep_puts_every_way_in_beside_bm25(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the callables are imported from the current directory
+    out = tmp_path / "run"
+    result = run("examples/systems/sweep.yaml", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    found = {r["setup"]["name"]: r for r in results_of(out)}
+    assert list(found) == ["bm25", "keyword-function", "langchain-chain", "made-elsewhere"]
+    assert len({r["comparability_key"] for r in found.values()}) == 1
+    assert found["bm25"]["varied"] == ["retriever"]
+    assert found["bm25"]["setup"]["tracks"] == ["retrieval"]
+    assert [found[n]["setup"]["system"]["kind"] for n in list(found)[1:]] == [
+        "callable",
+        "callable",
+        "predictions",
+    ]
+    # The generation table lists the three systems, not BM25 (which answered nothing).
+    generation = result.stdout[result.stdout.index("generation: ") :]
+    assert "made-elsewhere" in generation and "bm25" not in generation

@@ -86,7 +86,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             with_missing = any(r["counts"].get("missing") for r in members)
             if with_missing:
                 table.add_column("missing", justify="right")
-            for result in sorted(members, key=lambda r: _sort_value(r, track), reverse=True):
+            # A setup that does not run this track (BM25 alone beside a system) is not a row.
+            ran = [r for r in members if track in r["setup"]["tracks"]]
+            for result in sorted(ran, key=lambda r: _sort_value(r, track), reverse=True):
                 row = [result["setup"]["name"]]
                 for metric, _ in columns:
                     cell = _find(result["metrics"], track, metric)

@@ -58,6 +58,8 @@ def varied_retriever_fields(setups: Sequence[PlannedSetup]) -> list[str]:
         return []
     if any(s is None for s in settings):
         return ["retriever"] if any(s is not None for s in settings) else []
+    if len({s["method"] for s in settings if s}) > 1:  # BM25 against a user's own system
+        return ["retriever"]
     keys = sorted({k for s in settings if s for k in s})
     return [k for k in keys if len({json.dumps(s.get(k)) for s in settings if s}) > 1]
 
