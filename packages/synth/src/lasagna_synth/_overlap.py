@@ -4,8 +4,8 @@ Words here are the distinct lowercase alphanumeric words of 4 or more characters
 is an inverted file: for each word, the passages that contain it, in corpus order. The
 overlap of a query with every passage is then one `bincount` over the query's posting
 lists, in numpy: a sparse product computed in C, never a comparison of pairs in Python.
-(scikit-learn would build the same counts, but importing it costs 2.6 s and 130 MB here,
-more than the whole dry run is allowed; numpy does the arithmetic in a fraction of that.)
+(scikit-learn would build the same counts, but importing it alone takes 0.85 s and 120 MB
+here, more memory than the whole dry run may use; numpy does the same sums.)
 """
 
 from __future__ import annotations
