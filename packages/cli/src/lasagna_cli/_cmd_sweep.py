@@ -183,7 +183,7 @@ def _sweep(
         return 0
 
     active = list({t.setup.name: t.setup for t in plan.pending}.values())
-    llms = make_setup_llms(active, parallel)
+    llms = make_setup_llms([s for s in active if s.system is None], parallel)
     databases = [s.database for s in active if s.database is not None]
     if databases:
         typer.echo(f"indexing {len({d.name for d in databases})} database(s)...", err=True)
@@ -199,12 +199,18 @@ def _sweep(
 
         async def main() -> None:
             try:
+                if any(s.system is not None for s in active):
+                    from lasagna_cli._systems._sweep import load_sweep_systems
+
+                    context.systems = await load_sweep_systems(active, parallel)
                 await run_sweep(
                     plan.pending, context, parallel=parallel, on_status=progress.advance
                 )
             finally:
                 for llm in llms.values():
                     await llm.aclose()
+                for system in context.systems.values():
+                    await system.aclose()
 
         try:
             asyncio.run(main())

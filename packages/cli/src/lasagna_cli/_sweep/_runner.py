@@ -103,6 +103,8 @@ class SweepContext:
     max_logged_errors: int = 5
     logged_errors: int = 0
     _described: dict[str, dict[str, Any]] = field(default_factory=dict)
+    systems: dict[str, Any] = field(default_factory=dict)
+    """The user's systems under test, by setup name (`lasagna_cli._systems._sweep`)."""
 
     def llm_for(self, setup: Setup) -> LLM:
         return self.llms[llm_key(setup)]
@@ -121,6 +123,10 @@ def llm_key(setup: Setup) -> str:
 async def run_task(context: SweepContext, task: Task) -> dict[str, Any]:
     """The record of one task; a failure is a record too, never an exception."""
     setup, question = task.setup, task.question
+    if setup.system is not None:
+        from lasagna_cli._systems._sweep import run_system_task
+
+        return await run_system_task(context, task)
     stats: dict[str, Any] = {}
     try:
         passages: list[str] = []

@@ -11,6 +11,9 @@
     retriever = "bm25-top3"          # optional, with database
     database = "handbook"
 
+    [my-rag]                         # the user's own system (see lasagna_cli._systems._sweep)
+    system = "my_rag.pipeline:answer"    # or an http(s):// URL; with datasets and prompt
+
 The file is rendered with MiniJinja before it is parsed, with `file(path)` (a file's text,
 relative to the TOML's folder) and `env(name, default)`. Prompt placeholders are written
 in capitals - {{INPUT}}, {{RETRIEVAL}}, {{CHOICE}} - and MiniJinja leaves every
@@ -27,11 +30,14 @@ import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
 from lasagna_cli._sweep._config import Config, Database, Provider, Retriever
 from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
+
+if TYPE_CHECKING:
+    from lasagna_cli._systems._spec import SystemSpec
 
 PLACEHOLDERS = ("INPUT", "RETRIEVAL", "CHOICE")
 SETUP_KEYS = (
@@ -44,6 +50,7 @@ SETUP_KEYS = (
     "datasets",
     "retriever",
     "database",
+    "system",
 )
 DEFAULT_PROMPT = "{{INPUT}}"
 PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
@@ -64,6 +71,8 @@ class Setup:
     datasets: tuple[str, ...] | None
     retriever: Retriever | None
     database: Database | None
+    system: SystemSpec | None = None
+    """The user's own system, which answers instead of a model (no provider is called)."""
 
     @property
     def model_id(self) -> str:
@@ -79,6 +88,13 @@ class Setup:
 
     def describe(self) -> dict[str, Any]:
         """The exact setup, as recorded with every result: names of key variables only."""
+        if self.system is not None:
+            return {
+                "name": self.name,
+                "system": self.system.describe(),
+                "prompt": self.prompt,
+                "datasets": list(self.datasets) if self.datasets is not None else None,
+            }
         return {
             "name": self.name,
             "provider": self.provider.describe(),
@@ -218,6 +234,8 @@ def _parse_setup(
                 f"{path}: setup {name!r}: unknown key {key!r}{hint}; expected "
                 f"{', '.join(SETUP_KEYS)}"
             )
+    if "system" in body:
+        return _parse_system_setup(path, name, body, datasets)
     provider_name = _component(path, name, "provider", body, config.providers, "provider")
     if provider_name is None:
         raise CliError(
@@ -295,6 +313,47 @@ def _parse_setup(
             "a `database` of the config, or remove the placeholder"
         )
     return setup
+
+
+def _parse_system_setup(
+    path: Path, name: str, body: dict[str, Any], datasets: Collection[str]
+) -> Setup:
+    """A setup whose answers come from the user's system (`lasagna_cli._systems._sweep`)."""
+    from lasagna_cli._systems._sweep import system_model, system_spec
+
+    spec = system_spec(path, name, body)
+    prompt = body.get("prompt", DEFAULT_PROMPT)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise CliError(f"{path}: setup {name!r}: expected `prompt` to be a non-empty string")
+    _check_placeholders(path, name, "prompt", prompt)
+    if "{{RETRIEVAL}}" in _normalise_placeholders(prompt):
+        raise CliError(
+            f"{path}: setup {name!r}: a system retrieves for itself: {{{{RETRIEVAL}}}} has "
+            "nothing to show; remove it"
+        )
+    chosen = body.get("datasets")
+    if chosen is not None:
+        if not isinstance(chosen, list) or not all(isinstance(d, str) for d in chosen):
+            raise CliError(f"{path}: setup {name!r}: expected `datasets` to be a list of names")
+        for dataset in chosen:
+            if dataset not in datasets:
+                raise CliError(
+                    f"{path}: setup {name!r}: datasets: {dataset!r} is not in the datasets "
+                    f"file{did_you_mean(dataset, datasets)}; known: {one_of(datasets)}"
+                )
+    return Setup(
+        name=name,
+        provider=Provider(name="system", api="system"),
+        model=system_model(spec),
+        temperature=None,
+        tokens=None,
+        system_prompt="",
+        prompt=_normalise_placeholders(prompt),
+        datasets=tuple(chosen) if chosen is not None else None,
+        retriever=None,
+        database=None,
+        system=spec,
+    )
 
 
 def parse_setups(
