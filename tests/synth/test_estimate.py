@@ -119,3 +119,17 @@ def test_counting_passages_once_adds_up_to_the_whole_prompt(
         assert sum(len(encoding.encode_ordinary(p)) for p in pieces) == len(
             encoding.encode_ordinary(content)
         )
+
+
+def test_the_tokenizer_is_built_from_the_wheel_without_writing_a_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: None
+) -> None:
+    cache = tmp_path / "tiktoken-cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(cache))
+    cl100k_base.cache_clear()
+    try:
+        assert cl100k_base().encode_ordinary("hello world") == [15339, 1917]
+    finally:
+        cl100k_base.cache_clear()
+    assert not cache.exists()
