@@ -80,6 +80,20 @@ class NeedsArgs:
     def __init__(self, url):
         self.url = url
 
+import threading, time
+LOCK = threading.Lock()
+SYNC = [0, 0]
+
+def sync_slow(question):
+    with LOCK:
+        SYNC[0] += 1
+        SYNC[1] = max(SYNC)
+    time.sleep(0.1)
+    with LOCK:
+        SYNC[0] -= 1
+    (HERE / "sync_max.txt").write_text(str(SYNC[1]))
+    return _reply(question)
+
 IN_FLIGHT = [0, 0]
 
 async def slow(question, row):
@@ -304,6 +318,15 @@ def test_concurrency_and_resume(system: Path, tmp_path: Path) -> None:
     assert "14 of 14 tasks already finished" in again.stderr
     # Resuming asks only the probe question again, to settle the tracks.
     assert len((system.parent / "calls.txt").read_text().split()) == 15
+
+
+def test_a_plain_function_runs_on_as_many_threads_as_the_concurrency(
+    system: Path, tmp_path: Path
+) -> None:
+    result = pasta(system, "sync_slow", tmp_path / "run", "--concurrency", "8")
+    assert result.exit_code == 0, result.output
+    # 8 at once: more than asyncio's default pool would give on this machine (cores + 4).
+    assert int((system.parent / "sync_max.txt").read_text()) == 8
 
 
 def test_system_answers_are_graded_by_the_judge(system: Path, tmp_path: Path) -> None:

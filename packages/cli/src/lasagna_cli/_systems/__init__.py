@@ -11,6 +11,8 @@ items):
 - `_output`: what a system may return, and the checks on it; `_match`: retrieved ids or
   passage texts mapped to the corpus.
 - `_spec`: how a setup names its system (flags, sweep files), described without secrets.
+- `_adapter`: the interface every live system has (`ask`, `describe`, `aclose`).
 - `_run`: the glue with `lasagna benchmark run`: loading, the first-question probe that
   settles the tracks, and one task's record.
+- `_sweep`: a system as a setup of `lasagna benchmark sweep`.
 """

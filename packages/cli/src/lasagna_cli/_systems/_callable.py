@@ -21,6 +21,7 @@ the part before the colon is a path to a .py file, from that file). `attr` may b
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -28,11 +29,13 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli._systems._adapter import SystemAdapter
 from lasagna_cli._systems._errors import SystemFailure
 
 EXPECTED_TARGET = (
@@ -128,11 +131,13 @@ def import_target(target: str, where: str) -> Any:
 class FunctionSystem:
     """A user's function: the question (and the row) in, a raw return value out."""
 
-    def __init__(self, fn: Callable[..., Any], target: str) -> None:
+    def __init__(self, fn: Callable[..., Any], target: str, concurrency: int = 1) -> None:
         self._fn = fn
         self.target = target
         self.kind = "async function" if _is_async(fn) else "function"
         self._pass_row, self._row_keyword = _takes_row(fn)
+        self._concurrency = concurrency
+        self._threads: ThreadPoolExecutor | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": self.kind, "receives_row": self._pass_row or self._row_keyword}
@@ -144,7 +149,14 @@ class FunctionSystem:
             if self.kind == "async function":
                 result = await self._fn(*args, **kwargs)
             else:
-                result = await asyncio.to_thread(self._fn, *args, **kwargs)
+                # Threads of our own, one per question in flight (asyncio's default pool
+                # has only cores + 4).
+                if self._threads is None:
+                    self._threads = ThreadPoolExecutor(
+                        self._concurrency, thread_name_prefix="lasagna-system"
+                    )
+                call = functools.partial(self._fn, *args, **kwargs)
+                result = await asyncio.get_running_loop().run_in_executor(self._threads, call)
                 if inspect.isawaitable(result):
                     result = await result
         except asyncio.CancelledError:
@@ -154,7 +166,9 @@ class FunctionSystem:
         return result
 
     async def aclose(self) -> None:
-        return None
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -202,10 +216,7 @@ def _required(fn: Callable[..., Any]) -> int | None:
     )
 
 
-SystemAdapter = Any  # FunctionSystem | RetrieverSystem | RunnableSystem | HttpSystem
-
-
-async def build_callable(target: str, where: str) -> SystemAdapter:
+async def build_callable(target: str, where: str, concurrency: int = 1) -> SystemAdapter:
     """Import the target and make it askable (see the module docstring)."""
     from lasagna_cli._systems._langchain import langchain_system
 
@@ -234,7 +245,7 @@ async def build_callable(target: str, where: str) -> SystemAdapter:
             found = made
             continue
         if callable(found):
-            return FunctionSystem(found, target)
+            return FunctionSystem(found, target, concurrency)
         break
     what = f"a factory that returned {_kind_of(found)}" if built_by_factory else _kind_of(found)
     raise CliError(f"{where}: expected {EXPECTED_TARGET}; {target} is {what}", DATA_ERROR)
@@ -243,6 +254,3 @@ async def build_callable(target: str, where: str) -> SystemAdapter:
 def _kind_of(value: object) -> str:
     name = type(value).__name__
     return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name} ({value!r:.60})"
-
-
-Asker = Callable[[str, Mapping[str, Any], int], Awaitable[Any]]

@@ -62,7 +62,7 @@ def _did_you_mean(word: str) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-def _quoted(ids: Iterable[str], k: int = SHOWN) -> str:
+def quoted(ids: Iterable[str], k: int = SHOWN) -> str:
     listed = list(ids)
     shown = ", ".join(f'"{i}"' for i in listed[:k])
     return shown + (f" and {len(listed) - k} more" if len(listed) > k else "")
@@ -236,19 +236,19 @@ def check_predictions(
     if no_prediction:
         problems.append(
             f"{len(no_prediction)} question(s) of {data_label} have no prediction: "
-            f"{_quoted(no_prediction)}"
+            f"{quoted(no_prediction)}"
         )
     if check.unknown:
         at = [f"{i} (line {predictions.by_id[i][0].line})" for i in check.unknown]
         problems.append(
-            f"{len(check.unknown)} id(s) are not questions of {data_label}: {_quoted(at)}"
+            f"{len(check.unknown)} id(s) are not questions of {data_label}: {quoted(at)}"
         )
     problems += twice
     for name, where in lacking.items():
         track = "generation" if name == "answer" else "retrieval"
         problems.append(
             f'{len(where)} prediction(s) have no "{name}", which the {track} track needs: '
-            f"{_quoted(where)}; or choose the tracks with --tracks"
+            f"{quoted(where)}; or choose the tracks with --tracks"
         )
     if problems:
         message = [f"--predictions {predictions.label} does not fit {data_label}:"]

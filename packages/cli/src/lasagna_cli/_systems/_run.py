@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._errors import DATA_ERROR, CliError
+from lasagna_cli._systems._adapter import SystemAdapter
 from lasagna_cli._systems._errors import SystemFailure, SystemOutputError
 from lasagna_cli._systems._match import CorpusMatcher, match_ranking
 from lasagna_cli._systems._output import SystemOutput, normalize
@@ -53,7 +54,7 @@ def _say(message: str) -> None:
 @dataclass
 class LoadedSystem:
     spec: SystemSpec
-    adapter: Any = None
+    adapter: SystemAdapter | None = None
     """FunctionSystem, RetrieverSystem, RunnableSystem or HttpSystem; None for predictions."""
     predictions: Predictions | None = None
 
@@ -100,6 +101,7 @@ def system_row(row: BenchmarkRow) -> dict[str, Any]:
 
 async def ask(system: LoadedSystem, row: BenchmarkRow, top_k: int) -> SystemOutput:
     """One question to a live system, its reply checked; failures raise SystemFailure."""
+    assert system.adapter is not None  # a live system, not a predictions file
     started = time.perf_counter()
     raw = await system.adapter.ask(row.question, system_row(row), top_k)
     output = normalize(raw, f"{system.spec.label} on question {row.id!r}")
@@ -115,7 +117,7 @@ async def load_system(spec: SystemSpec, concurrency: int) -> LoadedSystem:
         return LoadedSystem(spec, adapter=HttpSystem(spec, concurrency))
     from lasagna_cli._systems._callable import build_callable
 
-    return LoadedSystem(spec, adapter=await build_callable(spec.target, spec.label))
+    return LoadedSystem(spec, adapter=await build_callable(spec.target, spec.label, concurrency))
 
 
 def _settle(
@@ -232,9 +234,10 @@ async def settle_systems(
                     state.probed[(position, planned.setup.name, row_id)] = found
                 returned = _what_it_returns(output.provides())
                 planned = _settle(planned, output.provides(), where, returned)
+                adapter = system.describe().get("adapter")
                 _say(
-                    f"{planned.setup.name}: {system.adapter.kind} {returned}; tracks on "
-                    f"{bench.name}: {', '.join(planned.tracks)}"
+                    f"{planned.setup.name}: {adapter} {returned}; tracks on {bench.name}: "
+                    f"{', '.join(planned.tracks)}"
                 )
             setups.append(replace(planned, system=described, system_identity=system.identity()))
         settled.append(replace(bench, setups=tuple(setups)))
@@ -242,18 +245,18 @@ async def settle_systems(
 
 
 def _report_check(preds: Predictions, bench: PlannedBenchmark, check: PredictionCheck) -> None:
-    from lasagna_cli._systems._predictions import _quoted
+    from lasagna_cli._systems._predictions import quoted
 
     if check.missing:
         _say(
             f"--predictions {preds.label}: {len(check.missing)} of {len(bench.rows)} questions "
             f"of {bench.name} are not scored (--allow-missing), counted as missing: "
-            f"{_quoted(sorted(check.missing))}"
+            f"{quoted(sorted(check.missing))}"
         )
     if check.unknown:
         _say(
             f"--predictions {preds.label}: {len(check.unknown)} id(s) are not questions of "
-            f"{bench.name}, ignored: {_quoted(check.unknown)}"
+            f"{bench.name}, ignored: {quoted(check.unknown)}"
         )
 
 
