@@ -38,6 +38,16 @@ REFUSALS = [
     "None",
     "none.",
     "Not\nmentioned",
+    # Chat models' refusals, as FinanceBench's human labellers marked them.
+    "I'm sorry, but the filing does not include the 2018 capital expenditure.",
+    "I’m sorry, but that figure is not in the excerpt.",
+    "I apologize, but the statements end in 2017.",
+    "I cannot provide the ratio without the balance sheet.",
+    "I'm unable to provide that number.",
+    "I don't have access to the cash flow statement.",
+    "I do not have the data for Q2 of FY2024.",
+    "You haven't provided the income statement.",
+    "There is no explicit mention of restructuring costs.",
 ]
 
 ANSWERS = [
@@ -54,6 +64,9 @@ ANSWERS = [
     "canned answers",
     "knot mentioned",
     "",
+    "Sorry Seems to Be the Hardest Word is an Elton John song.",
+    "The company can provide guidance in Q3.",
+    "I don't have to pay: the fee was waived.",
 ]
 
 

@@ -15,7 +15,7 @@ _PATTERNS = [
     # "not mentioned", "isn't mentioned", "does not mention", "not stated", "does not specify"
     rf"{_NOT}\s+(?:been\s+)?(?:explicitly\s+|directly\s+|specifically\s+)?"
     r"(?:mention(?:ed)?|state[ds]?|specif(?:y|ied|ies))\b",
-    r"\bno\s+mention\b",
+    r"\bno\s+(?:explicit\s+|specific\s+|direct\s+)?mention\b",
     # "no information", "no relevant information", "not enough information",
     # "insufficient information", "insufficient context"
     r"\b(?:no|not\s+enough|not\s+sufficient|insufficient)\s+(?:\w+\s+)?(?:information|info|context)\b",
@@ -28,6 +28,14 @@ _PATTERNS = [
     # "don't know", "do not know", "dont know", "no idea"
     r"\b(?:don't|dont|do\s+not)\s+know\b",
     r"\bno\s+idea\b",
+    # Chat models' refusals: "I'm sorry, but ...", "I cannot provide ...", "I don't have
+    # the data ...", "you haven't provided ..." (FinanceBench's human-labelled refusals).
+    r"^\s*(?:i'm|i\s+am)\s+sorry\b",
+    r"^\s*i\s+apologi[sz]e\b",
+    rf"{_CANNOT}\s+provide\b",
+    r"\bi\s+(?:don't|do\s+not)\s+have\s+(?:access\s+to\s+)?"
+    r"(?:the|any|enough|sufficient|specific|that|this)\b",
+    r"\b(?:haven't|have\s+not)\s+(?:been\s+)?provided\b",
     # "None" alone (OpenViking counts it); inside a sentence it is an answer ("none of them").
     r"^\s*none\s*[.!]?\s*$",
 ]
@@ -40,7 +48,8 @@ def is_refusal(text: str) -> bool:
     Recognises "not mentioned", "no information", "cannot be answered", "unknown",
     "don't know", "insufficient information" and close variants ("isn't mentioned",
     "does not mention", "no relevant information", "not enough context", "can't be
-    determined", "unable to answer", "I do not know", "no idea", a bare "None"), matched
+    determined", "unable to answer", "I do not know", "no idea", a bare "None", and chat
+    models' "I'm sorry, but ...", "I cannot provide ...", "I don't have the data ..."), matched
     case-insensitively on word boundaries: "nonetheless" and "unknowingly" are not refusals.
     A typographic apostrophe counts as "'".
     """
