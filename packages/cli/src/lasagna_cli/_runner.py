@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
 
 MANIFEST_FORMAT = "lasagna-run-manifest/1"
+# Task files are fsync'd on threads (fsync releases the GIL): a slow disk then delays only
+# the task being written, not every task in flight.
+_WRITER_THREADS = 8
 _VERSIONED = (
     "lasagna-cli",
     "lasagna-metrics",
@@ -219,9 +222,15 @@ async def _execute(
                 counts["failed"] += 1
                 progress.advance("failed")
 
+        from concurrent.futures import ThreadPoolExecutor
+
+        ctx.writer = ThreadPoolExecutor(_WRITER_THREADS, thread_name_prefix="lasagna-write")
         try:
             await LocalExecutor(concurrency).run(pending, fn, on_outcome)
         finally:
+            # Writes in progress end whole even when the run is cancelled (Ctrl-C).
+            ctx.writer.shutdown(wait=True)
+            ctx.writer = None
             llms = [*ctx.generators.values(), *([ctx.judge] if ctx.judge else [])]
             for llm in llms:
                 await llm.aclose()
