@@ -29,7 +29,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lasagna_synth._adapters._files import write_text_atomic
-from lasagna_synth._adapters._model import BenchmarkQuestion, LoadedBenchmark, SamplingUnit
+from lasagna_synth._adapters._model import (
+    BenchmarkQuestion,
+    LoadedBenchmark,
+    SamplingUnit,
+    Subset,
+)
 from lasagna_synth._adapters._registry import get_adapter
 from lasagna_synth._errors import SynthUsageError
 
@@ -231,11 +236,8 @@ def sample_benchmark(
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_sample(
@@ -251,9 +253,8 @@ def write_sample(
             "the raw files; choose another folder"
         )
     adapter = get_adapter(sample.benchmark)
-    written = adapter.write_subset(
-        source, sample.split, out, frozenset(sample.doc_ids), frozenset(sample.question_ids)
-    )
+    keep = Subset(frozenset(sample.doc_ids), frozenset(sample.question_ids))
+    written = adapter.write_subset(source, sample.split, out, keep)
     root = source if source.is_dir() else source.parent
     metadata = {
         **sample.metadata,

@@ -119,24 +119,33 @@ class BenchmarkSpec:
         )
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """How much of a benchmark `Adapter.load` reads."""
+
+    #: False may leave document texts empty when reading them is slow (PDFs): enough for
+    #: counting and sampling.
+    with_text: bool = True
+
+
+@dataclass(frozen=True)
+class Subset:
+    """The documents and questions a sample keeps."""
+
+    doc_ids: frozenset[str]
+    question_ids: frozenset[str]
+
+
 class Adapter(Protocol):
     """Reads one benchmark's raw files; writes a subset of them in the same format."""
 
     spec: BenchmarkSpec
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        """Read the split. `with_text=False` may leave document texts empty when reading
-        them is slow (PDFs): enough for counting and sampling."""
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        """Read the split from `source` (a folder, or the split's file itself)."""
         ...
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        """Write the chosen documents and questions to `out_dir` in the raw format, so that
-        `load(out_dir, split)` reads exactly that subset. Returns the files written."""
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        """Write the kept documents and questions to `out_dir` in the raw format, so that
+        `load(out_dir, split, ...)` reads exactly that subset. Returns the files written."""
         ...

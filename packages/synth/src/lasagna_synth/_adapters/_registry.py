@@ -10,6 +10,7 @@ from lasagna_synth._adapters._model import (
     BenchmarkFileError,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
 )
 from lasagna_synth._adapters.beir import BeirAdapter
 from lasagna_synth._adapters.financebench import FinanceBenchAdapter
@@ -83,7 +84,7 @@ def load_benchmark(
     naming the file and where to get it."""
     adapter = get_adapter(name)
     chosen = resolve_split(adapter.spec, split)
-    return adapter.load(Path(data_dir), chosen, with_text=with_text)
+    return adapter.load(Path(data_dir), chosen, ReadOptions(with_text))
 
 
 __all__ = [

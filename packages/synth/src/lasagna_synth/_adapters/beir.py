@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lasagna_synth._adapters._base import AdapterBase
 from lasagna_synth._adapters._files import read_jsonl, write_text_atomic
 from lasagna_synth._adapters._model import (
     BenchmarkDocument,
@@ -27,6 +28,8 @@ from lasagna_synth._adapters._model import (
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 SPEC = BenchmarkSpec(
@@ -75,10 +78,10 @@ def _check_folder(source: Path, split: str) -> None:
             )
 
 
-class BeirAdapter:
+class BeirAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
         from lasagna_synth._formats import load_data
 
         _check_folder(source, split)
@@ -102,26 +105,11 @@ class BeirAdapter:
             for row in rows
         )
         read = [source / name for name in data.files]
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=documents,
-            questions=questions,
-            files=tuple(read),
-            notes=(
-                *(n for n in data.notes if f"/{split}.tsv" in n),
-                "no reference answers: answer metrics count these questions apart",
-            ),
-        )
+        notes = [n for n in data.notes if f"/{split}.tsv" in n]
+        notes.append("no reference answers: answer metrics count these questions apart")
+        return self.loaded(split, documents, questions, read, notes=notes)
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
         _check_folder(source, split)
         # The whole corpus, byte for byte: sampling BEIR draws queries only.
         corpus = out_dir / "corpus.jsonl"
@@ -130,7 +118,7 @@ class BeirAdapter:
         kept = [
             raw
             for _, raw, record in read_jsonl(source / "queries.jsonl", benchmark=SPEC.name)
-            if isinstance(record, dict) and str(record.get("_id", "")).strip() in question_ids
+            if isinstance(record, dict) and str(record.get("_id", "")).strip() in keep.question_ids
         ]
         write_text_atomic(queries, "".join(line + "\n" for line in kept))
         qrels = out_dir / "qrels" / f"{split}.tsv"
@@ -139,7 +127,7 @@ class BeirAdapter:
             line
             for number, line in enumerate(lines)
             if (number == 0 and line.split("\t")[:2] == ["query-id", "corpus-id"])
-            or (line.strip() and line.split("\t")[0].strip() in question_ids)
+            or (line.strip() and line.split("\t")[0].strip() in keep.question_ids)
         ]
         write_text_atomic(qrels, "".join(line + "\n" for line in judged))
         return [corpus, queries, qrels]

@@ -21,18 +21,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._files import (
-    expect,
-    find_file,
-    read_jsonl,
-    write_text_atomic,
-)
+from lasagna_synth._adapters._base import AdapterBase
+from lasagna_synth._adapters._files import expect, read_jsonl, write_text_atomic
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 QUESTIONS_FILE = "financebench_open_source.jsonl"
@@ -80,16 +78,6 @@ SPEC = BenchmarkSpec(
         "as --data-dir."
     ),
 )
-
-
-def _questions_file(source: Path, split: str) -> Path:
-    return find_file(
-        source,
-        benchmark=SPEC.name,
-        split=split,
-        names=[QUESTIONS_FILE, f"data/{QUESTIONS_FILE}"],
-        files_help=SPEC.files_help,
-    )
 
 
 def _pdf_dirs(questions_file: Path) -> list[Path]:
@@ -140,11 +128,14 @@ def _read_pdf(path: Path) -> tuple[str | None, str]:
     return None, reason
 
 
-class FinanceBenchAdapter:
+class FinanceBenchAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        path = _questions_file(source, split)
+    def _questions_file(self, source: Path, split: str) -> Path:
+        return self.find(source, split, [QUESTIONS_FILE, f"data/{QUESTIONS_FILE}"])
+
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        path = self._questions_file(source, split)
         rows = _rows(path)
         order: list[str] = []
         pages: dict[str, dict[int, str]] = {}
@@ -187,7 +178,7 @@ class FinanceBenchAdapter:
         for doc_name in order:
             pdf = _pdf_for(path, doc_name)
             if pdf is not None:
-                pdf_text, reason = _read_pdf(pdf) if with_text else ("", "")
+                pdf_text, reason = _read_pdf(pdf) if options.with_text else ("", "")
                 if pdf_text is None:
                     without_text.append(f"{pdf.name} ({reason})")
                 else:
@@ -215,33 +206,19 @@ class FinanceBenchAdapter:
         ]
         if without_text:
             notes.append("unreadable PDFs, evidence pages used instead: " + ", ".join(without_text))
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=tuple(documents),
-            questions=tuple(questions),
-            files=tuple(files),
-            notes=tuple(notes),
-        )
+        return self.loaded(split, documents, questions, files, notes=notes)
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        path = _questions_file(source, split)
-        lines = [
-            raw
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        path = self._questions_file(source, split)
+        kept = [
+            (raw, row)
             for _, raw, row in _rows(path)
-            if row["doc_name"] in doc_ids and str(row["financebench_id"]) in question_ids
+            if row["doc_name"] in keep.doc_ids and str(row["financebench_id"]) in keep.question_ids
         ]
         target = out_dir / QUESTIONS_FILE
-        write_text_atomic(target, "".join(line + "\n" for line in lines))
+        write_text_atomic(target, "".join(raw + "\n" for raw, _ in kept))
         written = [target]
-        kept_docs = {row["doc_name"] for _, raw, row in _rows(path) if raw in set(lines)}
+        kept_docs = {row["doc_name"] for _, row in kept}
         info = path.parent / DOCUMENTS_FILE
         if info.is_file():
             info_lines = [

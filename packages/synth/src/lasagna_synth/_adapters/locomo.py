@@ -24,19 +24,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._files import (
-    dump_json,
-    expect,
-    find_file,
-    read_json,
-    write_text_atomic,
-)
+from lasagna_synth._adapters._base import AdapterBase
+from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 FILE_NAME = "locomo10.json"
@@ -92,12 +89,6 @@ SPEC = BenchmarkSpec(
 
 _SESSION = re.compile(r"session_(\d+)")
 _DIA_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
-
-
-def _source_file(source: Path, split: str) -> Path:
-    return find_file(
-        source, benchmark=SPEC.name, split=split, names=[FILE_NAME], files_help=SPEC.files_help
-    )
 
 
 def _samples(path: Path) -> list[dict[str, Any]]:
@@ -198,11 +189,11 @@ def _evidence(raw: Any, known: set[str], stats: _EvidenceStats) -> tuple[str, ..
     return tuple(ids)
 
 
-class LocomoAdapter:
+class LocomoAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        path = _source_file(source, split)
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        path = self.find(source, split, [FILE_NAME])
         documents: list[BenchmarkDocument] = []
         questions: list[BenchmarkQuestion] = []
         skipped = 0
@@ -245,33 +236,25 @@ class LocomoAdapter:
             )
         if stats.unknown:
             notes.append(f"evidence: {stats.unknown} ids name no turn of their conversation")
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=tuple(documents),
-            questions=tuple(questions),
-            files=(path,),
-            skipped={"category 5 (adversarial)": skipped} if skipped else {},
-            notes=tuple(notes),
+        return self.loaded(
+            split,
+            documents,
+            questions,
+            [path],
+            skipped={"category 5 (adversarial)": skipped},
+            notes=notes,
         )
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        path = _source_file(source, split)
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        path = self.find(source, split, [FILE_NAME])
         kept = []
         for sample in _samples(path):
-            if sample["sample_id"] not in doc_ids:
+            if sample["sample_id"] not in keep.doc_ids:
                 continue
             qas = []
             for position, qa in enumerate(sample["qa"]):
                 qa_id = _question_id(sample["sample_id"], position, qa)
-                if qa_id in question_ids:
+                if qa_id in keep.question_ids:
                     qas.append({"id": qa_id, **qa})
             kept.append({**sample, "qa": qas})
         target = out_dir / FILE_NAME

@@ -22,19 +22,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._files import (
-    dump_json,
-    expect,
-    find_file,
-    read_json,
-    write_text_atomic,
-)
+from lasagna_synth._adapters._base import AdapterBase
+from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 SPEC = BenchmarkSpec(
@@ -76,17 +73,6 @@ SPEC = BenchmarkSpec(
         "folder (or the file) as --data-dir."
     ),
 )
-
-
-def _split_file(source: Path, split: str) -> Path:
-    return find_file(
-        source,
-        benchmark=SPEC.name,
-        split=split,
-        names=[f"qasper-{split}-v0.3.json"],
-        patterns=[f"qasper-{split}-v0.*.json", f"*qasper-{split}-v0.*.json"],
-        files_help=SPEC.files_help,
-    )
 
 
 def _papers(path: Path) -> dict[str, dict[str, Any]]:
@@ -191,11 +177,19 @@ def _all_unanswerable(qa: dict[str, Any]) -> bool:
     return all(bool(answer.get("unanswerable")) for answer in _annotations(qa))
 
 
-class QasperAdapter:
+class QasperAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        path = _split_file(source, split)
+    def _split_file(self, source: Path, split: str) -> Path:
+        return self.find(
+            source,
+            split,
+            [f"qasper-{split}-v0.3.json"],
+            [f"qasper-{split}-v0.*.json", f"*qasper-{split}-v0.*.json"],
+        )
+
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        path = self._split_file(source, split)
         documents = []
         questions = []
         skipped = 0
@@ -218,33 +212,27 @@ class QasperAdapter:
                     skipped += 1
                     continue
                 questions.append(_question(paper_id, paper, qa))
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=tuple(documents),
-            questions=tuple(questions),
-            files=(path,),
-            skipped={"every annotator: unanswerable": skipped} if skipped else {},
+        return self.loaded(
+            split,
+            documents,
+            questions,
+            [path],
+            skipped={"every annotator: unanswerable": skipped},
         )
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        path = _split_file(source, split)
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        path = self._split_file(source, split)
         kept = {
             paper_id: {
                 **paper,
                 "qas": [
-                    qa for qa in paper.get("qas") or [] if qa.get("question_id") in question_ids
+                    qa
+                    for qa in paper.get("qas") or []
+                    if qa.get("question_id") in keep.question_ids
                 ],
             }
             for paper_id, paper in _papers(path).items()
-            if paper_id in doc_ids
+            if paper_id in keep.doc_ids
         }
         target = out_dir / f"qasper-{split}-v0.3.json"
         write_text_atomic(target, dump_json(kept))

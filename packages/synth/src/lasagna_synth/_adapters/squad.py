@@ -20,19 +20,16 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._files import (
-    dump_json,
-    expect,
-    find_file,
-    read_json,
-    write_text_atomic,
-)
+from lasagna_synth._adapters._base import AdapterBase
+from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 SPEC = BenchmarkSpec(
@@ -66,17 +63,6 @@ SPEC = BenchmarkSpec(
 )
 
 
-def _split_file(source: Path, split: str) -> Path:
-    return find_file(
-        source,
-        benchmark=SPEC.name,
-        split=split,
-        names=[f"{split}-v2.0.json"],
-        patterns=[f"*{split}-v2.0*.json"],
-        files_help=SPEC.files_help,
-    )
-
-
 def _articles(path: Path) -> list[dict[str, Any]]:
     data = read_json(path, benchmark=SPEC.name)
     found = f"an object with keys {sorted(data)}" if isinstance(data, dict) else type(data).__name__
@@ -108,11 +94,14 @@ def _references(qa: dict[str, Any]) -> tuple[str, ...]:
     return tuple(refs)
 
 
-class SquadAdapter:
+class SquadAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        path = _split_file(source, split)
+    def _split_file(self, source: Path, split: str) -> Path:
+        return self.find(source, split, [f"{split}-v2.0.json"], [f"*{split}-v2.0*.json"])
+
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        path = self._split_file(source, split)
         documents: dict[str, BenchmarkDocument] = {}
         questions = []
         for article in _articles(path):
@@ -140,23 +129,10 @@ class SquadAdapter:
                             doc_ids=(doc_id,),
                         )
                     )
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=tuple(documents.values()),
-            questions=tuple(questions),
-            files=(path,),
-        )
+        return self.loaded(split, documents.values(), questions, [path])
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        path = _split_file(source, split)
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        path = self._split_file(source, split)
         version = read_json(path, benchmark=SPEC.name).get("version", "v2.0")
         articles = []
         for article in _articles(path):
@@ -164,9 +140,13 @@ class SquadAdapter:
             paragraphs = []
             for paragraph in article["paragraphs"]:
                 context = str(paragraph.get("context") or "")
-                if paragraph_id(title, context) not in doc_ids:
+                if paragraph_id(title, context) not in keep.doc_ids:
                     continue
-                qas = [qa for qa in paragraph.get("qas") or [] if str(qa.get("id")) in question_ids]
+                qas = [
+                    qa
+                    for qa in paragraph.get("qas") or []
+                    if str(qa.get("id")) in keep.question_ids
+                ]
                 paragraphs.append({**paragraph, "qas": qas})
             if paragraphs:
                 articles.append({**article, "paragraphs": paragraphs})

@@ -21,11 +21,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from lasagna_synth._adapters._base import AdapterBase
 from lasagna_synth._adapters._files import (
     decode_text,
     dump_json,
     expect,
-    find_file,
     read_json,
     write_text_atomic,
 )
@@ -36,6 +36,8 @@ from lasagna_synth._adapters._model import (
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 SPEC = BenchmarkSpec(
@@ -98,21 +100,6 @@ SPEC = BenchmarkSpec(
 
 _SPAN_FIELDS = [f"answer_span_{i}" for i in range(1, 6)]
 _STEP_FIELDS = [f"reasoning_step_{i}" for i in range(1, 6)]
-
-
-def _split_file(source: Path, split: str) -> Path:
-    return find_file(
-        source,
-        benchmark=SPEC.name,
-        split=split,
-        names=[
-            f"{split}.json",
-            f"{split}.csv",
-            f"data/dataset_split/{split}.json",
-            f"data/dataset_split/{split}.csv",
-        ],
-        files_help=SPEC.files_help,
-    )
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -189,11 +176,15 @@ def _question_id(split: str, number: int, record: dict[str, Any]) -> str:
     return str(raw) if raw not in (None, "") else f"{split}/row{number}"
 
 
-class SyllabusQAAdapter:
+class SyllabusQAAdapter(AdapterBase):
     spec = SPEC
 
-    def load(self, source: Path, split: str, *, with_text: bool = True) -> LoadedBenchmark:
-        path = _split_file(source, split)
+    def _split_file(self, source: Path, split: str) -> Path:
+        names = [f"{split}.json", f"{split}.csv"]  # then as in the upstream repository
+        return self.find(source, split, names + [f"data/dataset_split/{n}" for n in names])
+
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        path = self._split_file(source, split)
         records = _records(path)
         folder = _text_dir(source, split)
         names: list[str] = []
@@ -222,30 +213,18 @@ class SyllabusQAAdapter:
         for name in names:
             text_path = _syllabus_file(folder, name)
             files.append(text_path)
-            text = decode_text(text_path.read_bytes(), "mac_roman") if with_text else ""
+            text = decode_text(text_path.read_bytes(), "mac_roman") if options.with_text else ""
             documents.append(BenchmarkDocument(id=name, title=name, text=text))
-        return LoadedBenchmark(
-            name=SPEC.name,
-            split=split,
-            documents=tuple(documents),
-            questions=tuple(questions),
-            files=tuple(files),
-            skipped={"question type 'no answer'": skipped} if skipped else {},
+        return self.loaded(
+            split, documents, questions, files, skipped={"question type 'no answer'": skipped}
         )
 
-    def write_subset(
-        self,
-        source: Path,
-        split: str,
-        out_dir: Path,
-        doc_ids: frozenset[str],
-        question_ids: frozenset[str],
-    ) -> list[Path]:
-        path = _split_file(source, split)
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        path = self._split_file(source, split)
         kept = []
         for number, record in enumerate(_records(path), start=1):
             qid = _question_id(split, number, record)
-            if record["syllabus_name"] in doc_ids and qid in question_ids:
+            if record["syllabus_name"] in keep.doc_ids and qid in keep.question_ids:
                 kept.append({"id": qid, **record})  # a row-number id would not survive
         target = out_dir / f"{split}.json"
         write_text_atomic(target, dump_json(kept))
