@@ -131,3 +131,43 @@ def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(tmp_path: P
     assert not list(out.rglob(".lasagna-tmp-*"))
     (found,) = json.loads((out / "results.json").read_text())["results"]
     assert found["counts"]["scored"] == 14
+
+
+def test_ctrl_c_stops_with_whole_files_and_says_how_to_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    env = dict(os.environ)
+    env.pop("MODEL_NAME", None)
+    with FakeLLMServer(reply="Not mentioned", latency=0.25) as server:
+        env.update(
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_API_KEY="test",
+            LASAGNA_CACHE_DIR=str(tmp_path / "cache"),
+        )
+        command = [
+            str(LASAGNA), "benchmark", "run", str(EXAMPLES / "pasta.jsonl"),
+            "--generator", "openai/fake", "--concurrency", "2", "-o", str(out),
+        ]  # fmt: skip
+        with subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as child:
+            deadline = time.monotonic() + 60
+            while len(task_files(out)) < 4 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            child.send_signal(signal.SIGINT)
+            _, stderr = child.communicate(timeout=60)
+        assert child.returncode == 130, stderr
+        assert "Traceback" not in stderr
+        assert f"interrupted: finished tasks are kept in {out / 'tasks'}" in stderr
+        assert f"--resume -o {out}" in stderr
+        survivors = task_files(out)
+        assert 4 <= len(survivors) < 14
+        for path in survivors:
+            assert json.loads(path.read_text(encoding="utf-8"))["error"] is None
+        assert not list(out.rglob(".lasagna-tmp-*"))
+        assert not (out / "results.json").exists()
+        resumed = subprocess.run(
+            [*command, "--resume"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert f"resuming: {len(survivors)} of 14 tasks already finished" in resumed.stderr
+    assert len(task_files(out)) == 14

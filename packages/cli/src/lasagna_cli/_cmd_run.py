@@ -12,6 +12,7 @@ from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 RUNS_FOLDER = Path("runs")
+INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 
 
 def _run_stem(path: str) -> str:
@@ -259,7 +260,16 @@ def run(
         from lasagna_cli._leaderboard import print_leaderboard
         from lasagna_cli._runner import run_benchmarks
 
-        outcome = run_benchmarks(config, out, resume=resume)
+        try:
+            outcome = run_benchmarks(config, out, resume=resume)
+        except KeyboardInterrupt:
+            # Finished task files are whole (the writers are waited for); say how to go on.
+            typer.echo(
+                f"interrupted: finished tasks are kept in {out / 'tasks'}; continue with "
+                f"--resume -o {out}",
+                err=True,
+            )
+            raise typer.Exit(INTERRUPTED) from None
         print_leaderboard(outcome.results["results"])
         typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
         missing = sum(r["counts"].get("missing", 0) for r in outcome.results["results"])
