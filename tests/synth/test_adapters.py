@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -337,3 +338,62 @@ def test_beir_missing_corpus_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "b" / "corpus.jsonl").unlink()
     with pytest.raises(BenchmarkFileError, match=r"corpus\.jsonl is missing"):
         load_benchmark("beir", tmp_path / "b")
+
+
+# ------------------------------------------------------------------ malformed raw files
+
+_WRONG = [None, 7, "text", {"a": 1}, ["text"]]
+
+
+def _places(value: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Every nested place in a JSON value (the first two items of each list)."""
+    places = [path] if path else []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            places += _places(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value[:2]):
+            places += _places(item, (*path, i))
+    return places
+
+
+def _replaced(value: object, path: tuple[object, ...], new: object) -> object:
+    import copy
+
+    changed = copy.deepcopy(value)
+    holder = changed
+    for key in path[:-1]:
+        holder = holder[key]  # type: ignore[index]
+    holder[path[-1]] = new  # type: ignore[index]
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "split"),
+    [
+        ("locomo", "locomo/locomo10.json", "test"),
+        ("qasper", "qasper/qasper-dev-v0.3.json", "dev"),
+        ("squad", "squad/dev-v2.0.json", "dev"),
+        ("financebench", "financebench/financebench_open_source.jsonl", "open_source"),
+    ],
+)
+def test_a_wrong_type_anywhere_in_a_raw_file_is_one_synth_error(
+    tmp_path: Path, name: str, file: str, split: str
+) -> None:
+    # Any value replaced by a value of another type: the adapter reads it, or says in one
+    # line what is wrong where (SynthError); never a TypeError or AttributeError.
+    source = FIXTURES / file
+    jsonl = source.suffix == ".jsonl"
+    text = source.read_text(encoding="utf-8")
+    data = [json.loads(line) for line in text.splitlines()] if jsonl else json.loads(text)
+    target = tmp_path / source.name
+    for path in _places(data):
+        for wrong in _WRONG:
+            changed = _replaced(data, path, wrong)
+            if jsonl:
+                lines = [json.dumps(row) for row in changed]  # type: ignore[attr-defined]
+                target.write_text("\n".join(lines), encoding="utf-8")
+            else:
+                target.write_text(json.dumps(changed), encoding="utf-8")
+            with contextlib.suppress(SynthError):
+                load_benchmark(name, target, split, with_text=False)

@@ -95,6 +95,18 @@ def expect(condition: bool, message: str) -> None:
         raise SynthError(message)
 
 
+def expect_lists(record: Any, keys: Sequence[str], where: str) -> None:
+    """Each of `keys` in `record` (an object) is a list or absent (null): the readers then
+    iterate them safely, and a malformed file is one line naming the place."""
+    expect(isinstance(record, dict), f"{where} should be an object, found {type(record).__name__}")
+    for key in keys:
+        value = record.get(key)
+        expect(
+            value is None or isinstance(value, list),
+            f"{where}: {key} should be a list, found {type(value).__name__}; re-download the file",
+        )
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import expect, read_jsonl, write_text_atomic
+from lasagna_synth._adapters._files import expect, expect_lists, read_jsonl, write_text_atomic
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
@@ -103,6 +103,7 @@ def _rows(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
             and row.get("financebench_id") not in (None, ""),
             f"financebench: {path} line {number} needs financebench_id, question and doc_name",
         )
+        expect_lists(row, ("evidence",), f"financebench: {path} line {number}")
     return rows
 
 
@@ -149,7 +150,8 @@ class FinanceBenchAdapter(AdapterBase):
                 text = item.get("evidence_text")
                 if isinstance(text, str) and text.strip() and text not in evidence:
                     evidence.append(text)
-                page_doc = item.get("evidence_doc_name") or item.get("doc_name") or doc_name
+                page_doc = item.get("evidence_doc_name") or item.get("doc_name")
+                page_doc = page_doc if isinstance(page_doc, str) else doc_name
                 page_num = item.get("evidence_page_num")
                 full_page = item.get("evidence_text_full_page")
                 if isinstance(page_num, int) and isinstance(full_page, str) and full_page.strip():

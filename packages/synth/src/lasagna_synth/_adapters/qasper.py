@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
+from lasagna_synth._adapters._files import (
+    dump_json,
+    expect,
+    expect_lists,
+    read_json,
+    write_text_atomic,
+)
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
@@ -83,10 +89,18 @@ def _papers(path: Path) -> dict[str, dict[str, Any]]:
         f"{type(data).__name__}; is it a Qasper qasper-<split>-v0.x.json file?",
     )
     for paper_id, paper in data.items():
-        expect(
-            isinstance(paper.get("qas", []), list) and isinstance(paper.get("full_text", []), list),
-            f"qasper: paper {paper_id} in {path} should have full_text and qas lists",
-        )
+        where = f"qasper: paper {paper_id} in {path}"
+        expect_lists(paper, ("full_text", "qas", "figures_and_tables"), where)
+        for section in paper.get("full_text") or []:
+            if isinstance(section, dict):
+                expect_lists(section, ("paragraphs",), f"{where}, a full_text section")
+        for qa in paper.get("qas") or []:
+            at = f"{where}, question {qa.get('question_id') if isinstance(qa, dict) else qa!r}"
+            expect_lists(qa, ("answers",), at)
+            for wrapper in qa.get("answers") or []:
+                answer = wrapper.get("answer") if isinstance(wrapper, dict) else None
+                if isinstance(answer, dict):
+                    expect_lists(answer, ("extractive_spans", "evidence"), f"{at}, an answer")
     return data  # type: ignore[no-any-return]
 
 

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
+from lasagna_synth._adapters._files import (
+    dump_json,
+    expect,
+    expect_lists,
+    read_json,
+    write_text_atomic,
+)
 from lasagna_synth._adapters._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
@@ -76,6 +82,12 @@ def _articles(path: Path) -> list[dict[str, Any]]:
             isinstance(article, dict) and isinstance(article.get("paragraphs"), list),
             f"squad: {path} data[{i}] should be an article with paragraphs",
         )
+        for j, paragraph in enumerate(article["paragraphs"]):
+            where = f"squad: {path} data[{i}].paragraphs[{j}]"
+            expect_lists(paragraph, ("qas",), where)
+            for qa in paragraph.get("qas") or []:
+                if isinstance(qa, dict):
+                    expect_lists(qa, ("answers",), f"{where}, question {qa.get('id')}")
     return data["data"]  # type: ignore[no-any-return]
 
 
