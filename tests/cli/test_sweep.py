@@ -379,6 +379,28 @@ def test_bad_datasets_are_one_line_naming_the_key(
     assert server.calls == 0
 
 
+@pytest.mark.parametrize(
+    ("flag", "make", "code", "expected"),
+    [
+        ("setups", lambda p: p.mkdir(), 2, "expected a setups file, found a folder"),
+        ("config", lambda p: p.mkdir(), 2, "expected a config file, found a folder"),
+        ("setups", lambda p: p.write_bytes(b"\xff\xfe[a]"), 1, "not UTF-8 text (byte 0)"),
+        ("config", lambda p: p.write_bytes(b"\xff"), 1, "not UTF-8 text (byte 0)"),
+        ("out", lambda p: p.write_text("x"), 2, "exists and is not a folder"),
+    ],
+)
+def test_a_folder_or_a_file_in_the_wrong_place_is_one_line(
+    tmp_path: Path, server: Any, flag: str, make: Any, code: int, expected: str
+) -> None:
+    paths = make_files(tmp_path, server.base_url, f"[a]\n{BASE}")
+    paths[flag] = tmp_path / f"wrong-{flag}"
+    make(paths[flag])
+    result = sweep(paths)
+    assert result.exit_code == code, result.output
+    assert expected in result.output and len(result.output.strip().splitlines()) == 1
+    assert server.calls == 0
+
+
 def test_env_helper_reads_the_environment(tmp_path: Path, server: Any) -> None:
     setups = (
         '[a]\nprovider = "fake"\nmodel = "{{ env("SWEEP_TEST_MODEL") }}"\n'

@@ -160,6 +160,10 @@ def _sweep(
     if retry_errors and not resume:
         raise CliError("--retry-errors goes with --continue", USAGE_ERROR)
     _check_prefix(prefix)
+    if output.exists() and not output.is_dir():
+        raise CliError(
+            f"--output {output}: exists and is not a folder; choose another", USAGE_ERROR
+        )
     # Everything is read and checked before any model is called.
     datasets = load_datasets(datasets_path)
     if config_path is None and (setups_path.parent / "config.toml").is_file():

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from lasagna_cli._errors import CliError
+from lasagna_cli._errors import USAGE_ERROR, CliError
 from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
 
 APIS = ("openai", "anthropic", "ollama", "local")
@@ -211,14 +211,26 @@ def _retriever(path: Path, name: str, body: dict[str, Any]) -> Retriever:
     return Retriever(name, kind, top_k)
 
 
+def read_text_file(path: Path, what: str) -> str:
+    """A file named on the command line, as UTF-8 text; one line when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{what} not found: {path}", USAGE_ERROR) from None
+    except IsADirectoryError:
+        raise CliError(f"expected a {what}, found a folder: {path}", USAGE_ERROR) from None
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise CliError(f"cannot read the {what} {path}: {exc.strerror}", USAGE_ERROR) from None
+
+
 def load_config(path: Path | None) -> Config:
     """The config at `path`, or only the built-in providers when `path` is None."""
     if path is None:
         return Config(None, dict(BUILTIN_PROVIDERS))
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CliError(f"config file not found: {path}", 2) from None
+        data = tomllib.loads(read_text_file(path, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise CliError(f"{path}: not valid TOML ({exc}); fix the file") from None
     _check_keys(path, "top level", data, ("providers", "databases", "retrievers"))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
-from lasagna_cli._sweep._config import Config, Database, Provider, Retriever
+from lasagna_cli._sweep._config import Config, Database, Provider, Retriever, read_text_file
 from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
 
 if TYPE_CHECKING:
@@ -370,10 +370,7 @@ def parse_setups(
 
 
 def load_setups(path: Path, config: Config, datasets: Collection[str]) -> dict[str, Setup]:
-    try:
-        source = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(f"setups file not found: {path}", USAGE_ERROR) from None
+    source = read_text_file(path, "setups file")
     return parse_setups(render_setups(source, path), path, config, datasets)
 
 
