@@ -178,3 +178,22 @@ def test_the_example_files_are_valid_and_index() -> None:
     hits = indexes["harbour-docs"].search("ferry crossing Skerra", 1)
     assert hits[0][0].startswith("skerra-ferry.txt#")
     assert indexes["pasta-corpus"].search("pesto", 1)[0][0] == "pesto"
+
+
+def test_a_beir_database_is_its_corpus_whatever_its_qrels_name(tmp_path: Path) -> None:
+    """Judgments naming ids the folder lacks (as in BEIR's arcd subset) do not stop a sweep:
+    only the corpus is searched. A folder with no corpus is refused naming the database."""
+    root = make_folder(tmp_path, "http://127.0.0.1:9/v1")
+    (root / "beir" / "qrels" / "test.tsv").write_text("q1\td1\t1\nq9\td1\t1\nq1\tgone\t1\n")
+    config = load_config(root / "config.toml")
+    index = build_indexes([config.databases["kitchen"]])["kitchen"]
+    assert sorted(index.texts) == ["d1", "d2"]
+    assert index.search("pesto basil", 1)[0][0] == "d2"
+    (root / "beir" / "corpus.jsonl").unlink()
+    with FakeLLMServer(reply="x") as server:
+        (root / "config.toml").write_text(CONFIG.format(base_url=server.base_url))
+        result = run(root)
+        assert result.exit_code == 1
+        assert "database 'kitchen': beir: 1 problem" in result.output
+        assert "missing corpus.jsonl" in result.output
+        assert server.calls == 0

@@ -41,9 +41,13 @@ class Index:
 def load_passages(database: Database) -> tuple[dict[str, str], int]:
     """`{passage id: text}` in corpus order, and how many files were skipped."""
     if database.kind == "beir":
-        from lasagna_synth import load_data
+        from lasagna_synth import DataError, load_data
 
-        data = load_data(database.path)
+        try:
+            # Only the corpus is searched: judgments naming ids the folder lacks do not matter.
+            data = load_data(database.path, drop_unknown_judgments=True)
+        except DataError as exc:
+            raise CliError(f"database {database.name!r}: {exc}") from None
         return dict(data.corpus), 0
     from lasagna_synth import chunk_documents, load_corpus
 
