@@ -254,6 +254,7 @@ def test_no_contexts_no_retrieval(tmp_path: Path) -> None:
         (["--split", "dev"], 'has no split "dev"; it has test'),
         (["-n", "0"], "-n: expected a whole number >= 1"),
         (["--concurrency", "0"], "--concurrency: expected a whole number >= 1"),
+        (["--top-k", "0"], "error: --top-k: expected a whole number >= 1, got 0"),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:

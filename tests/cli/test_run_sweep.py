@@ -185,6 +185,7 @@ def test_flags_fill_what_the_sweep_file_leaves_out(tmp_path: Path) -> None:
         ("benchmarks:\n  - name: squad\n", 'benchmark "squad" has no `path:`'),
         ("benchmarks: [\n", "not valid YAML at line"),
         ("benchmarks: []\n", "expected a list of benchmarks"),
+        ("benchmarks:\n  - path: pasta.jsonl\ntop_k: 0\n", "s.yaml: top_k: expected a whole"),
         (
             "benchmarks:\n  - path: pasta.jsonl\nsetups:\n  - name: a\n"
             "    retriever: {stemmer: klingon}\n",
@@ -199,6 +200,12 @@ def test_sweep_mistakes_are_usage_errors(tmp_path: Path, text: str, message: str
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_sweep_file_is_named_as_one(tmp_path: Path) -> None:
+    result = run(str(tmp_path / "sweep.yaml"), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert "sweep.yaml: no such sweep file; check the path" in result.stderr
 
 
 def test_two_entries_under_one_name_are_refused(tmp_path: Path) -> None:

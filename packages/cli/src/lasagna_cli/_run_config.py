@@ -281,6 +281,7 @@ def default_setup_name(flags: Flags) -> str:
 def config_from_path(path: str, flags: Flags) -> RunConfig:
     """One benchmark (a data file or BEIR folder) and one setup, from the flags."""
     _check_profile(flags.profile, "--profile")
+    _check_positive(flags.top_k, "--top-k")
     if flags.system is not None:
         setup = _system_setup(flags.system, None, flags.generator, flags.tracks, flags.top_k)
     else:
@@ -351,12 +352,15 @@ def _check_profile(profile: object, where: str) -> None:
 
 
 def is_sweep_file(path: str) -> bool:
-    return Path(path).suffix.lower() in SWEEP_SUFFIXES and Path(path).is_file()
+    """A .yaml/.yml/.toml path that is not a folder (a missing one is reported as a sweep file)."""
+    return Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir()
 
 
 def read_sweep_file(path: Path) -> Mapping[str, Any]:
     try:
         raw = path.read_bytes()
+    except FileNotFoundError:
+        raise usage(f"{path}: no such sweep file; check the path") from None
     except OSError as exc:
         raise usage(f"{path}: cannot read the sweep file ({exc.strerror})") from None
     if path.suffix.lower() == ".toml":
@@ -396,7 +400,7 @@ def config_from_sweep(path: str, flags: Flags) -> RunConfig:
     tracks = flags.tracks
     if "tracks" in data:
         tracks = parse_tracks(data["tracks"], f"{label}: tracks")
-    top_k = data.get("top_k", flags.top_k)
+    top_k = _check_positive(data.get("top_k", flags.top_k), f"{label}: top_k")
     base_retriever = retriever_spec({"top_k": top_k}, f"{label}: top_k", RetrieverSpec())
     generator = data.get("generator", flags.generator)
     if generator is not None and not isinstance(generator, str):
