@@ -320,6 +320,12 @@ def test_a_json_file_that_is_not_squad(tmp_path: Path) -> None:
     path.write_text('[{"question": "Q"}]', encoding="utf-8")
     with pytest.raises(DataError, match="expected an official SQuAD JSON file"):
         load_data(path)
+    path.write_text("{}", encoding="utf-8")
+    with pytest.raises(DataError, match=r"\[articles\]\}\), got \{\}; for your own rows"):
+        load_data(path)
+    path.write_text('{"rows": [], "version": 2}', encoding="utf-8")
+    with pytest.raises(DataError, match="got an object with keys rows, version; for your own"):
+        load_data(path)
 
 
 # ------------------------------------------------------------------------- real data

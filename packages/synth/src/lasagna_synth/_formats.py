@@ -435,11 +435,12 @@ def _parse_squad(label: str, text: str, problems: list[str]) -> list[_Draft]:
         problems.append(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})")
         return []
     if not isinstance(dataset, dict) or not isinstance(dataset.get("data"), list):
+        found = json_type(dataset)
+        if isinstance(dataset, dict):
+            found = f"an object with keys {', '.join(sorted(dataset))}" if dataset else "{}"
         problems.append(
             f'{label}: expected an official SQuAD JSON file ({{"version": ..., "data": '
-            f"[articles]}}), got {json_type(dataset)}"
-            + (f" with keys {', '.join(sorted(dataset))}" if isinstance(dataset, dict) else "")
-            + "; for your own rows use a .jsonl file"
+            f"[articles]}}), got {found}; for your own rows use a .jsonl file"
         )
         return []
     drafts: list[_Draft] = []
