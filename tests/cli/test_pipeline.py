@@ -242,6 +242,24 @@ def test_changed_settings_redo_the_answers(tmp_path: Path, env: dict[str, str]) 
     assert "0 reused" in changed.stdout
 
 
+def test_pdf_texts_are_read_once_for_every_run_folder(tmp_path: Path) -> None:
+    # FinanceBench's filings are PDFs: their text is kept in the cache folder, so a new run
+    # folder (another -o) indexes without extracting them again.
+    env = {"LASAGNA_CACHE_DIR": str(tmp_path / "cache")}
+    data = FIXTURES / "financebench"
+    first = run("financebench", data, tmp_path / "a", "--step", "gen", env=env)
+    assert first.exit_code == 0, first.output
+    assert "from the text cache" not in first.stdout
+    assert len(list((tmp_path / "cache" / "pdf-text").iterdir())) == 1
+    second = run("financebench", data, tmp_path / "b", "--step", "gen", env=env)
+    assert second.exit_code == 0, second.output
+    assert "PDF texts read from the text cache: 1" in second.stdout
+    report = read(tmp_path / "b" / "benchmark_metrics_report.json")
+    assert "PDF texts read from the text cache: 1" in report["lasagna"]["corpus_notes"]
+    passages = [(tmp_path / run_dir / "index" / "passages.jsonl").read_bytes() for run_dir in "ab"]
+    assert passages[0] == passages[1]
+
+
 # ------------------------------------------------------------------------ eval / del
 
 

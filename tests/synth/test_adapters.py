@@ -299,6 +299,35 @@ def test_financebench_without_text_skips_the_pdf() -> None:
     assert len(bench.questions) == 4
 
 
+def test_financebench_pdf_texts_are_cached_by_file_and_reader(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = load_benchmark("financebench", FIXTURES / "financebench", text_cache=cache)
+    text = first.document("ACME_2020_10K").text
+    (entry,) = cache.iterdir()
+    assert entry.read_bytes().decode("utf-8") == text
+    assert not any("text cache" in note for note in first.notes)
+    # Read again (from any run folder): the cached text, not a new extraction.
+    entry.write_text(text + "\nFROM THE CACHE", encoding="utf-8")
+    second = load_benchmark("financebench", FIXTURES / "financebench", text_cache=cache)
+    assert second.document("ACME_2020_10K").text.endswith("FROM THE CACHE")
+    assert "PDF texts read from the text cache: 1" in second.notes
+    # Other bytes are another file: extracted again, under a key of their own.
+    copy = tmp_path / "data"
+    shutil.copytree(FIXTURES / "financebench", copy)
+    with (copy / "pdfs" / "ACME_2020_10K.pdf").open("ab") as handle:
+        handle.write(b"\n% appended\n")
+    third = load_benchmark("financebench", copy, text_cache=cache)
+    assert third.document("ACME_2020_10K").text == text
+    assert len(list(cache.iterdir())) == 2
+    # Without text nothing is read or cached; a cache that cannot be written costs only time.
+    load_benchmark("financebench", FIXTURES / "financebench", with_text=False, text_cache=cache)
+    assert len(list(cache.iterdir())) == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    fourth = load_benchmark("financebench", FIXTURES / "financebench", text_cache=blocked)
+    assert fourth.document("ACME_2020_10K").text == text
+
+
 # ----------------------------------------------------------------------------- SQuAD
 
 

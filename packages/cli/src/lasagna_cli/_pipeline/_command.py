@@ -113,6 +113,18 @@ def _llm_factory(model: str | None, concurrency: int) -> Callable[[], LLM] | Non
     return make
 
 
+def _text_cache() -> Path:
+    """Where texts extracted from PDFs are kept between runs (any run folder): beside the
+    LLM cache, in LASAGNA_CACHE_DIR or the user cache dir."""
+    import os
+
+    from lasagna_cli._llm_options import cache_setting
+    from lasagna_judge import default_cache_path
+
+    setting = cache_setting(True, os.environ)
+    return (setting if isinstance(setting, Path) else default_cache_path()).parent / "pdf-text"
+
+
 def run_pipeline(options: PipelineOptions) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
     step = _check(options)
@@ -153,9 +165,10 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
     revision = data_revision(bench)
     passages = load_index(out, spec.name, bench.split, revision)
     insertion: dict[str, Any] | None = None
+    corpus_notes: list[str] = []
     if passages is None:
         started = time.perf_counter()
-        full = load_benchmark(spec.name, options.data_dir, bench.split)
+        full = load_benchmark(spec.name, options.data_dir, bench.split, text_cache=_text_cache())
         passages, _ = build_index(out, full, revision)
         index = passages.bm25()
         seconds = time.perf_counter() - started
@@ -165,10 +178,13 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
             "Total Output Tokens": 0,
             "Total Embedding Tokens": 0,
         }
+        corpus_notes = list(full.notes)
         _echo(
             f"index: {passages.manifest['documents']} documents -> "
             f"{passages.manifest['passages']} passages ({CHUNK_RULE}) in {seconds:.2f}s"
         )
+        for note in corpus_notes:
+            _echo(f"  {note}")
     else:
         index = passages.bm25()
         _echo(f"index: reused ({passages.manifest['passages']} passages)")
@@ -215,6 +231,8 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
     }
     if insertion is not None:
         updates[INSERTION] = insertion
+        # How the corpus was built (FinanceBench: PDFs or evidence pages, PDF texts cached).
+        updates[LASAGNA]["corpus_notes"] = corpus_notes
     update_report(out, updates)
 
     latency, _ = mean(r["retrieval"]["latency_sec"] for r in results)

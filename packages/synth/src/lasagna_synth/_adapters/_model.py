@@ -126,6 +126,9 @@ class ReadOptions:
     #: False may leave document texts empty when reading them is slow (PDFs): enough for
     #: counting and sampling.
     with_text: bool = True
+    #: A folder where texts extracted from PDFs are kept between runs, keyed by the sha256
+    #: of the file and of the reader; None reads every PDF again.
+    text_cache: Path | None = None
 
 
 @dataclass(frozen=True)

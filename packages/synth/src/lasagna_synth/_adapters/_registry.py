@@ -77,14 +77,25 @@ def resolve_split(spec: BenchmarkSpec, split: str | None) -> str:
 
 
 def load_benchmark(
-    name: str, data_dir: str | Path, split: str | None = None, *, with_text: bool = True
+    name: str,
+    data_dir: str | Path,
+    split: str | None = None,
+    *,
+    with_text: bool = True,
+    text_cache: str | Path | None = None,
 ) -> LoadedBenchmark:
     """Read a registered benchmark from its raw files under `data_dir` (a folder, or the
     split's file itself). Nothing is downloaded: a missing file is a `BenchmarkFileError`
-    naming the file and where to get it."""
+    naming the file and where to get it.
+
+    `with_text=False` may leave document texts empty where reading them is slow (PDFs):
+    enough to count and sample. `text_cache` is a folder where texts extracted from PDFs are
+    kept between calls (keyed by the sha256 of the file and of the reader), so a benchmark
+    read again, from any run folder, skips the extraction."""
     adapter = get_adapter(name)
     chosen = resolve_split(adapter.spec, split)
-    return adapter.load(Path(data_dir), chosen, ReadOptions(with_text))
+    cache = Path(text_cache) if text_cache is not None else None
+    return adapter.load(Path(data_dir), chosen, ReadOptions(with_text, cache))
 
 
 __all__ = [

@@ -17,6 +17,8 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,47 @@ def _read_pdf(path: Path) -> tuple[str | None, str]:
     return None, reason
 
 
+def _reader_identity() -> bytes:
+    """Besides the file, what decides a PDF's text: pdfminer's version and the source of
+    lasagna-synth's loader and PDF reader (an edited reader makes new cache keys)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lasagna_synth import _loading, _pdf
+
+    try:
+        parts = [f"pdfminer.six {version('pdfminer.six')}".encode()]
+    except PackageNotFoundError:
+        parts = [b"pdfminer.six missing"]
+    parts += [Path(str(module.__file__)).read_bytes() for module in (_loading, _pdf)]
+    return b"\x00".join(parts)
+
+
+def _pdf_text(path: Path, options: ReadOptions) -> tuple[str | None, str, bool]:
+    """(the text or None, why None, whether it came from the text cache); "" without text.
+
+    Extracting a 10-K's text takes about 40 s of CPU, so with a text cache each PDF's text
+    is kept under the sha256 of its bytes and of the reader. An unreadable PDF is not
+    cached (it is tried again), and a cache that cannot be written only costs the time."""
+    if not options.with_text:
+        return "", "", False
+    cache = options.text_cache
+    if cache is None:
+        return (*_read_pdf(path), False)
+    digest = hashlib.sha256(_reader_identity())
+    with path.open("rb") as handle:
+        digest.update(hashlib.file_digest(handle, "sha256").digest())
+    cached = cache / f"{digest.hexdigest()}.txt"
+    try:
+        return cached.read_bytes().decode("utf-8"), "", True
+    except (OSError, UnicodeDecodeError):
+        pass
+    text, reason = _read_pdf(path)
+    if text is not None:
+        with contextlib.suppress(OSError):
+            write_text_atomic(cached, text)
+    return text, reason, False
+
+
 class FinanceBenchAdapter(AdapterBase):
     spec = SPEC
 
@@ -175,12 +218,14 @@ class FinanceBenchAdapter(AdapterBase):
         files = [path]
         documents = []
         from_pdf: list[str] = []
+        from_cache = 0
         from_pages: list[str] = []
         without_text: list[str] = []
         for doc_name in order:
             pdf = _pdf_for(path, doc_name)
             if pdf is not None:
-                pdf_text, reason = _read_pdf(pdf) if options.with_text else ("", "")
+                pdf_text, reason, cached = _pdf_text(pdf, options)
+                from_cache += cached
                 if pdf_text is None:
                     without_text.append(f"{pdf.name} ({reason})")
                 else:
@@ -206,6 +251,8 @@ class FinanceBenchAdapter(AdapterBase):
             f"corpus: filings from PDFs: {len(from_pdf)}; built from the evidence pages' full "
             f"text (no PDF in pdfs/): {len(from_pages)}"
         ]
+        if from_cache:
+            notes.append(f"PDF texts read from the text cache: {from_cache}")
         if without_text:
             notes.append("unreadable PDFs, evidence pages used instead: " + ", ".join(without_text))
         return self.loaded(split, documents, questions, files, notes=notes)
