@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -230,6 +231,17 @@ def test_written_sample_is_byte_identical_for_the_same_seed(tmp_path: Path) -> N
         write_sample(sample, bench, FIXTURES / "locomo", tmp_path / out)
     for name in ("locomo10.json", "sampling_metadata.json"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_a_beir_sample_keeps_the_corpus_byte_for_byte(tmp_path: Path) -> None:
+    source = tmp_path / "beir"
+    shutil.copytree(FIXTURES / "beir", source)
+    corpus = source / "corpus.jsonl"
+    corpus.write_bytes(corpus.read_bytes().replace(b"\n", b"\r\n"))  # Windows line ends
+    bench = load_benchmark("beir", source)
+    sample = sample_benchmark(bench, sample_size=1, unit="question")
+    write_sample(sample, bench, source, tmp_path / "out")
+    assert (tmp_path / "out" / "corpus.jsonl").read_bytes() == corpus.read_bytes()
 
 
 def test_writing_over_the_raw_files_is_refused() -> None:

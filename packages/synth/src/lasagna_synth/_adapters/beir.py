@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import read_jsonl, write_text_atomic
+from lasagna_synth._adapters._files import read_jsonl, write_bytes_atomic, write_text_atomic
 from lasagna_synth._adapters._model import (
     BenchmarkDocument,
     BenchmarkFileError,
@@ -113,7 +113,7 @@ class BeirAdapter(AdapterBase):
         _check_folder(source, split)
         # The whole corpus, byte for byte: sampling BEIR draws queries only.
         corpus = out_dir / "corpus.jsonl"
-        write_text_atomic(corpus, (source / "corpus.jsonl").read_text(encoding="utf-8"))
+        write_bytes_atomic(corpus, (source / "corpus.jsonl").read_bytes())
         queries = out_dir / "queries.jsonl"
         kept = [
             raw
