@@ -122,6 +122,14 @@ def test_locomo_reads_the_file_itself_and_a_single_conversation(tmp_path: Path) 
     assert [d.id for d in bench.documents] == ["conv-b"]
 
 
+def test_locomo_evidence_given_as_one_string_is_read(tmp_path: Path) -> None:
+    samples = json.loads((FIXTURES / "locomo" / "locomo10.json").read_text())
+    samples[0]["qa"][1]["evidence"] = "D1:2; D1:3"
+    (tmp_path / "locomo10.json").write_text(json.dumps(samples))
+    questions = by_id(load_benchmark("locomo", tmp_path))
+    assert questions["conv-a/q1"].evidence == ("D1:2", "D1:3")  # type: ignore[attr-defined]
+
+
 def test_missing_file_says_which_and_where_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(BenchmarkFileError) as info:
         load_benchmark("locomo", tmp_path)

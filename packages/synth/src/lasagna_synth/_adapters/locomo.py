@@ -172,7 +172,8 @@ class _EvidenceStats:
 
 
 def _evidence(raw: Any, known: set[str], stats: _EvidenceStats) -> tuple[str, ...]:
-    items = raw if isinstance(raw, list) else []
+    # A list of ids, as the file has them; a bare string is read as one item, not dropped.
+    items = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
     ids: list[str] = []
     for item in items:
         found = [f"D{a}:{b}" for a, b in _DIA_ID.findall(str(item))]
