@@ -337,6 +337,9 @@ def _stage_eval(spec: BenchmarkSpec, options: PipelineOptions) -> int:
                 "rubric": [rubric.id, rubric.version] if rubric is not None else None,
                 "accuracy_note": "Average Accuracy is over graded answers only; unparsed and "
                 "failed grades are counted in grade_statuses, never averaged as 0",
+                "f1_note": "Average F1 Score is SQuAD's token F1 (official normalisation; "
+                'OpenViking also drops "and"), the best over the references, over the '
+                "questions with references",
                 "eval_seconds": outcome.seconds,
             },
         },
