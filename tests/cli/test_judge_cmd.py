@@ -309,6 +309,67 @@ def test_an_empty_input_is_bad_data(
     assert result.exit_code == 1 and "no rows" in result.stderr
 
 
+def test_prices_give_the_cost_of_this_run_and_of_every_graded_answer(
+    tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    server.reply = Reply('{"reasoning": "same", "score": 4}', input_tokens=1000, output_tokens=10)
+    prices = tmp_path / "prices.toml"
+    prices.write_text("judge = [2.0, 8.0]\n", encoding="utf-8")  # the bare name serves too
+    path = write_jsonl(tmp_path / "in.jsonl", ROWS[:3])
+    args = grade_args(server, path, "--prices", str(prices), "--out", str(tmp_path / "o.jsonl"))
+    first = invoke(args, env)
+    assert first.exit_code == 0, first.output
+    # 3 calls of 1,000 tokens in at $2 and 10 out at $8 per 1M tokens
+    assert "cost: $0.0062 this run; $0.0062 for all the tokens above" in first.stdout
+    again = invoke(args, env)  # every grade from the cache: this run is free
+    assert "cost: $0.0000 this run; $0.0062 for all the tokens above" in again.stdout
+    other = tmp_path / "other.json"
+    other.write_text('{"openai/gpt-4o-mini": [0.15, 0.6]}', encoding="utf-8")
+    unpriced = invoke(grade_args(server, path, "--prices", str(other)), env)
+    assert f"cost: n/a (no price for openai/judge in {other})" in unpriced.stderr
+    assert "cost: n/a (give --prices FILE" in invoke(grade_args(server, path), env).stderr
+    bad = invoke(grade_args(server, path, "--prices", str(tmp_path / "absent.json")), env)
+    assert bad.exit_code == 2 and "--prices: cannot read" in bad.stderr
+    assert server.calls == 3
+
+
+def test_a_folder_as_out_or_a_bad_base_url_is_refused_before_any_call(
+    tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    path = write_jsonl(tmp_path / "in.jsonl", ROWS[:2])
+    folder = tmp_path / "graded"
+    folder.mkdir()
+    result = invoke(grade_args(server, path, "--out", str(folder)), env)
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip()
+        == f"error: --out {folder} is a folder: give the path of a .jsonl file"
+    )
+    args = ["judge", "grade", str(path), "--model", "openai/judge", "--base-url", "localhost:8000"]
+    result = invoke(args, env)
+    assert result.exit_code == 2 and "expected an http:// or https:// URL" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert server.calls == 0
+
+
+def test_ctrl_c_leaves_one_line_and_exit_130(
+    tmp_path: Path, server: FakeLLMServer, ctrl_c_when: Any
+) -> None:
+    server.latency = 30.0  # every call is in flight when the interrupt comes
+    env = dict(os.environ)
+    env.pop("MODEL_NAME", None)
+    env.update(OPENAI_API_KEY="test", LASAGNA_CACHE_DIR=str(tmp_path / "cache"))
+    out = tmp_path / "graded.jsonl"
+    args = grade_args(server, EXAMPLES / "answers.jsonl", "--out", str(out))
+    returncode, _, stderr = ctrl_c_when([str(LASAGNA), *args], env, lambda: server.calls > 0)
+    assert returncode == 130
+    assert stderr.strip().splitlines()[-1] == (
+        "interrupted: no grade was written; finished calls are cached, so the same command "
+        "resumes where this one stopped"
+    )
+    assert "Traceback" not in stderr and not out.exists()
+
+
 def test_the_real_executable_grades_the_example(tmp_path: Path, server: FakeLLMServer) -> None:
     env = dict(os.environ)
     env.pop("MODEL_NAME", None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
-from lasagna_cli._llm_options import ENV_VARIABLES, build_llm
+from lasagna_cli._llm_options import ENV_VARIABLES, build_llm, load_prices
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer
 
@@ -109,6 +109,55 @@ def test_no_cache_turns_the_cache_off() -> None:
 def test_bad_concurrency_is_a_usage_error() -> None:
     with pytest.raises(CliError, match="--concurrency must be at least 1"):
         build_llm("openai/m", base_url="http://127.0.0.1:9/v1", concurrency=0, env={})
+
+
+def test_settings_make_llm_refuses_are_usage_errors() -> None:
+    # Without a scheme the URL would fail on every attempt of every call, after all retries.
+    env = {"OPENAI_BASE_URL": "localhost:8000/v1"}
+    with pytest.raises(CliError, match="expected an http:// or https:// URL") as caught:
+        build_llm("openai/m", env=env)
+    assert caught.value.exit_code == USAGE_ERROR and "'localhost:8000/v1'" in str(caught.value)
+    with pytest.raises(CliError, match="expected an http") as caught:
+        build_llm("ollama/llama3.2", base_url="127.0.0.1:11434", env={})
+    assert caught.value.exit_code == USAGE_ERROR
+
+
+def test_price_tables_in_json_or_toml(tmp_path: Path) -> None:
+    as_json = tmp_path / "prices.json"
+    as_json.write_text('{"openai/gpt-4o-mini": [0.15, 0.6], "claude": [3, 15]}', encoding="utf-8")
+    as_toml = tmp_path / "prices.toml"
+    as_toml.write_text('"openai/gpt-4o-mini" = [0.15, 0.6]\nclaude = [3, 15]\n', encoding="utf-8")
+    expected = {"openai/gpt-4o-mini": (0.15, 0.6), "claude": (3.0, 15.0)}
+    assert load_prices(as_json) == load_prices(as_toml) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "code", "message"),
+    [
+        ("absent.json", None, USAGE_ERROR, "--prices: cannot read"),
+        ("folder", "", USAGE_ERROR, "--prices: cannot read"),
+        ("bad.json", "{", 1, "is not valid JSON or TOML"),
+        ("bad.toml", "x = ", 1, "is not valid JSON or TOML"),
+        ("list.json", "[0.15, 0.6]", 1, "must map model names to [input, output]"),
+        ("one.json", '{"m": [0.15]}', 1, "the price of 'm' must be [input, output]"),
+        ("text.json", '{"m": ["0.1", "0.2"]}', 1, "the price of 'm' must be [input, output]"),
+        ("latin.json", b'{"caf\xe9": [1, 2]}', 1, "is not UTF-8 text"),
+    ],
+)
+def test_bad_price_tables_are_one_line_errors(
+    tmp_path: Path, name: str, content: str | bytes | None, code: int, message: str
+) -> None:
+    path = tmp_path / name
+    if name == "folder":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(CliError) as caught:
+        load_prices(path)
+    assert caught.value.exit_code == code
+    assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="needs the local extra")

@@ -203,6 +203,40 @@ def test_existing_out_is_refused_without_overwrite(tmp_path: Path) -> None:
     assert dry.returncode == 0 and "exists: the real run needs --overwrite" in dry.stdout
 
 
+def test_a_folder_as_out_is_refused_before_any_call(tmp_path: Path) -> None:
+    folder = tmp_path / "qa"
+    folder.mkdir()
+    with FakeLLMServer(reply=model_reply) as server:
+        for extra in (["--dry-run"], ["--overwrite", "--model", "openai/m"]):
+            result = lasagna(
+                "benchmark", "synthesize", str(EXAMPLES), "--out", str(folder),
+                "--base-url", server.base_url, *extra, env=run_env(tmp_path),
+            )  # fmt: skip
+            assert result.returncode == 2
+            assert result.stderr.strip() == (
+                f"error: --out {folder} is a folder: give the path of a .jsonl file"
+            )
+        assert server.calls == 0
+
+
+def test_ctrl_c_writes_nothing_and_says_how_to_resume(tmp_path: Path, ctrl_c_when: Any) -> None:
+    out = tmp_path / "qa.jsonl"
+    env = {**os.environ, **run_env(tmp_path)}
+    env.pop("MODEL_NAME", None)
+    with FakeLLMServer(reply=model_reply, latency=30.0) as server:
+        command = [
+            str(LASAGNA), "benchmark", "synthesize", str(EXAMPLES), "--n", "6",
+            "--out", str(out), "--model", "openai/m", "--base-url", server.base_url,
+        ]  # fmt: skip
+        returncode, _, stderr = ctrl_c_when(command, env, lambda: server.calls > 0)
+    assert returncode == 130
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted: {out} was not written; finished calls are cached, so the same command "
+        "(with --overwrite if the file exists) resumes where this one stopped"
+    )
+    assert "Traceback" not in stderr and not out.exists()
+
+
 def test_a_run_without_a_model_is_refused_before_any_call(tmp_path: Path) -> None:
     result = lasagna("benchmark", "synthesize", str(EXAMPLES), "--out", str(tmp_path / "o.jsonl"))
     assert result.returncode == 2 and "no model" in result.stderr

@@ -49,6 +49,21 @@ def test_bad_options(options: dict[str, Any], message: str) -> None:
         make_llm("openai/m", base_url="http://127.0.0.1:9/v1", cache=False, **options)
 
 
+@pytest.mark.parametrize(
+    "base_url", ["localhost:8000/v1", "127.0.0.1:8080", "ftp://host/v1", "http://", "notaurl"]
+)
+def test_a_base_url_that_is_not_http_is_refused_at_once(base_url: str) -> None:
+    with pytest.raises(JudgeError, match="expected an http:// or https:// URL") as caught:
+        make_llm("openai/m", base_url=base_url, cache=False)
+    assert repr(base_url) in str(caught.value)
+
+
+def test_a_refused_base_url_never_shows_its_credentials() -> None:
+    with pytest.raises(JudgeError) as caught:
+        make_llm("openai/m", base_url="user:s3cret-pass@myhost:8000/v1", cache=False)
+    assert "s3cret-pass" not in str(caught.value) and "***@myhost:8000/v1" in str(caught.value)
+
+
 def test_openai_without_key_or_base_url_points_to_local_smollm2() -> None:
     with pytest.raises(JudgeError, match="local/smollm2") as caught:
         make_llm("openai/gpt-4o-mini", cache=False)

@@ -7,8 +7,6 @@ so `lasagna --help` stays instant.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import judge_app
 
 if TYPE_CHECKING:
-    from lasagna_judge import Calibration, Grade, GradeSummary
+    from lasagna_judge import LLM, Calibration, Grade, GradeSummary
 
 
 @judge_app.callback()
@@ -124,28 +122,25 @@ def _read_grade_input(path: Path) -> list[_Row]:
 # -- writing ------------------------------------------------------------------------------
 
 
-def _write_jsonl_atomically(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write to a temporary file beside `path`, then rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
 
 
+def _cost_line(llm: LLM, summary: GradeSummary, prices: Path | None) -> str:
+    """This run's cost, and what every graded answer's tokens cost (cached ones too)."""
+    from lasagna_judge import Usage
+
+    if prices is None:
+        return "cost: n/a (give --prices FILE to price the tokens)"
+    spent = llm.cost_usd
+    if spent is None:
+        return f"cost: n/a (no price for {llm.model} in {prices})"
+    total = llm.cost_of(Usage(summary.input_tokens, summary.output_tokens))
+    return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
+
+
 def _summary_lines(
-    summary: GradeSummary, *, spent: tuple[int, int], calls: int, cost: float | None
+    summary: GradeSummary, *, spent: tuple[int, int], calls: int, cost: str
 ) -> list[str]:
     scored = summary.scored
     if summary.mean_score is None:
@@ -165,7 +160,7 @@ def _summary_lines(
         f"tokens: {summary.input_tokens:,} in, {summary.output_tokens:,} out "
         f"({summary.cached} answers from the cache; this run: {calls} calls, "
         f"{spent[0]:,} in, {spent[1]:,} out)",
-        f"cost: ${cost:.4f} this run" if cost is not None else "cost: n/a (no price known)",
+        cost,
     ]
     return lines
 
@@ -211,16 +206,27 @@ def grade_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read or write the response cache.")
     ] = False,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            metavar="FILE",
+            help='A JSON or TOML price table for the summary\'s cost: {"openai/gpt-4o-mini": '
+            "[0.15, 0.6]} in USD per 1M input and output tokens.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
     Output rows are the input rows plus the grade fields (score, status, path, reasoning,
     rubric, prompt sha256, model, raw output, tokens, latency). A summary follows: unparsed
-    and error grades are counted, never averaged as 0. Successful calls are cached, so
-    running the same command again after an interruption or errors only pays for the rest.
+    and error grades are counted, never averaged as 0; tokens, and their cost with
+    --prices. Successful calls are cached, so running the same command again after an
+    interruption or errors only pays for the rest.
     """
     with user_errors():
-        _grade(input_path, model, rubric, base_url, concurrency, out, no_cache)
+        _grade(input_path, model, rubric, base_url, concurrency, out, no_cache, prices)
 
 
 def _grade(
@@ -231,19 +237,30 @@ def _grade(
     concurrency: int,
     out: Path | None,
     no_cache: bool,
+    prices: Path | None,
 ) -> None:
     import asyncio
 
-    from lasagna_cli._llm_options import build_llm
+    from lasagna_cli._llm_options import build_llm, load_prices
     from lasagna_cli._progress import TaskProgress
+    from lasagna_cli._store import write_bytes_atomic
     from lasagna_judge import JudgeError, grade_batch, load_rubric, summarize_grades
 
     try:
         rubric = load_rubric(rubric_name)
     except JudgeError as exc:
         raise CliError(f"--rubric: {exc}", USAGE_ERROR) from None
+    if out is not None and out.is_dir():
+        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
+    price_table = load_prices(prices) if prices is not None else None
     rows = _read_grade_input(input_path)
-    llm = build_llm(model=model, base_url=base_url, concurrency=concurrency, no_cache=no_cache)
+    llm = build_llm(
+        model=model,
+        base_url=base_url,
+        concurrency=concurrency,
+        no_cache=no_cache,
+        prices=price_table,
+    )
     items = [
         {"question": r.question, "references": r.references, "prediction": r.prediction}
         for r in rows
@@ -259,8 +276,16 @@ def _grade(
         finally:
             await llm.aclose()
 
-    with progress:
-        grades = asyncio.run(run())
+    try:
+        with progress:
+            grades = asyncio.run(run())
+    except KeyboardInterrupt:
+        typer.echo(
+            "interrupted: no grade was written; finished calls are cached, so the same "
+            "command resumes where this one stopped",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
 
     graded = [{**row.data, **g.to_dict()} for row, g in zip(rows, grades, strict=True)]
     summary = summarize_grades(grades)
@@ -268,10 +293,11 @@ def _grade(
         summary,
         spent=(llm.usage.input_tokens, llm.usage.output_tokens),
         calls=llm.calls_made,
-        cost=llm.cost_usd,
+        cost=_cost_line(llm, summary, prices),
     )
     if out is not None:
-        _write_jsonl_atomically(out, graded)
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
+        write_bytes_atomic(out, text.encode("utf-8"))
         lines.append(f"wrote {len(graded)} graded rows to {out}")
         typer.echo("\n".join(lines))
     else:

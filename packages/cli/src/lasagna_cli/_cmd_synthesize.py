@@ -7,17 +7,16 @@ work lives in lasagna_synth, imported inside the command.
 
 from __future__ import annotations
 
-import json
 import sys
-import tomllib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
+from lasagna_cli._llm_options import load_prices
 
 if TYPE_CHECKING:
     from lasagna_synth import Estimate, Plan, Synthesis
@@ -36,39 +35,6 @@ def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise CliError(f"{flag} must be at least {minimum}, got {value}", USAGE_ERROR)
     return value
-
-
-def load_prices(path: Path) -> dict[str, tuple[float, float]]:
-    """A price table: {"provider/model" or "model": [USD per 1M input, per 1M output]},
-    in JSON or TOML."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
-    try:
-        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
-    table: dict[str, tuple[float, float]] = {}
-    if isinstance(raw, dict):
-        for model, price in raw.items():
-            ok = (
-                isinstance(price, list | tuple)
-                and len(price) == 2
-                and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
-            )
-            if not ok:
-                raise CliError(
-                    f"--prices: {path}: the price of {model!r} must be [input, output] in USD "
-                    f"per 1M tokens, e.g. [0.15, 0.6], got {price!r}",
-                    DATA_ERROR,
-                )
-            table[str(model)] = (float(price[0]), float(price[1]))
-        return table
-    raise CliError(
-        f"--prices: {path} must map model names to [input, output] USD per 1M tokens",
-        DATA_ERROR,
-    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -327,6 +293,8 @@ def _synthesize(
             f"corpus not found: {corpus!r}: expected a folder of documents or one file",
             USAGE_ERROR,
         )
+    if out.is_dir():
+        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
     if not dry_run and out.exists() and not overwrite:
         raise CliError(
             f"{out} exists: pass --overwrite to replace it, or choose another --out",
@@ -380,7 +348,15 @@ def _run(
             with _Bar(len(planned.items)) as bar:
                 return await generate(planned, llm, concurrency=concurrency, on_progress=bar)
 
-    result = asyncio.run(go())
+    try:
+        result = asyncio.run(go())
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted: {out} was not written; finished calls are cached, so the same "
+            "command (with --overwrite if the file exists) resumes where this one stopped",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
     if not result.rows and result.drops.get("error"):
         raise CliError(
             f"every question failed on a call error, so {out} was not written (first: "

@@ -1,8 +1,9 @@
 """Turning user mistakes into one line and an exit code, never a traceback.
 
 Exit codes: 1 for bad data (a file that cannot be used), 2 for bad usage (a flag, a
-missing file named on the command line). Errors raised by the lasagna packages carry an
-`exit_code` attribute when they are usage errors; everything else of theirs is bad data.
+missing file named on the command line), 130 for Ctrl-C. Errors raised by the lasagna
+packages carry an `exit_code` attribute when they are usage errors; everything else of
+theirs is bad data.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import typer
 
 DATA_ERROR = 1
 USAGE_ERROR = 2
+# Ctrl-C. typer turns a KeyboardInterrupt into exit code 130 without a word, so long
+# commands catch it themselves to say what was kept and how to resume.
+INTERRUPTED = 130
 
 
 class CliError(Exception):

@@ -14,17 +14,20 @@ environment fills in what the options leave out:
 | OLLAMA_HOST       | ollama/ models: Ollama's own host variable, e.g. 127.0.0.1:11434      |
 | LASAGNA_CACHE_DIR | the folder of the LLM cache (default: the user cache dir)             |
 
---base-url beats the variables. Keys are passed to the LLM and never printed.
+--base-url beats the variables. Keys are passed to the LLM and never printed. A price
+table (`--prices FILE`) is read here too, for every command that prices its calls.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lasagna_cli._errors import USAGE_ERROR, CliError
+from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
@@ -94,6 +97,41 @@ def cache_setting(cache: bool, env: Mapping[str, str]) -> bool | Path:
     return Path(folder).expanduser() / CACHE_FILENAME if folder else True
 
 
+def load_prices(path: Path) -> dict[str, tuple[float, float]]:
+    """A `--prices` table: {"provider/model" or "model": [USD per 1M input, per 1M output]},
+    in JSON or TOML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
+    except UnicodeDecodeError:
+        raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
+    try:
+        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
+    table: dict[str, tuple[float, float]] = {}
+    if isinstance(raw, dict):
+        for model, price in raw.items():
+            ok = (
+                isinstance(price, list | tuple)
+                and len(price) == 2
+                and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
+            )
+            if not ok:
+                raise CliError(
+                    f"--prices: {path}: the price of {model!r} must be [input, output] in USD "
+                    f"per 1M tokens, e.g. [0.15, 0.6], got {price!r}",
+                    DATA_ERROR,
+                )
+            table[str(model)] = (float(price[0]), float(price[1]))
+        return table
+    raise CliError(
+        f"--prices: {path} must map model names to [input, output] USD per 1M tokens",
+        DATA_ERROR,
+    )
+
+
 def build_llm(
     model: str | None = None,
     base_url: str | None = None,
@@ -102,15 +140,17 @@ def build_llm(
     *,
     no_cache: bool = False,
     requests_per_minute: float | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> LLM:
-    """The LLM for a command's --model/--base-url/--concurrency/--no-cache options.
+    """The LLM for a command's --model/--base-url/--concurrency/--no-cache/--prices options.
 
     `env` defaults to the process environment (tests pass their own). A model that needs
     a key or a server neither given nor configured is a usage error that lists every
-    variable read and points to local/smollm2.
+    variable read and points to local/smollm2; so is any setting make_llm refuses (a base
+    URL that is not http(s), a local model file that does not exist, an unusable cache).
     """
-    from lasagna_judge import make_llm
+    from lasagna_judge import JudgeError, make_llm
 
     env = os.environ if env is None else env
     chosen = resolve_model(model, env)
@@ -142,14 +182,18 @@ def build_llm(
     elif base_url:
         raise CliError(f"--base-url does not apply to {chosen}, which runs in-process", USAGE_ERROR)
 
-    return make_llm(
-        chosen,
-        base_url=base_url,
-        api_key=api_key,
-        cache=cache_setting(cache and not no_cache, env),
-        concurrency=concurrency,
-        requests_per_minute=requests_per_minute,
-    )
+    try:
+        return make_llm(
+            chosen,
+            base_url=base_url,
+            api_key=api_key,
+            cache=cache_setting(cache and not no_cache, env),
+            concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+            prices=prices,
+        )
+    except JudgeError as exc:  # every one is about the flags and variables above
+        raise CliError(str(exc), USAGE_ERROR) from None
 
 
 def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
@@ -417,6 +418,8 @@ def make_llm(
         raise JudgeError(f"mode must be one of {', '.join(STRUCTURED_MODES)}, got {mode!r}")
     if provider == "anthropic" and mode not in (None, "tools", "json"):
         raise JudgeError(f"anthropic models take mode 'tools' or 'json', got {mode!r}")
+    if base_url is not None:
+        _check_base_url(base_url)
 
     meter = Meter()
     policy = retry_policy or RetryPolicy(max_retries=max_retries)
@@ -493,6 +496,18 @@ def make_llm(
         secrets=[api_key] if api_key else [],
         endpoint=base_url if provider != "local" else None,
     )
+
+
+def _check_base_url(base_url: str) -> None:
+    # A URL without its scheme ("localhost:8000/v1") would otherwise fail on every attempt
+    # of every call, after all the retries.
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = "***@" + base_url.rsplit("@", 1)[1] if "@" in base_url else base_url
+        raise JudgeError(
+            f"base_url: expected an http:// or https:// URL such as http://localhost:8000/v1, "
+            f"got {shown!r}"
+        )
 
 
 def _sender(
