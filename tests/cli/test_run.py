@@ -150,6 +150,12 @@ def test_results_json_holds_what_reproduces_and_groups_the_numbers(tmp_path: Pat
     manifest = json.loads((first / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["versions"]["lasagna-cli"] and manifest["seeds"]["sampling"] == 42
     assert len(manifest["config_hash"]) == 64
+    # Task files are one line each (read by tools); the run's summaries are indented.
+    tasks = sorted((first / "tasks").rglob("*.json"))
+    assert len(tasks) == 14
+    assert all(p.read_text(encoding="utf-8").count("\n") == 1 for p in tasks)
+    assert (first / "results.json").read_text(encoding="utf-8").startswith('{\n "bootstrap"')
+    assert (first / "manifest.json").read_text(encoding="utf-8").startswith('{\n "config"')
 
 
 def test_pooled_gold_and_a_real_corpus_never_share_a_group(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from lasagna_cli._store import (
     TEMP_PREFIX,
+    dump_json,
+    dump_task_json,
     is_finished,
     read_json,
     remove_stale_temp_files,
@@ -61,3 +63,14 @@ def test_encoding_is_stable(tmp_path: Path) -> None:
     write_json_atomic(b, {"a": [1, 2], "b": 1})
     assert a.read_bytes() == b.read_bytes()
     assert json.loads(a.read_text()) == {"a": [1, 2], "b": 1}
+
+
+def test_task_files_are_one_line_and_reports_are_indented() -> None:
+    record = {"ok": {"result": "é\nline two", "stats": {"b": [1, 2], "a": None}}}
+    line = dump_task_json(record)
+    assert line == (
+        '{"ok": {"result": "é\\nline two", "stats": {"a": null, "b": [1, 2]}}}\n'.encode()
+    )
+    indented = dump_json(record)
+    assert indented.startswith(b'{\n "ok": {\n  "result"') and indented.endswith(b"}\n")
+    assert json.loads(line) == json.loads(indented) == record

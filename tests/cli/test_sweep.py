@@ -123,7 +123,9 @@ def test_every_task_gets_one_result_file_in_the_exact_layout(tmp_path: Path, ser
     ]
     assert result_files(out) == sorted(expected)
     assert server.calls == 7
-    record = json.loads((out / "quiz" / "m1" / "quiz-only.json").read_text())
+    text = (out / "quiz" / "m1" / "quiz-only.json").read_text()
+    assert text.startswith('{"ok": {"result": "b", "stats": {') and text.count("\n") == 1
+    record = json.loads(text)
     assert set(record) == {"ok"}
     assert record["ok"]["result"] == "b"
     stats = record["ok"]["stats"]

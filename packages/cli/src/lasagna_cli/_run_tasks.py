@@ -169,12 +169,12 @@ async def save(task: Task, record: dict[str, Any], ctx: TaskContext) -> None:
 
     Encoding stays on the loop; the thread only writes. A task cancelled meanwhile still
     gets its whole file (the runner waits for the writer before it reads the files)."""
-    from lasagna_cli._store import dump_json, write_bytes_atomic, write_json_atomic
+    from lasagna_cli._store import dump_task_json, write_bytes_atomic
 
+    data = dump_task_json(record)
     if ctx.writer is None:
-        write_json_atomic(task.path, record)
+        write_bytes_atomic(task.path, data)
         return
-    data = dump_json(record)
     await asyncio.get_running_loop().run_in_executor(
         ctx.writer, write_bytes_atomic, task.path, data
     )
@@ -244,17 +244,15 @@ async def run_task(task: Task, ctx: TaskContext) -> dict[str, Any]:
 
 def write_failure(task: Task, error: BaseException) -> None:
     """A failed task is recorded as its error and counted, never scored."""
-    from lasagna_cli._store import write_json_atomic
+    from lasagna_cli._store import dump_task_json, write_bytes_atomic
 
     message = f"{type(error).__name__}: {error}".strip()
-    write_json_atomic(
-        task.path,
-        {
-            "format": TASK_FORMAT,
-            "task": task.label,
-            "fingerprint": task.fingerprint,
-            "revision": task.bench.data.revision,
-            "split": task.bench.split,
-            "error": message,
-        },
-    )
+    record = {
+        "format": TASK_FORMAT,
+        "task": task.label,
+        "fingerprint": task.fingerprint,
+        "revision": task.bench.data.revision,
+        "split": task.bench.split,
+        "error": message,
+    }
+    write_bytes_atomic(task.path, dump_task_json(record))

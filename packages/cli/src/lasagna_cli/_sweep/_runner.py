@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_cli._errors import USAGE_ERROR, CliError
 from lasagna_cli._executor import LocalExecutor, Outcome
-from lasagna_cli._store import dump_json, is_finished, read_json, write_bytes_atomic
+from lasagna_cli._store import dump_task_json, is_finished, read_json, write_bytes_atomic
 from lasagna_cli._sweep._datasets import Datasets, Question
 from lasagna_cli._sweep._prompts import build_messages
 from lasagna_cli._sweep._setups import Setup
@@ -179,7 +179,7 @@ async def run_sweep(
         # The write runs to the end on its thread even if we are cancelled meanwhile: the
         # file is then whole, and shutdown(wait=True) below waits for it.
         # Encoding stays here (CPU, holds the GIL anyway); the thread does only the I/O.
-        await loop.run_in_executor(writer, write_bytes_atomic, task.path, dump_json(record))
+        await loop.run_in_executor(writer, write_bytes_atomic, task.path, dump_task_json(record))
         if "error" in record:
             if context.logged_errors < context.max_logged_errors:
                 context.log(f"task {task.path}: {record['error']}")
