@@ -1,8 +1,8 @@
 """The point of the sweep: SIGKILL at random moments and Ctrl-C never lose or redo work.
 
 The sweep runs as a real subprocess; the fake server lives in this process, so it survives
-the kills and counts every call. The scenario itself is benchmarks/sweep_chaos.py (2,000
-tasks there; fewer here to stay quick).
+the kills and counts every call. The scenario itself is benchmarks/sweep_chaos.py, run here
+as the issue states it: 2,000 tasks, five SIGKILLs (about 10 s).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ def load_benchmark() -> ModuleType:
 def test_five_sigkills_then_continue_leave_exactly_one_result_per_task(tmp_path: Path) -> None:
     chaos = load_benchmark()
     seed = int.from_bytes(os.urandom(4), "big")
-    report = chaos.chaos(tasks=300, kills=5, parallel=8, seed=seed, folder=tmp_path)
+    report = chaos.chaos(tasks=2000, kills=5, parallel=16, seed=seed, folder=tmp_path)
     assert report.ok, f"seed {seed}: {report.problems[:10]}"
-    assert report.tasks == 300 and report.files == 300
+    assert report.tasks == 2000 and report.files == 2000
     assert len(report.kills) == 5
-    assert all(0 <= kill.lost <= 8 for kill in report.kills)
-    assert report.calls == 300 + sum(kill.lost for kill in report.kills)
+    assert all(0 <= kill.lost <= 16 for kill in report.kills)
+    assert report.calls == 2000 + sum(kill.lost for kill in report.kills)
     assert report.errors == report.expected_errors > 0
     assert not list(tmp_path.rglob(f"{TEMP_PREFIX}*"))
 
