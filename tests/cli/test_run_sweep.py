@@ -91,6 +91,17 @@ def test_the_example_sweep_file(tmp_path: Path) -> None:
         "compared: stemmer, top_k",
     ):
         assert table in result.stdout
+    # Headings and keys are whole lines, never wrapped to a narrow table's width.
+    lines = result.stdout.splitlines()
+    assert "retrieval: local/pasta-beir@31063d792100 (test, 7 questions, native)" in lines
+    assert (
+        sum(
+            line.startswith("comparability key ")
+            and line.endswith("± the 95% bootstrap interval (wider side); compared: stemmer, top_k")
+            for line in lines
+        )
+        == 3
+    )
 
 
 def test_toml_and_yaml_sweeps_are_the_same_run(tmp_path: Path) -> None:

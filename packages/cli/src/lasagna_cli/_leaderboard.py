@@ -53,8 +53,13 @@ def _sort_value(result: Mapping[str, Any], track: str) -> float:
 
 
 def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Tables (rich renderables): per comparability group, one per track, best setup first."""
+    """Tables (rich renderables): per comparability group, one per track, best setup first.
+
+    The heading and the key are lines of their own: as a table's title and caption rich
+    would wrap them to the table's width, which is narrow."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for result in results:
@@ -74,11 +79,11 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
                     columns.append((metric, heading.format(k=ks.pop() if len(ks) == 1 else "k")))
             if not columns:
                 continue
-            table = Table(
-                title=f"{track}: {first['name']} ({first['split']}, "
-                f"{members[0]['counts']['questions']} questions, {first['corpus_provenance']})",
-                title_justify="left",
+            title = (
+                f"{track}: {first['name']} ({first['split']}, "
+                f"{members[0]['counts']['questions']} questions, {first['corpus_provenance']})"
             )
+            table = Table()
             table.add_column("setup", style="bold", no_wrap=True)
             for _, heading in columns:
                 table.add_column(heading, justify="right")
@@ -101,8 +106,7 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             caption = f"comparability key {key[:12]}; ± the 95% bootstrap interval (wider side)"
             if members[0].get("varied"):
                 caption += f"; compared: {', '.join(members[0]['varied'])}"
-            table.caption = caption
-            tables.append(table)
+            tables.append(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
     return tables
 
 
@@ -113,5 +117,7 @@ def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
 
     # Off a terminal (a log, a pipe) rich would squeeze the tables into 80 columns.
     console = Console() if sys.stdout.isatty() else Console(width=200)
-    for table in render(results):
+    for i, table in enumerate(render(results)):
+        if i:
+            console.print()
         console.print(table)
