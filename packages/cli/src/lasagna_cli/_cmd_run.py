@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from lasagna_cli._cmd_validate import DropUnknownJudgments
 from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
@@ -122,13 +123,7 @@ def run(
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
     ] = 8,
-    drop_unknown_judgments: Annotated[
-        bool,
-        typer.Option(
-            "--drop-unknown-judgments",
-            help="BEIR: drop qrels naming documents or queries the folder lacks (counted).",
-        ),
-    ] = False,
+    drop_unknown_judgments: DropUnknownJudgments = False,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="NAME: the benchmark's raw files (nothing is downloaded)."),

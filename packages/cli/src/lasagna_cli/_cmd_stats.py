@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json")
 DEFAULT_RESULTS = Path("results")
+ResultsFolder = Annotated[Path, typer.Option("--results", help="The sweep's output folder.")]
+Prefix = Annotated[str, typer.Option("--prefix", help="Only result files with this prefix.")]
 
 # A group whose callback is the report itself, so that both `stats --datasets D.json` and
 # `stats find REGEX` work: the callback returns early when a subcommand was named.
@@ -33,12 +35,8 @@ def stats(
         Path | None,
         typer.Option("--datasets", help="The DATASETS.json the sweep ran (needed for the report)."),
     ] = None,
-    results: Annotated[
-        Path, typer.Option("--results", help="The sweep's output folder.")
-    ] = DEFAULT_RESULTS,
-    prefix: Annotated[
-        str, typer.Option("--prefix", help="Only result files with this prefix.")
-    ] = "",
+    results: ResultsFolder = DEFAULT_RESULTS,
+    prefix: Prefix = "",
     output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     judge: Annotated[
         str | None,
@@ -165,12 +163,8 @@ def _grade(
 @stats_app.command("find")
 def find(
     regex: Annotated[str, typer.Argument(help="A Python regular expression.")],
-    results: Annotated[
-        Path, typer.Option("--results", help="The sweep's output folder.")
-    ] = DEFAULT_RESULTS,
-    prefix: Annotated[
-        str, typer.Option("--prefix", help="Only result files with this prefix.")
-    ] = "",
+    results: ResultsFolder = DEFAULT_RESULTS,
+    prefix: Prefix = "",
     ignore_case: Annotated[
         bool, typer.Option("--ignore-case", "-i", help="Match ignoring case.")
     ] = False,

@@ -69,6 +69,16 @@ def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
     return lines, True
 
 
+# Shared with `benchmark run`, which reads the same data.
+DropUnknownJudgments = Annotated[
+    bool,
+    typer.Option(
+        "--drop-unknown-judgments",
+        help="BEIR: drop qrels naming documents or queries the folder lacks (counted).",
+    ),
+]
+
+
 @benchmark_app.command("validate-data")
 def validate_data(
     path: Annotated[
@@ -79,13 +89,7 @@ def validate_data(
             show_default=False,
         ),
     ],
-    drop_unknown_judgments: Annotated[
-        bool,
-        typer.Option(
-            "--drop-unknown-judgments",
-            help="BEIR: drop qrels naming documents or queries the folder lacks (counted).",
-        ),
-    ] = False,
+    drop_unknown_judgments: DropUnknownJudgments = False,
 ) -> None:
     """Check your benchmark data: counts, the name it runs under, the tracks it supports.
 

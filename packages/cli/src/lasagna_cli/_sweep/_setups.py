@@ -212,6 +212,24 @@ def _component(
     return value
 
 
+def _datasets_list(
+    path: Path, name: str, body: dict[str, Any], datasets: Collection[str]
+) -> tuple[str, ...] | None:
+    """A setup's `datasets`, each checked against the datasets file; None when absent."""
+    chosen = body.get("datasets")
+    if chosen is None:
+        return None
+    if not isinstance(chosen, list) or not all(isinstance(d, str) for d in chosen):
+        raise CliError(f"{path}: setup {name!r}: expected `datasets` to be a list of names")
+    for dataset in chosen:
+        if dataset not in datasets:
+            raise CliError(
+                f"{path}: setup {name!r}: datasets: {dataset!r} is not in the datasets "
+                f"file{did_you_mean(dataset, datasets)}; known: {one_of(datasets)}"
+            )
+    return tuple(chosen)
+
+
 def _parse_setup(
     path: Path, name: str, body: Any, config: Config, datasets: Collection[str]
 ) -> Setup:
@@ -273,16 +291,7 @@ def _parse_setup(
         texts[key] = _normalise_placeholders(value)
     if not texts["prompt"].strip():
         raise CliError(f"{path}: setup {name!r}: `prompt` (the user message) is empty")
-    chosen = body.get("datasets")
-    if chosen is not None:
-        if not isinstance(chosen, list) or not all(isinstance(d, str) for d in chosen):
-            raise CliError(f"{path}: setup {name!r}: expected `datasets` to be a list of names")
-        for dataset in chosen:
-            if dataset not in datasets:
-                raise CliError(
-                    f"{path}: setup {name!r}: datasets: {dataset!r} is not in the datasets "
-                    f"file{did_you_mean(dataset, datasets)}; known: {one_of(datasets)}"
-                )
+    chosen = _datasets_list(path, name, body, datasets)
     retriever = _component(path, name, "retriever", body, config.retrievers, "retriever")
     database = _component(path, name, "database", body, config.databases, "database")
     if (retriever is None) != (database is None):
@@ -298,7 +307,7 @@ def _parse_setup(
         tokens=tokens,
         system_prompt=texts["system_prompt"],
         prompt=texts["prompt"],
-        datasets=tuple(chosen) if chosen is not None else None,
+        datasets=chosen,
         retriever=config.retrievers[retriever] if retriever else None,
         database=config.databases[database] if database else None,
     )
@@ -331,16 +340,7 @@ def _parse_system_setup(
             f"{path}: setup {name!r}: a system retrieves for itself: {{{{RETRIEVAL}}}} has "
             "nothing to show; remove it"
         )
-    chosen = body.get("datasets")
-    if chosen is not None:
-        if not isinstance(chosen, list) or not all(isinstance(d, str) for d in chosen):
-            raise CliError(f"{path}: setup {name!r}: expected `datasets` to be a list of names")
-        for dataset in chosen:
-            if dataset not in datasets:
-                raise CliError(
-                    f"{path}: setup {name!r}: datasets: {dataset!r} is not in the datasets "
-                    f"file{did_you_mean(dataset, datasets)}; known: {one_of(datasets)}"
-                )
+    chosen = _datasets_list(path, name, body, datasets)
     return Setup(
         name=name,
         provider=Provider(name="system", api="system"),
@@ -349,7 +349,7 @@ def _parse_system_setup(
         tokens=None,
         system_prompt="",
         prompt=_normalise_placeholders(prompt),
-        datasets=tuple(chosen) if chosen is not None else None,
+        datasets=chosen,
         retriever=None,
         database=None,
         system=spec,
