@@ -2,10 +2,11 @@
 
 One row per request: the key is the sha256 of a canonical JSON (sorted keys, no spaces) of
 the model (with the server's base URL when one is given), the messages, the parameters and
-the response schema, so a rerun of the same job
-makes no new calls. WAL mode and a busy timeout make the file safe to share between the
-tasks of one process and between processes; only successful calls are stored (a failure
-is retried by simply running again). API keys are never part of a key or a value.
+the response schema, so a rerun of the same job makes no new calls. WAL mode and a busy
+timeout make the file safe to share between the tasks of one process and between
+processes. Only calls that got a reply are stored, "unparsed" ones included (at
+temperature 0 a rerun would pay for the same output); a failed call is retried by simply
+running again. API keys are never part of a key or a value.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 (Ollama, vLLM, llama.cpp server, LM Studio), or an embedded llama.cpp model.
 
 A backend turns messages into text (`complete`) or into a validated pydantic object
-through instructor (`structured`). Retries, the concurrency bound, the rate limit and
-metering live below the SDKs, in `_transport.RetryingTransport`; the local backend meters
+by instructor's rules (`structured`). Retries, the concurrency bound, the rate limit and
+metering live below the backends, in `_transport.RetryingSender`; the local backend meters
 its own generations. Vendor SDKs are imported here, inside the functions that need them.
 """
 
@@ -219,10 +219,7 @@ async def _instructor_structured(
 
 def _retryable_parse_errors() -> tuple[type[BaseException], ...]:
     """Output errors instructor re-asks about (not a reply cut off at max_tokens)."""
-    incomplete = getattr(
-        __import__("instructor.v2.core.errors", fromlist=["x"]), "IncompleteOutputException", None
-    )
-    return tuple(e for e in _parse_errors() if e is not incomplete)
+    return tuple(e for e in _parse_errors() if e.__name__ != "IncompleteOutputException")
 
 
 _handlers_by_mode: dict[str, Any] = {}
