@@ -198,3 +198,16 @@ def test_beir_supports_retrieval_only(tmp_path: Path) -> None:
     assert found["retrieval"] == (True, "1 query judged over a corpus of 1 document")
     assert found["generation"] == (False, "a BEIR folder has relevance judgments but no answers")
     assert not found["closed-book"][0]
+
+
+def test_an_unanswerable_row_may_have_empty_answers(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "qa.jsonl",
+        {"question": "Q1?", "answers": [], "metadata": {"unanswerable": True}},
+        {"question": "Q2?", "answer": "", "metadata": {"unanswerable": True}},
+        {"question": "Q3?", "answers": ["A"]},
+    )
+    rows = load_data(path).rows()
+    assert [(r.answers, r.unanswerable) for r in rows] == [((), True), ((), True), (("A",), False)]
+    answerable = write_jsonl(tmp_path / "bad.jsonl", {"question": "Q?", "answers": []})
+    assert problems_of(answerable) == ['bad.jsonl row 1: field "answers" is an empty list']

@@ -8,9 +8,10 @@ same name, rows and passage ids in both tools; where this reader accepts more, i
   `context` or `contexts` (a string or a list); `id` (a string or a number; default
   `row<line number>`; unique); `expected_docs` (names for the passages, same order and
   length as `contexts`); `metadata` (an object; `metadata.unanswerable: true` marks a
-  question with no answer, and then the row has no answer or `"answer": ""`). Any other
-  field is an error with a did-you-mean, so a typo never silently leaves rows unanswered.
-  (lasagna-rag takes `answer` as a string and `answers` as a list only.)
+  question with no answer, and then the row has no answer, `"answer": ""` or
+  `"answers": []`). Any other field is an error with a did-you-mean, so a typo never
+  silently leaves rows unanswered. (lasagna-rag takes `answer` as a string and `answers` as
+  a list only, and refuses `"answers": []`.)
 - CSV with a header row: `question` (required), `answer`, `contexts`, `id`; several
   passages in one cell separated by `|||`. CSV cannot mark a question unanswerable.
 - A BEIR folder: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (three tab-separated
@@ -223,8 +224,8 @@ def _draft_from_record(
     for key in ("answer", "answers"):
         if key not in record:
             continue
-        if record[key] == "" and unanswerable:
-            continue  # SQuAD v2 writes an unanswerable question's answer as ""
+        if record[key] in ("", []) and unanswerable:
+            continue  # SQuAD v2 writes an unanswerable question's answer as "" (or no answers)
         if record[key] == "":
             bad(
                 f'field "{key}" is empty; leave it out, or mark a question with no answer '
