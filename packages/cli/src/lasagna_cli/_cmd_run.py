@@ -9,11 +9,10 @@ from typing import Annotated
 import typer
 
 from lasagna_cli._cmd_validate import DropUnknownJudgments
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 RUNS_FOLDER = Path("runs")
-INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 
 
 def _run_stem(path: str) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lasagna_cli._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 if TYPE_CHECKING:
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from lasagna_cli._sweep._setups import Setup
     from lasagna_judge import LLM
 
-INTERRUPTED = 130
 DEFAULT_OUTPUT = Path("results")
 
 
