@@ -15,17 +15,18 @@ from lasagna_cli._groups import benchmark_app
 RUNS_FOLDER = Path("runs")
 
 
-def _run_stem(path: str) -> str:
-    """The file or folder name (with its suffix: pasta.csv and pasta.jsonl stay apart)."""
+def _run_stem(path: str, *, keep_suffix: bool = True) -> str:
+    """The file or folder name, safe as a folder name; with its suffix by default, so
+    pasta.csv and pasta.jsonl stay apart."""
     name = Path(path.rstrip("/\\")).resolve().name
+    if not keep_suffix:
+        name = Path(name).stem
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "run"
 
 
 def default_output(path: str) -> Path:
     """runs/<name of PATH>: one fixed folder (the staged pipeline's steps share it)."""
-    name = Path(path.rstrip("/\\")).resolve().name
-    stem = Path(name).stem if Path(name).suffix else name
-    return RUNS_FOLDER / (re.sub(r"[^A-Za-z0-9._-]+", "_", stem) or "run")
+    return RUNS_FOLDER / _run_stem(path, keep_suffix=False)
 
 
 def new_run_folder(path: str, *, resume: bool) -> Path:

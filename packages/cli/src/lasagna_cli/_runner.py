@@ -282,7 +282,8 @@ def _run_benchmarks(
     removed = remove_stale_temp_files(out)
     if removed:
         _say(f"removed {removed} partial file(s) a killed run left behind")
-    write_json_atomic(out / "manifest.json", manifest(config, plan, judge))
+    run_manifest = manifest(config, plan, judge)
+    write_json_atomic(out / "manifest.json", run_manifest)
 
     tasks = make_tasks(plan, out, judge)
     pending = [t for t in tasks if not (resume and is_done(t))]
@@ -326,7 +327,7 @@ def _run_benchmarks(
         records,
         judge=judge,
         seed=config.seed,
-        config_hash=manifest(config, plan, judge)["config_hash"],
+        config_hash=run_manifest["config_hash"],
     )
     write_json_atomic(out / "results.json", results)
     return RunOutcome(results, finished_before, done, failed, out)
