@@ -58,7 +58,7 @@ def test_every_problem_of_every_row_is_listed(tmp_path: Path) -> None:
         'qa.jsonl row 5: field "answer" is empty; leave it out, or mark a question with no '
         'answer with "metadata": {"unanswerable": true}',
         'qa.jsonl row 6: field "question" must be a string, got number',
-        'qa.jsonl row 6: field "id" must be a string or a number, got boolean',
+        'qa.jsonl row 6: field "id" must be a string or a whole number, got boolean',
         'qa.jsonl row 7: "metadata.unanswerable" is true, so the row cannot also have an answer',
         'qa.jsonl row 8: field "metadata.unanswerable" must be true or false, got string',
         'qa.jsonl row 9: "expected_docs" needs "contexts": contexts[i] is the text of '
@@ -211,3 +211,12 @@ def test_an_unanswerable_row_may_have_empty_answers(tmp_path: Path) -> None:
     assert [(r.answers, r.unanswerable) for r in rows] == [((), True), ((), True), (("A",), False)]
     answerable = write_jsonl(tmp_path / "bad.jsonl", {"question": "Q?", "answers": []})
     assert problems_of(answerable) == ['bad.jsonl row 1: field "answers" is an empty list']
+
+
+def test_a_fractional_id_is_named_as_such(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "qa.jsonl", {"id": 1.5, "question": "Q?"}, {"id": 7, "question": "R?"}
+    )
+    assert problems_of(path) == [
+        'qa.jsonl row 1: field "id" must be a string or a whole number, got 1.5'
+    ]

@@ -343,7 +343,8 @@ def _identifier(record: dict[str, Any], bad: Callable[[str], None]) -> str | Non
         return None
     value = record["id"]
     if isinstance(value, bool) or not isinstance(value, str | int):
-        bad(f'field "id" must be a string or a number, got {json_type(value)}')
+        found = json.dumps(value) if isinstance(value, float) else json_type(value)
+        bad(f'field "id" must be a string or a whole number, got {found}')
         return None
     text = str(value).strip()
     if not text:
