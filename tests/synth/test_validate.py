@@ -111,15 +111,20 @@ def test_csv_header_problems(tmp_path: Path) -> None:
         "qa.csv row 1: the first row must be a header naming the columns (id, question, answer, "
         'contexts); it has "q", "a"'
     ]
+    path.write_text("question,answer,question\nQ,A,B\n", encoding="utf-8")
+    assert problems_of(path) == ['qa.csv row 1: column "question" is named twice']
 
 
 def test_csv_row_problems(tmp_path: Path) -> None:
     path = tmp_path / "qa.csv"
-    path.write_text("id,question,contexts\n1,Q,a ||| ||| b\n2,,x\n3,Q\n1,Q,c\n", encoding="utf-8")
+    path.write_text(
+        "id,question,contexts\n1,Q,a ||| ||| b\n2,,x\n3,Q\n1,Q,c\nQ\n", encoding="utf-8"
+    )
     assert problems_of(path) == [
         'qa.csv row 2: column "contexts" has an empty passage between "|||" separators',
         'qa.csv row 3: column "question" is empty',
         "qa.csv row 4: has 2 cells, the header has 3",
+        "qa.csv row 6: has 1 cell, the header has 3",
     ]
 
 

@@ -386,8 +386,8 @@ def _parse_csv(label: str, text: str, problems: list[str]) -> list[_Draft]:
                 f'{label} row 1: unknown column "{column}"{hint}; the columns are '
                 f"{', '.join(CSV_COLUMNS)}"
             )
-    if len(set(header)) != len(header):
-        problems.append(f"{label} row 1: a column is named twice")
+    for column in sorted({c for c in header if header.count(c) > 1}):
+        problems.append(f'{label} row 1: column "{column}" is named twice')
     if problems:
         return []
 
@@ -398,7 +398,8 @@ def _parse_csv(label: str, text: str, problems: list[str]) -> list[_Draft]:
             continue
         where = f"{label} row {number}"
         if len(cells) != len(header):
-            problems.append(f"{where}: has {len(cells)} cells, the header has {len(header)}")
+            cells_found = f"{len(cells)} cell{'s' if len(cells) != 1 else ''}"
+            problems.append(f"{where}: has {cells_found}, the header has {len(header)}")
             continue
         record = dict(zip(header, cells, strict=True))
         question = record["question"].strip()
