@@ -77,7 +77,11 @@ def test_a_document_name_with_two_texts_is_an_error(tmp_path: Path) -> None:
         {"question": "Q1?", "answer": "A", "contexts": ["t1"], "expected_docs": ["a"]},
         {"question": "Q2?", "answer": "B", "contexts": ["t2"], "expected_docs": ["a"]},
     )
-    with pytest.raises(DataError, match='row 2: document "a" has different text than in row 1'):
+    with pytest.raises(
+        DataError,
+        match='row 2: field "expected_docs" names document "a", whose text in "contexts" differs '
+        "from row 1's",
+    ):
         load_data(path)
 
 

@@ -552,9 +552,11 @@ def _pool(
         doc_ids = draft.doc_names or [passage_id(text) for text in draft.contexts]
         for doc_id, text in zip(doc_ids, draft.contexts, strict=True):
             if doc_id in corpus and corpus[doc_id] != text:
+                first = defined_by[doc_id]
                 problems.append(
-                    f'{label} row {draft.number}: document "{doc_id}" has different text '
-                    f"than in row {defined_by[doc_id]}"
+                    f'{label} row {draft.number}: field "expected_docs" names document '
+                    f'"{doc_id}", whose text in "contexts" differs from row {first}\'s; one '
+                    "name, one text"
                 )
                 continue
             corpus.setdefault(doc_id, text)
