@@ -94,6 +94,13 @@ def test_data_that_supports_no_track_exits_1(tmp_path: Path) -> None:
     assert 'no row has an "answer" (fix: add an "answer" to the rows)' in result.stdout
 
 
+def test_a_sweep_file_is_pointed_to_run() -> None:
+    result = validate(str(ROOT / "examples" / "data" / "sweep.yaml"))
+    assert result.exit_code == 2
+    assert "this is a sweep file; validate each `path:` it lists" in result.stderr
+    assert "lasagna benchmark run " in result.stderr
+
+
 def test_a_missing_path_exits_1() -> None:
     result = validate("no/such/file.jsonl")
     assert result.exit_code == 1 and "no such file or folder" in result.stdout

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lasagna_cli._errors import DATA_ERROR, user_errors
+from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 if TYPE_CHECKING:
@@ -97,8 +98,16 @@ def validate_data(
     field) when it cannot.
     """
     with user_errors():
+        from lasagna_cli._run_config import SWEEP_SUFFIXES
         from lasagna_synth import DataError, load_data
 
+        if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():
+            raise CliError(
+                f"{path}: validate-data checks one data file or BEIR folder, and this is a sweep "
+                "file; validate each `path:` it lists, or run it: `lasagna benchmark run "
+                f"{shlex.quote(path)}` checks every benchmark before anything loads",
+                USAGE_ERROR,
+            )
         try:
             data = load_data(path, drop_unknown_judgments=drop_unknown_judgments)
         except DataError as exc:
