@@ -91,6 +91,9 @@ def test_the_example_sweep_file(tmp_path: Path) -> None:
         "compared: stemmer, top_k",
     ):
         assert table in result.stdout
+    # Setups compared at different k: the recall@k and hit@k cells say whose k.
+    row = next(line for line in result.stdout.splitlines() if "│ bm25-k1 " in line)
+    assert "0.917 ±0.125 (k=1)" in row and "1.000 (k=1)" in row
     # Headings and keys are whole lines, never wrapped to a narrow table's width.
     lines = result.stdout.splitlines()
     assert "retrieval: local/pasta-beir@31063d792100 (test, 7 questions, native)" in lines

@@ -95,9 +95,12 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             ran = [r for r in members if track in r["setup"]["tracks"]]
             for result in sorted(ran, key=lambda r: _sort_value(r, track), reverse=True):
                 row = [result["setup"]["name"]]
-                for metric, _ in columns:
+                for metric, heading in columns:
                     cell = _find(result["metrics"], track, metric)
-                    row.append(_cell(cell[1]) if cell else "-")
+                    text = _cell(cell[1]) if cell else "-"
+                    if cell and heading.endswith("@k"):  # the setups differ in k: say whose
+                        text += f" (k={cell[0].split('@', 1)[1]})"
+                    row.append(text)
                 counts = result["counts"]
                 row.append(str(counts["failed"] + counts["not_run"]))
                 if with_missing:
