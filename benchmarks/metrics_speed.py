@@ -10,71 +10,51 @@ Run from the repository root:
 2. evidence_recall over 10,000 items of 5 retrieved chunks of 2,000 characters, against
    OpenViking's check_recall in the same run.
 
+The baselines are the tests' oracles, tests/metrics/official_squad.py and
+openviking_recall.py: one copy of the reference code serves both.
+
 Prints the ratio (baseline time / our time); the goal for EM + F1 is at least 3x.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import importlib.util
 import json
 import random
 import re
-import string
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import lasagna_metrics
 from lasagna_metrics import evidence_recall, exact_match, exact_match_and_f1, f1
 
 SQUAD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "datasets" / "squad"
+ORACLES = Path(__file__).resolve().parents[1] / "tests" / "metrics"
 
 
-# ---------------------------------------------------------------- the baseline: official v2.0
-def normalize_answer(s: str) -> str:
-    """Lower text and remove punctuation, articles and extra whitespace."""
-
-    def remove_articles(text: str) -> str:
-        regex = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-        return re.sub(regex, " ", text)
-
-    def white_space_fix(text: str) -> str:
-        return " ".join(text.split())
-
-    def remove_punc(text: str) -> str:
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-
-    def lower(text: str) -> str:
-        return text.lower()
-
-    return white_space_fix(remove_articles(remove_punc(lower(s))))
+# ---------------------------------------------------------------- the baselines
+def _oracle(name: str) -> ModuleType:
+    """A faithful copy of reference code from tests/metrics/, the one the tests check
+    lasagna_metrics against, loaded by path."""
+    path = ORACLES / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"oracle_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def get_tokens(s: str) -> list[str]:
-    if not s:
-        return []
-    return normalize_answer(s).split()
-
-
-def compute_exact(a_gold: str, a_pred: str) -> int:
-    return int(normalize_answer(a_gold) == normalize_answer(a_pred))
-
-
-def compute_f1(a_gold: str, a_pred: str) -> float:
-    gold_toks = get_tokens(a_gold)
-    pred_toks = get_tokens(a_pred)
-    common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
-    num_same = sum(common.values())
-    if len(gold_toks) == 0 or len(pred_toks) == 0:
-        return int(gold_toks == pred_toks)
-    if num_same == 0:
-        return 0
-    precision = 1.0 * num_same / len(pred_toks)
-    recall = 1.0 * num_same / len(gold_toks)
-    return (2 * precision * recall) / (precision + recall)
+OFFICIAL = _oracle("official_squad")  # evaluate-v2.0.py's functions
+normalize_answer, compute_exact, compute_f1 = (
+    OFFICIAL.normalize_answer,
+    OFFICIAL.compute_exact,
+    OFFICIAL.compute_f1,
+)
+check_recall = _oracle("openviking_recall").check_recall
 
 
 def official_em_f1(pred: str, refs: list[str]) -> tuple[float, float]:
@@ -84,46 +64,6 @@ def official_em_f1(pred: str, refs: list[str]) -> tuple[float, float]:
         max(compute_exact(a, pred) for a in gold_answers),
         max(compute_f1(a, pred) for a in gold_answers),
     )
-
-
-# ---------------------------------------------------------------- the baseline: OpenViking
-def ov_normalize_answer(s: str) -> str:
-    s = str(s).replace(",", "")
-
-    def remove_articles(text: str) -> str:
-        return re.sub(r"\b(a|an|the|and)\b", " ", text)
-
-    def white_space_fix(text: str) -> str:
-        return " ".join(text.split())
-
-    def remove_punc(text: str) -> str:
-        exclude = set(string.punctuation)
-        return "".join(ch for ch in text if ch not in exclude)
-
-    return white_space_fix(remove_articles(remove_punc(s.lower())))
-
-
-def ov_check_recall(
-    retrieved_texts: list[str],
-    evidence_list: list[str],
-    soft_threshold: float = 0.8,
-    min_soft_match_tokens: int = 4,
-) -> float:
-    if not evidence_list:
-        return 0.0
-    combined_retrieved = " ".join(retrieved_texts)
-    ret_tokens = set(ov_normalize_answer(combined_retrieved).split())
-    hit_count = 0
-    for evidence in evidence_list:
-        if evidence in combined_retrieved:
-            hit_count += 1
-            continue
-        ev_tokens = set(ov_normalize_answer(evidence).split())
-        if not ev_tokens or len(ev_tokens) < min_soft_match_tokens:
-            continue
-        if len(ev_tokens & ret_tokens) / len(ev_tokens) >= soft_threshold:
-            hit_count += 1
-    return hit_count / len(evidence_list)
 
 
 # ---------------------------------------------------------------- workloads
@@ -299,7 +239,7 @@ def main() -> None:
     )
     ov_time, ov = timed(
         "OpenViking check_recall (baseline)",
-        lambda: [ov_check_recall(c, e) for c, e in items],
+        lambda: [check_recall(c, e) for c, e in items],
         args.repeat,
     )
     er_time, er = timed(

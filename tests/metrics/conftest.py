@@ -1,4 +1,4 @@
-"""Fixtures for the lasagna-metrics tests: the official-script oracle and the shared data.
+"""Fixtures for the lasagna-metrics tests: the official-script oracles and the shared data.
 
 Only pytest and the standard library here: these tests run with only lasagna-metrics (and
 its dev group) installed.
@@ -26,12 +26,19 @@ def _load(path: Path) -> ModuleType:
 
 
 OFFICIAL = _load(HERE / "official_squad.py")
+OPENVIKING = _load(HERE / "openviking_recall.py")
 
 
 @pytest.fixture(scope="session")
 def official() -> ModuleType:
     """Faithful copies of the official SQuAD v1.1 and v2.0 evaluation functions."""
     return OFFICIAL
+
+
+@pytest.fixture(scope="session")
+def openviking() -> ModuleType:
+    """A faithful copy of OpenViking's normalize_answer and check_recall."""
+    return OPENVIKING
 
 
 @pytest.fixture(scope="session")
