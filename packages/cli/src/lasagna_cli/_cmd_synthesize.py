@@ -19,7 +19,9 @@ from lasagna_cli._groups import benchmark_app
 from lasagna_cli._llm_options import load_prices
 
 if TYPE_CHECKING:
-    from lasagna_synth import Estimate, Plan, Synthesis
+    from lasagna_judge import LLM
+    from lasagna_synth import Estimate, Mix, Plan, Synthesis
+    from lasagna_synth._chunking import Chunker
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
 _LISTED = 20  # documents and skipped files listed by name in the dry run
@@ -324,12 +326,12 @@ def _synthesize(
 
 
 def _run(
-    llm: Any,
+    llm: LLM,
     corpus: str,
     n: int,
-    mix: Any,
+    mix: Mix,
     seed: int,
-    chunker: Any,
+    chunker: Chunker,
     chunk_words: int,
     concurrency: int,
     out: Path,
