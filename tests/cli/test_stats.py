@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +262,24 @@ def test_mcq_ratios_are_bounded_and_add_up(outcomes: list[str]) -> None:
         assert mcq["acc"] <= mcq["prec"] <= 1
     else:
         assert count("correct") + count("incorrect") == 0
+
+
+def test_ctrl_c_while_grading_says_the_grades_are_kept(folder: Path) -> None:
+    reply = json.dumps({"reasoning": "checked", "score": 4})
+    with FakeLLMServer(reply=reply, latency=2.0) as server:
+        command = [
+            sys.executable, "-c", "from lasagna_cli._app import main; main()",
+            "benchmark", "stats", "--datasets", str(folder / "datasets.json"),
+            "--results", str(folder / "results"), "--judge", "openai/judge",
+            "--base-url", server.base_url, "--concurrency", "1",
+        ]  # fmt: skip
+        env = {**os.environ, "LASAGNA_CACHE_DIR": str(folder / "cache")}
+        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as child:
+            deadline = time.monotonic() + 30
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.02)
+            child.send_signal(signal.SIGINT)
+            _, stderr = child.communicate(timeout=30)
+    assert child.returncode == 130, stderr
+    assert "interrupted: the grades made so far are cached" in stderr
+    assert "Traceback" not in stderr

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lasagna_cli._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 if TYPE_CHECKING:
@@ -155,8 +155,16 @@ def _grade(
         finally:
             await llm.aclose()
 
-    with progress:
-        grades = asyncio.run(run())
+    try:
+        with progress:
+            grades = asyncio.run(run())
+    except KeyboardInterrupt:
+        typer.echo(
+            "interrupted: the grades made so far are cached; run the same stats command again "
+            "to go on from there",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
     return {r.path: g for r, g in zip(todo, grades, strict=True)}
 
 
