@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TEMP_PREFIX = ".lasagna-tmp-"
+from lasagna_cli._store import TEMP_PREFIX  # the runner's own name for temporary files
+
 SETUPS = ("alpha", "beta", "gamma", "delta")
 
 
