@@ -286,6 +286,14 @@ def test_a_missing_path_exits_1_with_what_to_give(tmp_path: Path) -> None:
     assert "no such file or folder" in result.stderr
 
 
+def test_a_run_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    result = run(str(EXAMPLES / "pasta.jsonl"), "-o", str(tmp_path / "a-file" / "run"))
+    assert result.exit_code == 2, result.output
+    assert "cannot create the run folder" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_an_existing_run_folder_needs_resume(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run(str(EXAMPLES / "pasta.csv"), "-o", str(out)).exit_code == 0

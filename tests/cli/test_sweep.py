@@ -403,6 +403,19 @@ def test_a_folder_or_a_file_in_the_wrong_place_is_one_line(
     assert server.calls == 0
 
 
+def test_an_output_folder_that_cannot_be_made_is_refused_before_any_call(
+    tmp_path: Path, server: Any
+) -> None:
+    paths = make_files(tmp_path, server.base_url, f"[a]\n{BASE}")
+    (tmp_path / "a-file").write_text("x")
+    paths["out"] = tmp_path / "a-file" / "out"
+    result = sweep(paths)
+    assert result.exit_code == 2, result.output
+    assert "cannot create the folder" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert server.calls == 0
+
+
 def test_env_helper_reads_the_environment(tmp_path: Path, server: Any) -> None:
     setups = (
         '[a]\nprovider = "fake"\nmodel = "{{ env("SWEEP_TEST_MODEL") }}"\n'

@@ -177,6 +177,13 @@ def _sweep(
             f"no task: no setup covers a dataset of {datasets_path} (check the setups' "
             "`datasets` lists)"
         )
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"--output {output}: cannot create the folder ({exc.strerror}); choose another",
+            USAGE_ERROR,
+        ) from None
     removed = remove_stale_temp_files(output)
     if removed:
         typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)

@@ -278,7 +278,13 @@ def _run_benchmarks(
         systems = SystemState()
         opened.append(systems)
         plan = loop.run(settle_systems(plan, config.concurrency, systems))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"-o {out}: cannot create the run folder ({exc.strerror}); choose another",
+            USAGE_ERROR,
+        ) from None
     removed = remove_stale_temp_files(out)
     if removed:
         _say(f"removed {removed} partial file(s) a killed run left behind")
