@@ -240,18 +240,9 @@ def summarize(
 # -- rendering ------------------------------------------------------------------------------
 
 
-def _fmt(value: Any, kind: str = "ratio") -> str:
-    if value is None:
-        return "-"
-    if kind == "ratio":
-        return f"{value:.3f}"
-    if kind == "seconds":
-        return f"{value:.3f}"
-    if kind == "ms":
-        return f"{value:.2f}"
-    if kind == "int":
-        return f"{value:.0f}"
-    return str(value)
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    """A table cell: the number in `spec`, or "-" when there is none."""
+    return "-" if value is None else format(value, spec)
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -271,16 +262,16 @@ def _row(name: str, stats: dict[str, Any], judged: bool) -> list[str]:
     if judged:
         judge = stats["judge"]
         cells += [
-            _fmt(judge["mean_grade"], "seconds"),
+            _fmt(judge["mean_grade"]),
             str(judge["unparsed"]),
             str(judge["errors"]),
         ]
     cells += [
         str(stats["errors"]),
         str(stats["skipped"]),
-        _fmt(stats["mean_generation_time_s"], "seconds"),
-        _fmt(stats["mean_context_length"], "int"),
-        _fmt(_ms(stats["mean_retrieval_time_s"]), "ms"),
+        _fmt(stats["mean_generation_time_s"]),
+        _fmt(stats["mean_context_length"], ".0f"),
+        _fmt(_ms(stats["mean_retrieval_time_s"]), ".2f"),
     ]
     return cells
 
