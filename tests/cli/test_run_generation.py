@@ -206,6 +206,9 @@ def test_the_closed_book_track_beside_rag(tmp_path: Path) -> None:
     (found,) = results_of(out)["results"]
     assert set(found["metrics"]) == {"generation", "closed-book"}
     assert "Passages" not in json.dumps(found["per_query"])
+    # Each answering track records its own wall time in the task file.
+    task = json.loads(next((out / "tasks").rglob("*.json")).read_text(encoding="utf-8"))
+    assert task["generation"]["seconds"] >= 0 and task["closed-book"]["seconds"] >= 0
 
 
 def test_a_failed_generation_fails_its_task_only_and_resume_retries_it(tmp_path: Path) -> None:

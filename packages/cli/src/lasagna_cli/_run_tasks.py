@@ -235,9 +235,11 @@ async def run_task(task: Task, ctx: TaskContext) -> dict[str, Any]:
         record["generation"]["seconds"] = round(time.perf_counter() - started, 6)
     if "closed-book" in planned.tracks:
         assert generator is not None
+        started = time.perf_counter()
         record["closed-book"] = await answer(
             generator, row, None, judge=ctx.judge, rubric=ctx.rubric
         )
+        record["closed-book"]["seconds"] = round(time.perf_counter() - started, 6)
     await save(task, record, ctx)
     return record
 
