@@ -353,6 +353,7 @@ def test_beir_questions_without_references_are_counted_apart(
         (["--step", "gen", "--data-dir", str(LOCOMO), "-n", "3"], "-n does not apply"),
         (["--step", "gen", "--data-dir", str(LOCOMO), "--profile", "quality"], "BM25 only"),
         (["--step", "eval"], "run --step gen"),
+        (["--step", "gen", "--data-dir", str(LOCOMO), "--rubric", "nope"], "--rubric: unknown"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -360,6 +361,52 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], mess
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_file_as_the_run_folder_is_a_usage_error(tmp_path: Path) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    result = run("locomo", LOCOMO, taken, "--step", "gen")
+    assert result.exit_code == 2, result.output
+    assert "expected a folder, found a file" in result.output
+
+
+def test_ctrl_c_keeps_the_finished_questions_and_says_how_to_go_on(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "MODEL_NAME"}
+    with FakeLLMServer(reply="Not mentioned", latency=0.3) as server:
+        env.update(
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_API_KEY="test",
+            LASAGNA_CACHE_DIR=str(tmp_path / "cache"),
+        )
+        command = [
+            str(Path(sys.executable).with_name("lasagna")), "benchmark", "run", "locomo",
+            "--data-dir", str(LOCOMO), "--step", "gen", "--generator", "openai/fake",
+            "--concurrency", "1", "-o", str(out),
+        ]  # fmt: skip
+        with subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as child:
+            deadline = time.monotonic() + 60
+            while len(list(out.glob("gen/*.json"))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            child.send_signal(signal.SIGINT)
+            _, stderr = child.communicate(timeout=60)
+        assert child.returncode == 130, stderr
+        assert "Traceback" not in stderr
+        assert f"interrupted: finished questions are kept in {out}" in stderr
+        kept = len(list(out.glob("gen/*.json")))
+        assert 2 <= kept < 8
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert f"({kept} reused)" in again.stdout
 
 
 def test_eval_after_retrieval_only_gen_says_what_to_do(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError
 from lasagna_cli._pipeline._index import CHUNK_RULE
 from lasagna_cli._pipeline._report import (
     ACCURACY_KEY,
@@ -35,7 +35,7 @@ from lasagna_cli._pipeline._report import (
 from lasagna_cli._store import read_json, remove_stale_temp_files
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM
+    from lasagna_judge import LLM, Rubric
     from lasagna_synth import BenchmarkSpec
 
 Step = Literal["all", "gen", "eval", "del"]
@@ -97,7 +97,20 @@ def _check(options: PipelineOptions) -> Step:
             "recall",
             USAGE_ERROR,
         )
+    if options.rubric is not None:
+        _load_rubric(options.rubric)  # a mistyped rubric fails now, not after gen
     return options.step
+
+
+def _load_rubric(name: str) -> Rubric:
+    from lasagna_judge import JudgeError, load_rubric
+
+    try:
+        return load_rubric(name)
+    except JudgeError as exc:
+        raise CliError(
+            f"--rubric: {exc}", DATA_ERROR if Path(name).exists() else USAGE_ERROR
+        ) from None
 
 
 def _llm_factory(model: str | None, concurrency: int) -> Callable[[], LLM] | None:
@@ -132,15 +145,31 @@ def run_pipeline(options: PipelineOptions) -> None:
 
     spec = get_benchmark_spec(options.name)
     out = options.out
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"-o {out}: expected a folder, found a file; choose a folder", USAGE_ERROR)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"-o {out}: cannot create the folder ({exc.strerror})", USAGE_ERROR
+        ) from None
     remove_stale_temp_files(out)
     failed = 0
-    if step in ("all", "gen"):
-        failed += _stage_gen(spec, options)
-    if step in ("all", "eval"):
-        failed += _stage_eval(spec, options)
-    if step in ("all", "del"):
-        _stage_del(options)
+    try:
+        if step in ("all", "gen"):
+            failed += _stage_gen(spec, options)
+        if step in ("all", "eval"):
+            failed += _stage_eval(spec, options)
+        if step in ("all", "del"):
+            _stage_del(options)
+    except KeyboardInterrupt:
+        # Each finished question is a whole file in gen/ or eval/: nothing is lost.
+        typer.echo(
+            f"interrupted: finished questions are kept in {out}; run the same command again "
+            "to go on from there",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
     _echo(f"report: {out / REPORT_FILE}")
     if failed:
         _echo(
@@ -291,9 +320,7 @@ def _stage_eval(spec: BenchmarkSpec, options: PipelineOptions) -> int:
     judge_model = options.judge or (next(iter(generators)) if len(generators) == 1 else None)
     rubric = None
     if judge_model is not None:
-        from lasagna_judge import load_rubric
-
-        rubric = load_rubric(options.rubric or spec.rubric)
+        rubric = _load_rubric(options.rubric or spec.rubric)
     else:
         _echo("no --judge: accuracy is not graded (F1 and the refusal heuristic only)")
     outcome = run_eval(
