@@ -423,10 +423,37 @@ def test_missing_benchmark_file_exits_2_naming_it(tmp_path: Path) -> None:
     assert "qasper-dev-v0.3.json" in result.output and "allenai.org" in result.output
 
 
-def test_data_dir_with_a_path_is_refused(tmp_path: Path) -> None:
-    result = invoke(["benchmark", "run", str(LOCOMO / "locomo10.json"), "--data-dir", "x"])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--data-dir", "x"],
+        ["--step", "gen"],
+        ["--max-queries", "3"],
+        ["--retrieval-instruction", "x"],
+    ],
+)
+def test_pipeline_flags_with_a_path_are_refused(flags: list[str]) -> None:
+    # Never ignored in silence: a run of the file would not do what the flag asks.
+    result = invoke(["benchmark", "run", str(LOCOMO / "locomo10.json"), *flags])
     assert result.exit_code == 2
-    assert "--data-dir and --step are for registered benchmarks" in result.output
+    assert f"{flags[0]} is for registered benchmarks" in result.output
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--predictions", "p.jsonl"],
+        ["--predictions", "p.jsonl", "--allow-missing"],
+        ["--system", "my_rag:answer"],
+        ["--system", "http://127.0.0.1:1/x", "--system-timeout", "3"],
+    ],
+)
+def test_a_system_is_refused_by_the_staged_pipeline(tmp_path: Path, flags: list[str]) -> None:
+    # The pipeline measures BM25 and --generator: a system flag must not be ignored.
+    result = run("locomo", LOCOMO, tmp_path / "run", "--step", "gen", *flags)
+    assert result.exit_code == 2, result.output
+    assert f"{flags[0]}: the staged pipeline of 'locomo' measures lasagna's BM25" in result.output
+    assert not (tmp_path / "run").exists()
 
 
 # ---------------------------------------------------------------- a real local model

@@ -408,12 +408,27 @@ def _stage_del(options: PipelineOptions) -> None:
 
 #: Options of `benchmark run` that mean nothing to the staged pipeline.
 _NOT_FOR_PIPELINE = ("tracks", "n_samples", "seed", "filters", "drop_unknown_judgments")
+#: Options of `benchmark run` for the user's own system, which the pipeline does not take.
+_SYSTEM_OPTIONS = (
+    "predictions",
+    "allow_missing",
+    "system",
+    "system_timeout",
+    "system_retries",
+    "system_headers",
+)
+#: Options only the staged pipeline reads.
+_PIPELINE_ONLY = ("data_dir", "step", "max_queries", "retrieval_instruction")
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
     # By name: typer may carry its own copy of click, whose enum is not click's.
     source = ctx.get_parameter_source(name)
     return source is not None and source.name != "DEFAULT"
+
+
+def _flag(ctx: typer.Context, name: str) -> str:
+    return next(p.opts[0] for p in ctx.command.params if p.name == name)
 
 
 def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
@@ -429,22 +444,33 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
         from lasagna_synth import is_benchmark
 
         if Path(path).exists() or not is_benchmark(path):
-            if data_dir is not None or _given(ctx, "step"):
+            given = [name for name in _PIPELINE_ONLY if _given(ctx, name)]
+            if given:
                 from lasagna_synth import benchmark_names
 
+                hint = "; -n N draws questions from your data" if "max_queries" in given else ""
                 raise CliError(
-                    f"--data-dir and --step are for registered benchmarks "
+                    f"{_flag(ctx, given[0])} is for registered benchmarks "
                     f"({', '.join(benchmark_names())}); {path!r} is not one of them"
-                    + (" (it is a file or folder here)" if Path(path).exists() else ""),
+                    + (" (it is a file or folder here)" if Path(path).exists() else "")
+                    + hint,
                     USAGE_ERROR,
                 )
             return False
         for name in _NOT_FOR_PIPELINE:
             if _given(ctx, name):
-                flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
                 raise CliError(
-                    f"{flag} does not apply to the staged pipeline of {path!r}; see "
+                    f"{_flag(ctx, name)} does not apply to the staged pipeline of {path!r}; see "
                     "`lasagna benchmark run --help` for the NAME options",
+                    USAGE_ERROR,
+                )
+        for name in _SYSTEM_OPTIONS:
+            if _given(ctx, name):
+                raise CliError(
+                    f"{_flag(ctx, name)}: the staged pipeline of {path!r} measures lasagna's "
+                    "BM25 and --generator, not your own system; a system is benchmarked on "
+                    "data files and BEIR folders: lasagna benchmark run DATA --system ... (or "
+                    "--predictions ...)",
                     USAGE_ERROR,
                 )
         from lasagna_cli._cmd_run import default_output
