@@ -94,6 +94,16 @@ def sync_slow(question):
     (HERE / "sync_max.txt").write_text(str(SYNC[1]))
     return _reply(question)
 
+async def hangs_async(question, row):
+    if row["id"] == "q04":
+        await asyncio.sleep(3600)
+    return _reply(question)
+
+def hangs_sync(question, row):
+    if row["id"] == "q05":
+        time.sleep(3600)  # no thread can be stopped: lasagna must still finish and exit
+    return _reply(question)
+
 IN_FLIGHT = [0, 0]
 
 async def slow(question, row):
@@ -238,6 +248,46 @@ def test_failures_are_recorded_per_item_and_never_scored(system: Path, tmp_path:
     assert found["metrics"]["retrieval"]["ndcg@10"]["count"] == 10
     task = json.loads(next(out.glob("tasks/*/*/q09.json")).read_text())
     assert "no index shard for q09" in task["error"]
+
+
+def test_a_call_past_the_system_timeout_is_that_items_failure(system: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    started = time.perf_counter()
+    result = pasta(system, "hangs_async", out, "--system-timeout", "0.5")
+    assert time.perf_counter() - started < 30
+    assert result.exit_code == 1, result.output
+    (found,) = results_of(out)
+    assert found["counts"]["scored"] == 13 and found["counts"]["failed"] == 1
+    by_id = {q["id"]: q for q in found["per_query"]}
+    assert by_id["q04"]["error"] == (
+        f"SystemFailure: {system}:hangs_async: no reply within 0.5 s (--system-timeout)"
+    )
+    assert found["metrics"]["generation"]["exact_match"]["mean"] == 1.0  # not scored as wrong
+    assert found["setup"]["system"]["timeout_s"] == 0.5
+
+
+def test_a_plain_function_past_the_timeout_does_not_keep_lasagna_running(
+    system: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    command = [
+        str(Path(sys.executable).with_name("lasagna")), "benchmark", "run",
+        str(EXAMPLES / "pasta.jsonl"), "--system", f"{system}:hangs_sync",
+        "--system-timeout", "0.5", "-o", str(out),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert time.perf_counter() - started < 30  # the thread still sleeping did not hold it
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    (found,) = results_of(out)
+    by_id = {q["id"]: q for q in found["per_query"]}
+    assert by_id["q05"]["status"] == "failed"
+    assert "no reply within 0.5 s (--system-timeout)" in by_id["q05"]["error"]
+    assert found["counts"]["scored"] == 13
 
 
 def test_a_system_that_fails_from_the_start_stops_the_run(system: Path, tmp_path: Path) -> None:

@@ -147,6 +147,14 @@ class Picky(BaseRetriever):
         return [Document(page_content="x", metadata={"doc_id": "pesto"})]
 
 picky = Picky()
+
+async def _slow_on_pesto(question):
+    import asyncio
+    if "pesto" in question.lower():
+        await asyncio.sleep(3600)
+    return "Liguria"
+
+slow_chain = RunnableLambda(_slow_on_pesto)
 """
 
 
@@ -191,6 +199,21 @@ def test_a_retriever_object_with_metadata_ids_and_per_query_failures(
     assert "ConnectionError: index offline" in by_id["b1"]["error"]
     assert by_id["b2"]["ranking"] == [["pesto", 1.0]]  # metadata["doc_id"] names it
     assert found["metrics"]["retrieval"]["mrr"]["count"] == 6
+
+
+def test_a_runnable_past_the_system_timeout_fails_that_question_only(
+    runnables: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    result = run(
+        str(EXAMPLES / "pasta.jsonl"), "--system", f"{runnables}:slow_chain",
+        "--system-timeout", "0.5", "-o", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    (found,) = results_of(out)
+    failed = {q["id"]: q["error"] for q in found["per_query"] if q["status"] == "failed"}
+    assert failed and all("no reply within 0.5 s (--system-timeout)" in e for e in failed.values())
+    assert found["counts"]["scored"] == 14 - len(failed)
 
 
 def test_the_example_sweep_puts_every_way_in_beside_bm25(

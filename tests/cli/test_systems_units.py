@@ -181,6 +181,9 @@ def test_specs_from_flags() -> None:
     assert spec is not None and spec.allow_missing and default_setup_name(spec) == "my-rag"
     spec = spec_from_flags(**flags(system="examples/sys.py:answer"))
     assert spec is not None and default_setup_name(spec) == "sys.answer"
+    assert spec.timeout is None and "timeout_s" not in spec.describe()
+    spec = spec_from_flags(**flags(system="pkg.mod:answer", timeout=2.5))
+    assert spec is not None and spec.timeout == 2.5 and spec.describe()["timeout_s"] == 2.5
 
 
 @pytest.mark.parametrize(
@@ -189,7 +192,8 @@ def test_specs_from_flags() -> None:
         ({"system": "a:b", "predictions": "p.jsonl"}, "--system and --predictions name two"),
         ({"allow_missing": True}, "--allow-missing is for --predictions"),
         ({"system": "a:b", "allow_missing": True}, "--allow-missing is for --predictions"),
-        ({"system": "a:b", "timeout": 3.0}, "--system-timeout is for an http(s):// --system"),
+        ({"system": "a:b", "retries": 3}, "--system-retries is for an http(s):// --system"),
+        ({"system": "a:b", "timeout": 0.0}, "--system-timeout: expected a number"),
         ({"retries": 2}, "--system-retries needs --system http(s)://"),
         ({"system": "mymodule"}, "expected package.module:attr"),
         ({"system": "preds.jsonl"}, "a file of outputs is given with --predictions"),
@@ -240,10 +244,14 @@ def test_sweep_system_values(tmp_path: Path) -> None:
     )
     assert (spec.timeout, spec.retries, spec.backoff) == (2.0, 1, 0.01)
     assert spec_from_sweep("m:f", "s", tmp_path).kind == "callable"
+    assert spec_from_sweep("m:f", "s", tmp_path).timeout is None  # no limit unless asked
+    assert spec_from_sweep({"callable": "m:f", "timeout": 3}, "s", tmp_path).timeout == 3.0
+    assert spec_from_sweep({"url": "http://h/x"}, "s", tmp_path).describe()["timeout_s"] == 60
     for value, message in [
         ({"predictons": "p.jsonl"}, 'unknown key "predictons" (did you mean "predictions"?)'),
         ({"url": "http://h/x", "callable": "m:f"}, "give exactly one of"),
-        ({"callable": "m:f", "timeout": 3}, "applies to a `url:` system only"),
+        ({"callable": "m:f", "retries": 3}, "applies to a `url:` system only"),
+        ({"predictions": "p.jsonl", "timeout": 3}, "applies to a `callable:` or `url:` system"),
         ({"url": "http://h/x", "allow_missing": True}, "applies to a `predictions:` file only"),
         ({"url": "http://h/x", "headers": ["A: b"]}, "expected a mapping of header names"),
         (3, "expected package.module:attr"),

@@ -16,21 +16,29 @@ the part before the colon is a path to a .py file, from that file). `attr` may b
   thread-safe);
 - a class, or a function that takes no required argument: a factory, called once (awaited
   if async) to build one of the above.
+
+With `--system-timeout S`, a question the system has not answered in S seconds is recorded
+as that question's failure and the run goes on. An async call is cancelled; a plain
+function's call cannot be stopped (Python cannot stop a thread), so it goes on in its
+thread, its result is dropped, and a new thread takes its place. The worker threads are
+daemons: a call that never returns does not keep `lasagna` from exiting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import os
+import queue
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -128,16 +136,79 @@ def import_target(target: str, where: str) -> Any:
     return found
 
 
+_Job = tuple[Callable[[], Any], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # timed out (cancelled): nobody waits for it any more
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+class WorkerThreads:
+    """Daemon threads that run a plain function's calls, one call per thread at a time.
+
+    A thread is started whenever no thread is idle, so every call in flight has one (the
+    runner bounds how many are in flight; asyncio's default pool has only cores + 4), and a
+    thread stuck in a call that timed out is simply no longer idle. Not a
+    ThreadPoolExecutor: Python joins those threads at exit, so a call that never returns
+    would keep the process alive.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self.started = 0
+
+    def run(self, call: Callable[[], Any]) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            else:
+                self.started += 1
+                threading.Thread(
+                    target=self._work, name=f"lasagna-system-{self.started}", daemon=True
+                ).start()
+        self._jobs.put((call, loop, future))
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            call, loop, future = job
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = call()
+            except BaseException as exc:  # handed to the awaiting task, which reports it
+                error = exc
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            del job, call, result, error  # hold no reference while idle
+            with self._lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        """Idle threads end; a thread still in a call ends with it (or with the process)."""
+        for _ in range(self.started):
+            self._jobs.put(None)
+
+
 class FunctionSystem:
     """A user's function: the question (and the row) in, a raw return value out."""
 
-    def __init__(self, fn: Callable[..., Any], target: str, concurrency: int = 1) -> None:
+    def __init__(self, fn: Callable[..., Any], target: str, timeout: float | None = None) -> None:
         self._fn = fn
         self.target = target
         self.kind = "async function" if _is_async(fn) else "function"
         self._pass_row, self._row_keyword = _takes_row(fn)
-        self._concurrency = concurrency
-        self._threads: ThreadPoolExecutor | None = None
+        self._timeout = timeout
+        self._threads: WorkerThreads | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": self.kind, "receives_row": self._pass_row or self._row_keyword}
@@ -146,29 +217,31 @@ class FunctionSystem:
         args: tuple[Any, ...] = (question, row) if self._pass_row else (question,)
         kwargs: dict[str, Any] = {"row": row} if self._row_keyword else {}
         try:
-            if self.kind == "async function":
-                result = await self._fn(*args, **kwargs)
-            else:
-                # Threads of our own, one per question in flight (asyncio's default pool
-                # has only cores + 4).
-                if self._threads is None:
-                    self._threads = ThreadPoolExecutor(
-                        self._concurrency, thread_name_prefix="lasagna-system"
-                    )
-                call = functools.partial(self._fn, *args, **kwargs)
-                result = await asyncio.get_running_loop().run_in_executor(self._threads, call)
-                if inspect.isawaitable(result):
-                    result = await result
+            async with asyncio.timeout(self._timeout) as limit:
+                if self.kind == "async function":
+                    result = await self._fn(*args, **kwargs)
+                else:
+                    if self._threads is None:
+                        self._threads = WorkerThreads()
+                    result = await self._threads.run(functools.partial(self._fn, *args, **kwargs))
+                    if inspect.isawaitable(result):
+                        result = await result
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if isinstance(exc, TimeoutError) and limit.expired():
+                raise SystemFailure(timeout_text(self.target, self._timeout)) from None
             raise SystemFailure(f"{self.target} raised {failure_text(exc)}") from exc
         return result
 
     async def aclose(self) -> None:
         if self._threads is not None:
-            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads.close()
             self._threads = None
+
+
+def timeout_text(target: str, seconds: float | None) -> str:
+    return f"{target}: no reply within {seconds:g} s (--system-timeout)"
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -216,13 +289,13 @@ def _required(fn: Callable[..., Any]) -> int | None:
     )
 
 
-async def build_callable(target: str, where: str, concurrency: int = 1) -> SystemAdapter:
+async def build_callable(target: str, where: str, timeout: float | None = None) -> SystemAdapter:
     """Import the target and make it askable (see the module docstring)."""
     from lasagna_cli._systems._langchain import langchain_system
 
     found = import_target(target, where)
     for built_by_factory in (False, True):
-        system = langchain_system(found, target)
+        system = langchain_system(found, target, timeout)
         if system is not None:
             return system
         if inspect.isclass(found) or (callable(found) and _required(found) == 0):
@@ -245,7 +318,7 @@ async def build_callable(target: str, where: str, concurrency: int = 1) -> Syste
             found = made
             continue
         if callable(found):
-            return FunctionSystem(found, target, concurrency)
+            return FunctionSystem(found, target, timeout)
         break
     what = f"a factory that returned {_kind_of(found)}" if built_by_factory else _kind_of(found)
     raise CliError(f"{where}: expected {EXPECTED_TARGET}; {target} is {what}", DATA_ERROR)

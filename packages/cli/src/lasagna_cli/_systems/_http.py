@@ -88,7 +88,7 @@ class HttpSystem:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._concurrency),
-                timeout=aiohttp.ClientTimeout(total=self.spec.timeout),
+                timeout=aiohttp.ClientTimeout(total=self.spec.http_timeout),
                 headers=dict(self.spec.headers),
             )
         return self._session
@@ -136,7 +136,7 @@ class HttpSystem:
                 wait = retry_after_seconds(response.headers, time.time())
                 return response.status, reply, wait
         except TimeoutError:
-            return None, f"no reply within {self.spec.timeout:g} s".encode(), None
+            return None, f"no reply within {self.spec.http_timeout:g} s".encode(), None
         except aiohttp.ClientError as exc:
             reason = str(exc) or type(exc).__name__
             return None, f"cannot reach the endpoint ({reason})".encode(), None

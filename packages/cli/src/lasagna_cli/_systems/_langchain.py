@@ -13,26 +13,30 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from lasagna_cli._systems._callable import failure_text
+from lasagna_cli._systems._callable import failure_text, timeout_text
 from lasagna_cli._systems._errors import SystemFailure
 
 
 class _LangChainSystem:
     kind = "langchain runnable"
 
-    def __init__(self, runnable: Any, target: str) -> None:
+    def __init__(self, runnable: Any, target: str, timeout: float | None = None) -> None:
         self._runnable = runnable
         self.target = target
+        self._timeout = timeout
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": self.kind, "class": type(self._runnable).__name__}
 
     async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
         try:
-            return await self._runnable.ainvoke(question)
+            async with asyncio.timeout(self._timeout) as limit:
+                return await self._runnable.ainvoke(question)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if isinstance(exc, TimeoutError) and limit.expired():
+                raise SystemFailure(timeout_text(self.target, self._timeout)) from None
             raise SystemFailure(f"{self.target} raised {failure_text(exc)}") from exc
 
     async def aclose(self) -> None:
@@ -54,14 +58,16 @@ class RunnableSystem(_LangChainSystem):
     """`runnable.ainvoke(question)`: a string, a message, or {"answer", "context"}."""
 
 
-def langchain_system(obj: object, target: str) -> _LangChainSystem | None:
+def langchain_system(
+    obj: object, target: str, timeout: float | None = None
+) -> _LangChainSystem | None:
     if "langchain_core" not in sys.modules:
         return None
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import Runnable
 
     if isinstance(obj, BaseRetriever):
-        return RetrieverSystem(obj, target)
+        return RetrieverSystem(obj, target, timeout)
     if isinstance(obj, Runnable):
-        return RunnableSystem(obj, target)
+        return RunnableSystem(obj, target, timeout)
     return None

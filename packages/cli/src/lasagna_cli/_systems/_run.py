@@ -117,7 +117,7 @@ async def load_system(spec: SystemSpec, concurrency: int) -> LoadedSystem:
         return LoadedSystem(spec, adapter=HttpSystem(spec, concurrency))
     from lasagna_cli._systems._callable import build_callable
 
-    return LoadedSystem(spec, adapter=await build_callable(spec.target, spec.label, concurrency))
+    return LoadedSystem(spec, adapter=await build_callable(spec.target, spec.label, spec.timeout))
 
 
 def _settle(

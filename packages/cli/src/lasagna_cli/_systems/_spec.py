@@ -1,14 +1,17 @@
 """How a setup names its system under test, from flags or a sweep file.
 
     --predictions PRED.jsonl [--allow-missing]
-    --system package.module:attr          (or path/to/file.py:attr)
+    --system package.module:attr [--system-timeout S]     (or path/to/file.py:attr)
     --system http://host:port/path [--system-timeout S] [--system-retries N]
                                    [--system-header 'Authorization: Bearer ${TOKEN}']
 
 In a sweep file a setup says `system: <target>` or
 `system: {predictions: PRED.jsonl, allow_missing: true}`,
-`system: {callable: pkg.mod:attr}` or
+`system: {callable: pkg.mod:attr, timeout: 120}` or
 `system: {url: http://..., timeout: 30, retries: 3, backoff: 0.25, headers: {...}}`.
+
+The timeout of an HTTP system is per attempt (default 60 s); of a callable, per question
+(default: none, since a local pipeline may be slow by design).
 
 `${NAME}` in a header value is read from the environment, so a key need not be typed on a
 command line or written in a file. Header values are never recorded anywhere: the
@@ -64,7 +67,8 @@ class SystemSpec:
     path: Path | None = None
     """predictions: the file (resolved against the sweep file's folder)."""
     allow_missing: bool = False
-    timeout: float = DEFAULT_TIMEOUT
+    timeout: float | None = None
+    """Seconds: per attempt for http (None: DEFAULT_TIMEOUT), per question for a callable."""
     retries: int = DEFAULT_RETRIES
     backoff: float = DEFAULT_BACKOFF
     """The first retry waits up to this many seconds; each later one up to twice as long."""
@@ -79,16 +83,23 @@ class SystemSpec:
             return f"--system {redact_url(self.target)}"
         return f"--system {self.target}"
 
+    @property
+    def http_timeout(self) -> float:
+        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
+
     def describe(self) -> dict[str, Any]:
         """What results and manifests record: never a header value or a password."""
         if self.kind == "predictions":
             return {"kind": "predictions", "file": self.target, "allow_missing": self.allow_missing}
         if self.kind == "callable":
-            return {"kind": "callable", "target": self.target}
+            described: dict[str, Any] = {"kind": "callable", "target": self.target}
+            if self.timeout is not None:
+                described["timeout_s"] = self.timeout
+            return described
         return {
             "kind": "http",
             "url": redact_url(self.target),
-            "timeout_s": self.timeout,
+            "timeout_s": self.http_timeout,
             "retries": self.retries,
             "headers": sorted({name for name, _ in self.headers}),
         }
@@ -163,7 +174,9 @@ def spec_from_target(target: str, where: str, **http: Any) -> SystemSpec:
         return SystemSpec(kind="http", target=_check_url(target, where), **http)
     if http.get("headers"):
         raise usage(f"{where}: headers are for an http(s):// system, not {target!r}")
-    return SystemSpec(kind="callable", target=_check_callable(target, where))
+    return SystemSpec(
+        kind="callable", target=_check_callable(target, where), timeout=http.get("timeout")
+    )
 
 
 def _positive_number(value: object, where: str) -> float:
@@ -227,8 +240,9 @@ def spec_from_flags(
         options["retries"] = _retries(retries, "--system-retries")
     if headers:
         options["headers"] = tuple(parse_header(h, "--system-header") for h in headers)
-    if "://" not in system and http_flags:
-        raise usage(f"{http_flags[0]} is for an http(s):// --system, not {system!r}")
+    only_http = [flag for flag in http_flags if flag != "--system-timeout"]
+    if "://" not in system and only_http:
+        raise usage(f"{only_http[0]} is for an http(s):// --system, not {system!r}")
     return spec_from_target(system, "--system", **options)
 
 
@@ -260,9 +274,11 @@ def spec_from_sweep(value: object, where: str, base_dir: Path) -> SystemSpec:
     given = value[kind]
     if not isinstance(given, str) or not given.strip():
         raise usage(f"{where}.{kind}: expected a non-empty string, got {given!r}")
-    http_keys = [k for k in ("timeout", "retries", "backoff", "headers") if k in value]
+    http_keys = [k for k in ("retries", "backoff", "headers") if k in value]
     if kind != "url" and http_keys:
         raise usage(f"{where}.{http_keys[0]}: applies to a `url:` system only")
+    if kind == "predictions" and "timeout" in value:
+        raise usage(f"{where}.timeout: applies to a `callable:` or `url:` system only")
     if kind != "predictions" and "allow_missing" in value:
         raise usage(f"{where}.allow_missing: applies to a `predictions:` file only")
     if kind == "predictions":
@@ -273,13 +289,13 @@ def spec_from_sweep(value: object, where: str, base_dir: Path) -> SystemSpec:
         if not path.is_absolute():
             path = base_dir / path
         return SystemSpec(kind="predictions", target=given, path=path, allow_missing=allow)
-    if kind == "callable":
-        return SystemSpec(
-            kind="callable", target=_check_callable(given.strip(), f"{where}.callable")
-        )
     options: dict[str, Any] = {}
     if "timeout" in value:
         options["timeout"] = _positive_number(value["timeout"], f"{where}.timeout")
+    if kind == "callable":
+        return SystemSpec(
+            kind="callable", target=_check_callable(given.strip(), f"{where}.callable"), **options
+        )
     if "retries" in value:
         options["retries"] = _retries(value["retries"], f"{where}.retries")
     if "backoff" in value:
