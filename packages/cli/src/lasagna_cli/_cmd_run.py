@@ -167,7 +167,11 @@ def run(
     ] = None,
     system_timeout: Annotated[
         float | None,
-        typer.Option("--system-timeout", help="http --system: seconds per attempt [default: 60]."),
+        typer.Option(
+            "--system-timeout",
+            help="Seconds: per attempt of an http --system [default: 60]; per question of a "
+            "Python --system [default: no limit]. A question past it fails, never scored.",
+        ),
     ] = None,
     system_retries: Annotated[
         int | None,
