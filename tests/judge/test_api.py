@@ -43,6 +43,8 @@ PUBLIC = sorted(
         "normalize_label",
         "parse_score",
         "summarize_grades",
+        # pricing
+        "price_for",
     ]
 )
 

@@ -19,6 +19,7 @@ from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
 from lasagna_judge._types import Completion, Structured, Usage
+from lasagna_judge._usage import price_for
 
 __all__ = [
     "BUILTIN_RUBRICS",
@@ -52,5 +53,6 @@ __all__ = [
     "normalize_label",
     "parse_model",
     "parse_score",
+    "price_for",
     "summarize_grades",
 ]

@@ -111,10 +111,10 @@ def usage_from_body(body: object) -> Usage | None:
     return None
 
 
-def price_for(prices: Prices | None, model: str) -> tuple[float, float] | None:
+def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] | None:
     """The (input, output) USD per 1M tokens for `provider/name`, looked up by the full id
-    first, then by the bare name."""
-    if not prices:
+    first, then by the bare name; None without a table, a model or a price."""
+    if not prices or not model:
         return None
     if model in prices:
         return prices[model]

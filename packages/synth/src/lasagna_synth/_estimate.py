@@ -51,15 +51,6 @@ class Estimate:
         return (self.input_tokens * per_input + self.max_output_tokens * per_output) / 1e6
 
 
-def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] | None:
-    """The price of `provider/name`, looked up by the full id, then by the bare name."""
-    if not prices or not model:
-        return None
-    if model in prices:
-        return prices[model]
-    return prices.get(model.split("/", 1)[-1])
-
-
 def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
     """`content` cut before each passage block and before its closing ">".
 
@@ -111,5 +102,13 @@ def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = No
         max_output_tokens=len(plan.items) * (WRITE_MAX_TOKENS + CHECK_MAX_TOKENS),
         encoding=ENCODING,
         model=model,
-        price=price_for(prices, model),
+        price=_price(prices, model),
     )
+
+
+def _price(prices: Prices | None, model: str | None) -> tuple[float, float] | None:
+    if not prices:
+        return None  # the judge (and what it imports) is not needed to say so
+    from lasagna_judge import price_for  # the one lookup rule: full id, then bare name
+
+    return price_for(prices, model)
