@@ -38,7 +38,7 @@ import queue
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -216,23 +216,15 @@ class FunctionSystem:
     async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
         args: tuple[Any, ...] = (question, row) if self._pass_row else (question,)
         kwargs: dict[str, Any] = {"row": row} if self._row_keyword else {}
-        try:
-            async with asyncio.timeout(self._timeout) as limit:
-                if self.kind == "async function":
-                    result = await self._fn(*args, **kwargs)
-                else:
-                    if self._threads is None:
-                        self._threads = WorkerThreads()
-                    result = await self._threads.run(functools.partial(self._fn, *args, **kwargs))
-                    if inspect.isawaitable(result):
-                        result = await result
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, TimeoutError) and limit.expired():
-                raise SystemFailure(timeout_text(self.target, self._timeout)) from None
-            raise SystemFailure(f"{self.target} raised {failure_text(exc)}") from exc
-        return result
+        return await within(lambda: self._call(args, kwargs), self.target, self._timeout)
+
+    async def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.kind == "async function":
+            return await self._fn(*args, **kwargs)
+        if self._threads is None:
+            self._threads = WorkerThreads()
+        result = await self._threads.run(functools.partial(self._fn, *args, **kwargs))
+        return await result if inspect.isawaitable(result) else result
 
     async def aclose(self) -> None:
         if self._threads is not None:
@@ -240,8 +232,20 @@ class FunctionSystem:
             self._threads = None
 
 
-def timeout_text(target: str, seconds: float | None) -> str:
-    return f"{target}: no reply within {seconds:g} s (--system-timeout)"
+async def within(call: Callable[[], Awaitable[Any]], target: str, timeout: float | None) -> Any:
+    """`await call()`; its exception, or no result within `timeout` seconds, is a
+    SystemFailure that names the target (a TimeoutError of the system's own is its error)."""
+    try:
+        async with asyncio.timeout(timeout) as limit:
+            return await call()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if isinstance(exc, TimeoutError) and limit.expired():
+            raise SystemFailure(
+                f"{target}: no reply within {timeout:g} s (--system-timeout)"
+            ) from None
+        raise SystemFailure(f"{target} raised {failure_text(exc)}") from exc
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

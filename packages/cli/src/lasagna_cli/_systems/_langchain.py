@@ -8,13 +8,11 @@ never imported langchain_core cannot be a LangChain object.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from lasagna_cli._systems._callable import failure_text, timeout_text
-from lasagna_cli._systems._errors import SystemFailure
+from lasagna_cli._systems._callable import within
 
 
 class _LangChainSystem:
@@ -29,15 +27,7 @@ class _LangChainSystem:
         return {"adapter": self.kind, "class": type(self._runnable).__name__}
 
     async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
-        try:
-            async with asyncio.timeout(self._timeout) as limit:
-                return await self._runnable.ainvoke(question)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, TimeoutError) and limit.expired():
-                raise SystemFailure(timeout_text(self.target, self._timeout)) from None
-            raise SystemFailure(f"{self.target} raised {failure_text(exc)}") from exc
+        return await within(lambda: self._runnable.ainvoke(question), self.target, self._timeout)
 
     async def aclose(self) -> None:
         return None
