@@ -84,6 +84,37 @@ def judge_references(row: BenchmarkRow) -> list[str]:
     return [NO_ANSWER] if row.unanswerable else [row.answers[0]]
 
 
+def answer_fields(prediction: str, row: BenchmarkRow) -> dict[str, Any]:
+    """A task record's answer and its scores, whoever answered (a model or the user's system)."""
+    scored = score_answer(prediction, row)
+    return {
+        "prediction": prediction,
+        "references": list(row.answers),
+        "unanswerable": row.unanswerable,
+        "refused": scored.refused,
+        "exact_match": scored.exact_match,
+        "f1": scored.f1,
+    }
+
+
+async def judge_grade(
+    prediction: str, row: BenchmarkRow, judge: LLM | None, rubric: Rubric | None
+) -> dict[str, Any] | None:
+    """The judge's grade of the answer, or None without a judge."""
+    if judge is None or rubric is None:
+        return None
+    from lasagna_judge import grade
+
+    found = await grade(
+        judge,
+        rubric,
+        question=row.question,
+        references=judge_references(row),
+        prediction=prediction,
+    )
+    return found.to_dict()
+
+
 async def answer(
     llm: LLM,
     row: BenchmarkRow,
@@ -97,33 +128,15 @@ async def answer(
         build_messages(row.question, passages), max_tokens=MAX_ANSWER_TOKENS
     )
     prediction = completion.text.strip()
-    scored = score_answer(prediction, row)
-    record: dict[str, Any] = {
+    return {
         "mode": "closed-book" if passages is None else "rag",
         "model": llm.model,
         "prompt_id": PROMPT_ID,
         "prompt_sha256": prompt_sha256(),
-        "prediction": prediction,
-        "references": list(row.answers),
-        "unanswerable": row.unanswerable,
-        "refused": scored.refused,
-        "exact_match": scored.exact_match,
-        "f1": scored.f1,
+        **answer_fields(prediction, row),
         "input_tokens": completion.usage.input_tokens,
         "output_tokens": completion.usage.output_tokens,
         "latency_s": round(completion.latency_s, 6),
         "cached": completion.cached,
-        "judge": None,
+        "judge": await judge_grade(prediction, row, judge, rubric),
     }
-    if judge is not None and rubric is not None:
-        from lasagna_judge import grade
-
-        found = await grade(
-            judge,
-            rubric,
-            question=row.question,
-            references=judge_references(row),
-            prediction=prediction,
-        )
-        record["judge"] = found.to_dict()
-    return record

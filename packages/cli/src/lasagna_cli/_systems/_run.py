@@ -334,36 +334,18 @@ async def score_system_answer(
     rubric: Rubric | None,
 ) -> dict[str, Any]:
     """The system's answer scored as the built-in generator's is (EM, F1, refusals, judge)."""
-    from lasagna_cli._generation import judge_references, score_answer
+    from lasagna_cli._generation import answer_fields, judge_grade
 
     assert output.answer is not None
     prediction = output.answer.strip()
-    scored = score_answer(prediction, row)
-    record: dict[str, Any] = {
+    return {
         "mode": "system",
-        "prediction": prediction,
-        "references": list(row.answers),
-        "unanswerable": row.unanswerable,
-        "refused": scored.refused,
-        "exact_match": scored.exact_match,
-        "f1": scored.f1,
+        **answer_fields(prediction, row),
         "input_tokens": 0,
         "output_tokens": 0,
         "latency_s": round(output.latency_s, 6),
-        "judge": None,
+        "judge": await judge_grade(prediction, row, judge, rubric),
     }
-    if judge is not None and rubric is not None:
-        from lasagna_judge import grade
-
-        found = await grade(
-            judge,
-            rubric,
-            question=row.question,
-            references=judge_references(row),
-            prediction=prediction,
-        )
-        record["judge"] = found.to_dict()
-    return record
 
 
 def missing_count(records: Sequence[Mapping[str, Any] | None]) -> int:
