@@ -224,6 +224,10 @@ def test_rubric_choices(tmp_path: Path, server: FakeLLMServer, env: dict[str, st
     ("line", "expected"),
     [
         ('{"id": "z", "question": "q", "answers": "a"}', "in.jsonl:3: missing field 'prediction'"),
+        (
+            '{"id": "z", "question": "q", "answer": "a", "prediction": "p"}',
+            "in.jsonl:3: missing field 'answers' (found 'answer': a typo?); each row needs",
+        ),
         ("not json", "in.jsonl:3: expected one JSON object per line"),
         ("[1, 2]", "in.jsonl:3: expected a JSON object, found list"),
         (
@@ -465,6 +469,10 @@ def test_calibrate_threshold_and_fields(tmp_path: Path, env: dict[str, str]) -> 
     ("labels", "expected"),
     [
         ([{"id": "a"}], "labels.jsonl:1: missing field 'label'"),
+        (
+            [{"id": "a", "Label": "Correct"}],
+            "labels.jsonl:1: missing field 'label' (found 'Label': a typo?)",
+        ),
         ([{"id": "a", "label": "perhaps"}], "labels.jsonl:1: field 'label': expected a label"),
         (
             [{"id": "a", "label": "Correct"}, {"id": "a", "label": "Refusal"}],

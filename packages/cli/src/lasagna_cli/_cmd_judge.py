@@ -66,6 +66,14 @@ def _reference_text(value: object) -> str | None:
     return None
 
 
+def _did_you_mean(name: str, data: Mapping[str, Any]) -> str:
+    """ " (found 'answer': a typo?)" when the row has a near miss of the field `name`."""
+    import difflib
+
+    close = difflib.get_close_matches(name, [str(k) for k in data], n=1, cutoff=0.6)
+    return f" (found {close[0]!r}: a typo?)" if close else ""
+
+
 @dataclass
 class _Row:
     line: int
@@ -83,8 +91,8 @@ def _read_grade_input(path: Path) -> list[_Row]:
         for name in ("id", "question", "answers", "prediction"):
             if name not in data:
                 raise CliError(
-                    f"{where}: missing field {name!r}; each row needs id, question, answers "
-                    "(a string or a list of strings) and prediction"
+                    f"{where}: missing field {name!r}{_did_you_mean(name, data)}; each row "
+                    "needs id, question, answers (a string or a list of strings) and prediction"
                 )
         row_id = data["id"]
         if isinstance(row_id, bool) or not isinstance(row_id, str | int) or row_id == "":
@@ -323,8 +331,9 @@ def _read_labels(path: Path, id_field: str, label_field: str) -> dict[str, tuple
         for name in (id_field, label_field):
             if name not in data:
                 raise CliError(
-                    f"{path}:{number}: missing field {name!r}; each labels row needs "
-                    f"{id_field!r} and {label_field!r} (see --id-field and --label-field)"
+                    f"{path}:{number}: missing field {name!r}{_did_you_mean(name, data)}; each "
+                    f"labels row needs {id_field!r} and {label_field!r} (see --id-field and "
+                    "--label-field)"
                 )
         key = str(data[id_field])
         if key in labels:
