@@ -268,3 +268,42 @@ def test_shuffled_rankings_keep_their_order() -> None:
         rng.shuffle(ids)
         found = match_ranking([Retrieved((d,), None) for d in ids], CorpusMatcher(CORPUS))
         assert found.ids == ids
+
+
+# ---------------------------------------------------------------------- worker threads
+
+
+def test_worker_threads_are_reused_one_per_call_in_flight() -> None:
+    import asyncio
+    import threading
+    import time
+
+    from lasagna_cli._systems._callable import WorkerThreads
+
+    async def main() -> tuple[list[int], int, bool]:
+        workers = WorkerThreads()
+        limit = asyncio.Semaphore(8)
+        daemons = set()
+
+        def work(i: int) -> int:
+            daemons.add(threading.current_thread().daemon)
+            time.sleep(0.001)
+            if i == 7:
+                raise ValueError("seven")
+            return i
+
+        async def one(i: int) -> int:
+            async with limit:
+                try:
+                    return int(await workers.run(lambda: work(i)))
+                except ValueError:
+                    return -1
+
+        found = await asyncio.gather(*(one(i) for i in range(300)))
+        workers.close()
+        return found, workers.started, daemons == {True}
+
+    found, started, all_daemons = asyncio.run(main())
+    assert found == [-1 if i == 7 else i for i in range(300)]
+    assert started == 8  # never more threads than calls in flight
+    assert all_daemons

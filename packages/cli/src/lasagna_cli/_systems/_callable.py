@@ -187,11 +187,11 @@ class WorkerThreads:
                 result = call()
             except BaseException as exc:  # handed to the awaiting task, which reports it
                 error = exc
+            with self._lock:  # idle before the result is seen, so the next call reuses it
+                self._idle += 1
             with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
                 loop.call_soon_threadsafe(_settle, future, result, error)
             del job, call, result, error  # hold no reference while idle
-            with self._lock:
-                self._idle += 1
 
     def close(self) -> None:
         """Idle threads end; a thread still in a call ends with it (or with the process)."""
