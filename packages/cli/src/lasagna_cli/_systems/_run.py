@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -346,7 +346,3 @@ async def score_system_answer(
         "latency_s": round(output.latency_s, 6),
         "judge": await judge_grade(prediction, row, judge, rubric),
     }
-
-
-def missing_count(records: Sequence[Mapping[str, Any] | None]) -> int:
-    return sum(1 for r in records if r is not None and r.get("missing") is not None)
