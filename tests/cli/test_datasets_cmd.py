@@ -72,7 +72,8 @@ def test_sample_writes_the_subset_and_metadata_and_is_reproducible(tmp_path: Pat
     assert first.exit_code == 0, first.output
     assert "locomo (test): 2 of 2 documents, 6 of 8 questions (seed 42, stratified)" in first.stdout
     assert "  1: 2 (quota 2)" in first.stdout
-    assert f"run it: lasagna benchmark run locomo --data-dir {tmp_path / 'a'}" in first.stdout
+    hint = f"run it: lasagna benchmark run locomo --data-dir {tmp_path / 'a'} --step gen "
+    assert hint in first.stdout  # a command that runs as printed (no --generator needed)
     second = invoke(*args, "-o", str(tmp_path / "b"))
     assert second.exit_code == 0
     for name in ("locomo10.json", "sampling_metadata.json"):
@@ -92,6 +93,23 @@ def test_sample_documents_and_random_mode(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "1 of 2 documents" in result.stdout
     assert (tmp_path / "s" / "qasper-dev-v0.3.json").is_file()
+    assert f"--data-dir {tmp_path / 's'} --step gen" in result.stdout  # dev is the default
+
+
+def test_the_run_hint_of_a_sample_of_another_split_names_it(tmp_path: Path) -> None:
+    result = invoke("benchmark", "sample", "qasper", "--data-dir", str(FIXTURES / "qasper"),
+                    "--split", "dev", "--num-docs", "1", "-o", str(tmp_path / "s"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "--split" not in result.stdout.split("run it:")[1]
+    data = tmp_path / "train"
+    data.mkdir()
+    (data / "qasper-train-v0.3.json").write_bytes(
+        (FIXTURES / "qasper" / "qasper-dev-v0.3.json").read_bytes()
+    )
+    other = invoke("benchmark", "sample", "qasper", "--data-dir", str(data), "--split", "train",
+                   "--num-docs", "1", "-o", str(tmp_path / "t"))  # fmt: skip
+    assert other.exit_code == 0, other.output
+    assert f"--data-dir {tmp_path / 't'} --split train --step gen" in other.stdout
 
 
 def test_sample_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:

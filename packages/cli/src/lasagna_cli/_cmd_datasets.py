@@ -159,7 +159,8 @@ def sample_command(
 
     The same seed picks the same documents and questions on any machine. The folder gets
     the sampled raw files and sampling_metadata.json; run it with
-    `lasagna benchmark run NAME --data-dir OUT`.
+    `lasagna benchmark run NAME --data-dir OUT --step gen` (add --generator MODEL and drop
+    --step for answers and grades).
     """
     with user_errors():
         from lasagna_synth import (
@@ -202,4 +203,8 @@ def sample_command(
                 err=True,
             )
         typer.echo(f"wrote {len(written)} files to {output} (sampling_metadata.json included)")
-        typer.echo(f"run it: lasagna benchmark run {name} --data-dir {output}")
+        split_flag = f" --split {bench.split}" if bench.split != spec.default_split else ""
+        typer.echo(
+            f"run it: lasagna benchmark run {name} --data-dir {output}{split_flag} --step gen "
+            "(retrieval; add --generator MODEL and drop --step for answers and grades)"
+        )
