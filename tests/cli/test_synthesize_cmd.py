@@ -249,6 +249,9 @@ def test_full_run_with_faults_then_resume_byte_identical(tmp_path: Path) -> None
     env = run_env(tmp_path)
     args = ["benchmark", "synthesize", str(docs), "--n", "8", "--out", str(out), "--seed", "3"]
     args += ["--model", "openai/fake-model", "--concurrency", "4"]
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"fake-model": [1000000, 0]}', encoding="utf-8")  # $1 per input token
+    args += ["--prices", str(prices)]
     failing = True
 
     def reply(request: dict[str, Any]) -> str | Fault:
@@ -273,6 +276,14 @@ def test_full_run_with_faults_then_resume_byte_identical(tmp_path: Path) -> None
             f"Dropped {errors}: unparseable 0, unsupported 0, answered 0, unclear 0, error {errors}"
         )
         assert "run the same command again" in lines[2] and "500" in lines[2]
+        spent = re.fullmatch(
+            r"Calls: +(\d+) calls made this run \(cache hits are free\), ([\d,]+) tokens in, "
+            r"[\d,]+ out, \$([\d,.]+)",
+            lines[3],
+        )
+        assert spent is not None, lines[3]
+        assert int(spent.group(1)) == server.calls  # every request, retries included
+        assert float(spent.group(3).replace(",", "")) == int(spent.group(2).replace(",", ""))
         assert lines[-1] == (
             "Synthetic questions are for development: report results on human-written questions."
         )
@@ -290,6 +301,10 @@ def test_full_run_with_faults_then_resume_byte_identical(tmp_path: Path) -> None
         calls = server.calls
         third = lasagna(*args, "--overwrite", "--base-url", server.base_url, env=env)
         assert third.returncode == 0 and server.calls == calls
+        assert (
+            "Calls:      0 calls made this run (cache hits are free), 0 tokens in, 0 out, $0.0000"
+            in third.stdout
+        )
         assert out.read_bytes() == first_bytes
     for row in rows:
         meta = row["metadata"]

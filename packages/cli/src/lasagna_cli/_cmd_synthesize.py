@@ -112,8 +112,8 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
     return lines
 
 
-def summary_lines(result: Synthesis, out: Path) -> list[str]:
-    """What a finished run prints."""
+def summary_lines(result: Synthesis, out: Path, spent: str) -> list[str]:
+    """What a finished run prints; `spent` is the line on this run's calls and tokens."""
     per_type = result.rows_per_type
     dropped = sum(result.drops.values())
     lines = [
@@ -128,8 +128,22 @@ def summary_lines(result: Synthesis, out: Path) -> list[str]:
             f"{result.errors[0] if result.errors else 'unknown'}); run the same command again "
             "with --overwrite to retry them: finished calls come from the cache"
         )
+    lines.append(spent)
     lines.append(REMINDER)
     return lines
+
+
+def _spent_line(llm: LLM, prices: Path | None) -> str:
+    usage, cost = llm.usage, llm.cost_usd
+    line = (
+        f"Calls:      {_count(llm.calls_made, 'call')} made this run (cache hits are free), "
+        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+    )
+    if cost is not None:
+        return line + f", ${cost:,.4f}"
+    if prices is not None:
+        return line + f"; no price for {llm.model} in {prices}"
+    return line
 
 
 class _Bar:
@@ -235,8 +249,8 @@ def synthesize_command(
         Path | None,
         typer.Option(
             "--prices",
-            help='A JSON or TOML price table for the dry run: {"openai/gpt-4o-mini": '
-            "[0.15, 0.6]} in USD per 1M input and output tokens.",
+            help="A JSON or TOML price table, to price the dry run and the run: "
+            '{"openai/gpt-4o-mini": [0.15, 0.6]} in USD per 1M input and output tokens.',
             show_default=False,
         ),
     ] = None,
@@ -321,8 +335,9 @@ def _synthesize(
 
     from lasagna_cli._llm_options import build_llm
 
-    llm = build_llm(model, base_url, concurrency, no_cache=no_cache)
-    _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
+    llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
+    result = _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
+    typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices))))
 
 
 def _run(
@@ -335,7 +350,7 @@ def _run(
     chunk_words: int,
     concurrency: int,
     out: Path,
-) -> None:
+) -> Synthesis:
     import asyncio
 
     from lasagna_synth import generate, plan, write_jsonl
@@ -366,4 +381,4 @@ def _run(
             DATA_ERROR,
         )
     write_jsonl(result.rows, out)
-    typer.echo("\n".join(summary_lines(result, out)))
+    return result
