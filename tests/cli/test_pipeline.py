@@ -310,6 +310,33 @@ def test_stages_run_separately_and_merge_into_one_report(
     assert again.exit_code == 0 and server.calls == calls and "8 reused" in again.stdout
 
 
+def test_new_answers_drop_the_eval_figures_of_the_old_ones(
+    tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    # One report for separately run steps must not mix new answers with old grades.
+    out = tmp_path / "run"
+    gen = ["--step", "gen", "--generator", "openai/gen", "--max-queries", "4"]
+    assert run("locomo", LOCOMO, out, *gen, env=env).exit_code == 0
+    judge = ["--step", "eval", "--judge", "openai/judge"]
+    assert run("locomo", LOCOMO, out, *judge, env=env).exit_code == 0
+    graded = read(out / "benchmark_metrics_report.json")
+    assert graded["Total Queries Evaluated"] == 4
+    assert "Average F1 Score" in graded["Performance Metrics"]
+    same = run("locomo", LOCOMO, out, *gen, env=env)  # the same answers: the grades stand
+    assert "dropped" not in same.stdout
+    assert read(out / "benchmark_metrics_report.json")["Total Queries Evaluated"] == 4
+    fewer = run("locomo", LOCOMO, out, *gen[:-1], "2", env=env)
+    assert fewer.exit_code == 0, fewer.output
+    assert "the report's eval figures graded other answers and are dropped" in fewer.stdout
+    report = read(out / "benchmark_metrics_report.json")
+    assert "Total Queries Evaluated" not in report
+    assert set(report["Performance Metrics"]) == {"Average Recall"}
+    assert "grade_statuses" not in report["lasagna"] and "judge" not in report["lasagna"]
+    again = run("locomo", LOCOMO, out, *judge, env=env)
+    assert again.exit_code == 0, again.output
+    assert read(out / "benchmark_metrics_report.json")["Total Queries Evaluated"] == 2
+
+
 def test_all_steps_with_the_scale_rubric_for_squad(
     tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
 ) -> None:

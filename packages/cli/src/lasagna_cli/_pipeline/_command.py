@@ -28,6 +28,7 @@ from lasagna_cli._pipeline._report import (
     REFUSAL_HEURISTIC,
     REPORT_FILE,
     TOTAL_EVALUATED,
+    forget_eval,
     mean,
     query_efficiency,
     update_report,
@@ -229,6 +230,8 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
         concurrency=options.concurrency,
     )
     config = gen_config(spec, bench.split, revision, settings, index.describe())
+    saved = read_json(out / GENERATED_FILE)
+    answers_before = _answers(saved.get("results") or []) if isinstance(saved, dict) else None
     outcome = run_gen(out, spec, questions, passages, index, settings, config, make_llm)
 
     results = outcome.results
@@ -258,6 +261,8 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
             "gen_seconds": outcome.seconds,
         },
     }
+    if _answers(results) != answers_before and forget_eval(out):
+        _echo("the report's eval figures graded other answers and are dropped: run --step eval")
     if insertion is not None:
         updates[INSERTION] = insertion
         # How the corpus was built (FinanceBench: PDFs or evidence pages, PDF texts cached).
@@ -285,6 +290,11 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
         _echo("no --generator: retrieval only; give --generator MODEL to generate answers")
     _echo(f"answers: {out / GENERATED_FILE}")
     return len(outcome.failed)
+
+
+def _answers(results: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    """What eval grades: each question and its generated answer, in order."""
+    return [(r.get("question_id"), (r.get("llm") or {}).get("final_answer")) for r in results]
 
 
 # ------------------------------------------------------------------------------ eval

@@ -38,6 +38,20 @@ LASAGNA = "lasagna"
 #: Marks a grade the refusal heuristic gave (answer and a reference both refuse).
 REFUSAL_HEURISTIC = "Heuristic_Refusal_Check"
 
+#: What only eval writes: its figures under Performance Metrics and under lasagna.
+EVAL_FIGURES = (F1_KEY, ACCURACY_KEY, NORMALIZED_KEY)
+EVAL_LASAGNA_KEYS = (
+    "questions_with_references",
+    "accuracy_graded",
+    "grade_statuses",
+    "refusal_heuristic",
+    "judge",
+    "rubric",
+    "accuracy_note",
+    "f1_note",
+    "eval_seconds",
+)
+
 
 def update_report(out: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
     """Merge `updates` into the report: a section (a dict) is merged key by key, anything
@@ -51,6 +65,22 @@ def update_report(out: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
             report[key] = value
     write_json_atomic(out / REPORT_FILE, report)
     return report
+
+
+def forget_eval(out: Path) -> bool:
+    """Drop eval's figures from the report, once gen has changed answers they graded (so a
+    report never mixes new answers with old grades). Returns whether there were any."""
+    report = read_json(out / REPORT_FILE)
+    if not isinstance(report, dict) or TOTAL_EVALUATED not in report:
+        return False
+    del report[TOTAL_EVALUATED]
+    for section, keys in ((PERFORMANCE, EVAL_FIGURES), (LASAGNA, EVAL_LASAGNA_KEYS)):
+        found = report.get(section)
+        if isinstance(found, dict):
+            for key in keys:
+                found.pop(key, None)
+    write_json_atomic(out / REPORT_FILE, report)
+    return True
 
 
 def mean(values: Iterable[float | None]) -> tuple[float | None, int]:
