@@ -142,6 +142,28 @@ def test_free_form_em_f1_and_means(folder: Path) -> None:
     assert report["bad"]["overall"]["mean_retrieval_time_s"] == pytest.approx(0.02)
 
 
+def test_a_result_echoing_the_options_is_unanswered_not_option_a(tmp_path: Path) -> None:
+    # The grading of issue 6: a trimmed, case-insensitive id, or "(b)" / "b) ..." first; a
+    # reply that only repeats the options the prompt listed picks none of them.
+    questions = {f"m{i}": {"input": "1+1?", "output": {**MCQ, "answer": "b"}} for i in range(6)}
+    (tmp_path / "datasets.json").write_text(json.dumps({"quiz": questions}))
+    replies = [
+        "a: one\nb: two\nc: three",
+        "(a) one (b) two (c) three",
+        "a: one\nb: two\nc: three\nAnswer: b",
+        " B ",
+        "(b)",
+        "b) two, not three",
+    ]
+    for question, reply in zip(questions, replies, strict=True):
+        path = tmp_path / "results" / "quiz" / question / "echo.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(ok(reply, None, 1.0, 10)))
+    report = as_json(tmp_path)
+    mcq = report["setups"][0]["overall"]["mcq"]
+    assert (mcq["correct"], mcq["incorrect"], mcq["unanswered"]) == (4, 0, 2)
+
+
 def test_setups_are_ranked_by_acc_then_name_and_text_shows_each_dataset(folder: Path) -> None:
     assert [row["setup"] for row in as_json(folder)["setups"]] == ["good", "bad", "free"]
     result = stats(folder)

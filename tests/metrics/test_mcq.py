@@ -1,6 +1,8 @@
 """MCQ grading (kag's rule) and reading the chosen option out of a verbose answer."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lasagna_metrics import MetricsError, extract_choice, grade_mcq
 
@@ -47,6 +49,63 @@ def test_kag_rule_is_a_trimmed_case_insensitive_id_match(
 )
 def test_extract_choice(answer: str, choice: str | None) -> None:
     assert extract_choice(answer, OPTIONS) == choice
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "a: two\nb: three\nc: four",  # the options echoed as the prompt shows them
+        "a) two\nb) three\nc) four",
+        "(a) two\n(b) three",
+        "- a. two\n- b. three",
+        "(a) two (b) three (c) four",  # on one line
+        "Option a: two\nOption b: three",
+        "b: three\na: two",
+    ],
+)
+def test_a_reply_listing_several_options_picks_none(answer: str) -> None:
+    assert extract_choice(answer, {"a": "two", "b": "three", "c": "four"}) is None
+
+
+def test_a_listing_followed_by_a_committed_answer_picks_it() -> None:
+    options = {"a": "two", "b": "three", "c": "four"}
+    assert extract_choice("a: two\nb: three\nc: four\n\nThe answer is (b).", options) == "b"
+    assert extract_choice("a) two\nb) three\nAnswer: c", options) == "c"
+    # Listing the same option twice is still one choice, and so is mentioning another in
+    # the explanation.
+    assert extract_choice("(b) three\n(b) is right", options) == "b"
+    assert extract_choice("(b) three, since (a) is too small", options) == "b"
+
+
+# Option ids and texts that never spell "answer", "option", "choice" or "i choose".
+_IDS = st.lists(
+    st.text("abcdefgh12345", min_size=1, max_size=3), min_size=2, max_size=6, unique=True
+)
+_TEXT = st.text("bcdefghjklmnpqrstuvxyz ", min_size=1, max_size=20).filter(str.strip)
+_STYLES = ("{}: {}", "{}) {}", "({}) {}", "{}. {}", "[{}] {}", "- {}: {}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_IDS, st.data())
+def test_echoing_the_options_is_no_choice_and_a_marked_one_is(
+    ids: list[str], data: st.DataObject
+) -> None:
+    options = {i: data.draw(_TEXT) for i in ids}
+    style = data.draw(st.sampled_from(_STYLES))
+    listing = "\n".join(
+        style.format(i, text) for i, text in data.draw(st.permutations(list(options.items())))
+    )
+    assert extract_choice(listing, options) is None
+    pick = data.draw(st.sampled_from(ids))
+    for reply in (
+        pick,
+        f" {pick.upper()} ",
+        f"({pick})",
+        f"{pick}) {options[pick]}",
+        f"The answer is ({pick}) {options[pick]}",
+        f"{listing}\n\nAnswer: ({pick})",
+    ):
+        assert extract_choice(reply, options) == pick, reply
 
 
 def test_extract_choice_returns_the_id_as_spelled_in_options() -> None:

@@ -35,6 +35,43 @@ def _id_alternation(ids: list[str]) -> str:
     return "|".join(re.escape(i.strip()) for i in sorted(ids, key=len, reverse=True))
 
 
+def _marked(alt: str) -> str:
+    # An id in brackets, or followed by ")", ".", ":", "," or a dash: "(b)", "b)", "b:".
+    return (
+        r"(?:\(\s*(" + alt + r")\s*\)|\[\s*(" + alt + r")\s*\]"
+        r"|(" + alt + r")(?:\)|[.:,](?!\w)|\s+[-\u2013\u2014]\s))"
+    )
+
+
+def _list_items(alt: str) -> re.Pattern[str]:
+    # A marked id at the start of a line, after an optional bullet or "Option": how a reply
+    # that echoes the options lays them out ("a: two\nb: three").
+    return re.compile(
+        r"^[ \t]*(?:[-*\u2022][ \t]+)?(?:(?:option|choice)[ \t]+)?" + _marked(alt),
+        re.IGNORECASE | re.MULTILINE,
+    )
+
+
+def _inline_items(text: str, alt: str, options: Options) -> set[str]:
+    # Options echoed on one line, "(a) two (b) three": a bracketed id followed by its own
+    # text. A bracketed id in an explanation ("(b) Vitamin C; (a) is wrong") is not one.
+    if not isinstance(options, Mapping):
+        return set()
+    texts = {_key(i): _key(body) for i, body in options.items() if isinstance(body, str)}
+    found = set()
+    pattern = r"\(\s*(" + alt + r")\s*\)|\[\s*(" + alt + r")\s*\]"
+    for match in re.finditer(pattern, text, re.IGNORECASE):
+        key = _named(match)
+        body = texts.get(key)
+        if body and _key(text[match.end() :]).startswith(body):
+            found.add(key)
+    return found
+
+
+def _named(match: re.Match[str]) -> str:
+    return _key(next(g for g in match.groups() if g is not None))
+
+
 def _phrases(alt: str) -> re.Pattern[str]:
     return re.compile(
         r"\b(?:(?:answer|option|choice)(?:\s+(?:is|would\s+be|should\s+be))?\s*[:=]?"
@@ -54,7 +91,10 @@ def extract_choice(answer: str, options: Options) -> str | None:
        "the correct option is B.", "I choose c";
     4. the trimmed answer equals one option's text, when `options` maps ids to texts
        ("vitamin c" picks the option whose text is "Vitamin C").
-    An id alone in running text ("a" as an article) is not taken as a choice.
+    An id alone in running text ("a" as an article) is not taken as a choice, and neither is
+    a reply that names several options without committing to one, such as the options
+    echoed back ("a: two\nb: three\nc: four", "(a) two (b) three"): rule 2 then does not
+    apply, and a phrase counts only outside the listed options ("... \nAnswer: b" picks b).
     """
     if not isinstance(answer, str):
         raise MetricsError(
@@ -68,16 +108,17 @@ def extract_choice(answer: str, options: Options) -> str | None:
     if _key(text) in by_key:
         return by_key[_key(text)]
     alt = _id_alternation(ids)
-    # At the start: an id in brackets, or followed by ")", ".", ":", "," or a dash.
-    start = re.match(
-        r"(?:\(\s*(" + alt + r")\s*\)|\[\s*(" + alt + r")\s*\]"
-        r"|(" + alt + r")(?:\)|[.:,](?!\w)|\s+[-\u2013\u2014]\s))",
-        text,
-        re.IGNORECASE,
-    )
-    if start:
-        return by_key[_key(next(g for g in start.groups() if g is not None))]
+    # A reply that lists several options (line by line, or on one line) has not chosen one
+    # by its first line: only a phrase outside the list can still commit to one.
+    items = list(_list_items(alt).finditer(text))
+    listed = {_named(m) for m in items} | _inline_items(text, alt, options)
+    lists_several = len(listed) > 1
+    start = re.match(_marked(alt), text, re.IGNORECASE)
+    if start and not lists_several:
+        return by_key[_named(start)]
     for phrase in _phrases(alt).finditer(text):
+        if lists_several and any(i.start() <= phrase.start() < i.end() for i in items):
+            continue  # "Option a: two" is a list item, not a commitment
         bracketed, bare = phrase.group("bracketed"), phrase.group("bare")
         if bracketed is not None:
             return by_key[_key(bracketed)]
