@@ -271,7 +271,10 @@ def test_usage_errors_exit_2(tmp_path: Path, server: FakeLLMServer, env: dict[st
         (grade_args(server, good, "--rubric", "lenient"), "--rubric: unknown rubric 'lenient'"),
         (grade_args(server, good, "--rubric", str(tmp_path / "r.toml")), "rubric file not found"),
         (["judge", "grade", str(good)], "no model: pass --model"),
-        (["judge", "grade", str(good), "--model", "openai/x"], "needs OPENAI_API_KEY"),
+        (
+            ["judge", "grade", str(good), "--model", "openai/x"],
+            "--model openai/x needs OPENAI_API_KEY, or a server: OPENAI_BASE_URL or --base-url",
+        ),
     ]
     for args, expected in cases:
         run_env = dict(env, OPENAI_API_KEY="") if "openai/x" in args else env

@@ -48,6 +48,28 @@ def test_openai_without_key_or_server_lists_every_variable_read() -> None:
     assert SECRET not in message
 
 
+@pytest.mark.parametrize(
+    ("model", "flag", "named", "alternative"),
+    [
+        ("openai/m", "--judge", "--judge openai/m needs", "--judge local/smollm2"),
+        ("openai/m", None, "openai/m needs", "use local/smollm2"),
+        (None, "--generator", "MODEL_NAME openai/m needs", "--generator local/smollm2"),
+    ],
+)
+def test_messages_name_where_the_model_came_from(
+    model: str | None, flag: str | None, named: str, alternative: str
+) -> None:
+    with pytest.raises(CliError) as caught:
+        build_llm(model, env={"MODEL_NAME": "openai/m"}, flag=flag, base_url_flag=None)
+    message = str(caught.value)
+    assert message.startswith(named) and alternative in message
+    assert "--model" not in message and "--base-url" not in message
+    with pytest.raises(CliError, match=r"^--judge 'm': expected provider/name"):
+        build_llm("m", env={}, flag="--judge")
+    with pytest.raises(CliError, match=r"^no model: pass --generator provider/name"):
+        build_llm(env={}, flag="--generator")
+
+
 def test_anthropic_without_key_is_a_usage_error() -> None:
     with pytest.raises(CliError, match="ANTHROPIC_API_KEY") as caught:
         build_llm("anthropic/claude-3-5-haiku-latest", env={"OPENAI_API_KEY": SECRET})

@@ -381,13 +381,24 @@ def test_beir_questions_without_references_are_counted_apart(
         (["--step", "gen", "--data-dir", str(LOCOMO), "--profile", "quality"], "BM25 only"),
         (["--step", "eval"], "run --step gen"),
         (["--step", "gen", "--data-dir", str(LOCOMO), "--rubric", "nope"], "--rubric: unknown"),
+        (["--step", "gen", "--data-dir", str(LOCOMO), "--generator", "gpt-4o"],
+         "--generator 'gpt-4o': expected provider/name"),
     ],
-)
+)  # fmt: skip
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     result = invoke(["benchmark", "run", "locomo", "-o", str(tmp_path / "run"), *args])
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_generator_without_its_key_is_named_by_its_flag(tmp_path: Path) -> None:
+    no_key = {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "MODEL_NAME": ""}
+    args = ["--step", "gen", "--generator", "openai/gpt-4o-mini"]
+    result = run("locomo", LOCOMO, tmp_path / "run", *args, env=no_key)
+    assert result.exit_code == 2, result.output
+    assert "error: --generator openai/gpt-4o-mini needs OPENAI_API_KEY" in result.stderr
+    assert "--model" not in result.stderr and "--base-url" not in result.stderr
 
 
 def test_a_file_as_the_run_folder_is_a_usage_error(tmp_path: Path) -> None:

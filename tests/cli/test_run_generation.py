@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli._llm_options import ENV_VARIABLES
 from lasagna_judge.testing import FakeLLMServer, Fault
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "data"
@@ -256,9 +257,33 @@ def test_no_key_and_no_server_is_a_usage_error_naming_the_flag(tmp_path: Path) -
         env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "LASAGNA_CACHE_DIR": str(tmp_path)},
     )
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: --generator openai/gpt-4o-mini: ")
-    assert "OPENAI_API_KEY" in result.stderr and "local/smollm2" in result.stderr
-    assert "indexed" not in result.stderr  # refused before the index is built
+    message = result.stderr
+    assert message.startswith("error: --generator openai/gpt-4o-mini needs OPENAI_API_KEY")
+    assert "or use --generator local/smollm2" in message
+    # Every variable read is listed, and no flag the user did not type (run has no --model
+    # and no --base-url).
+    for variable in ENV_VARIABLES:
+        assert variable in message
+    assert "--model" not in message and "--base-url" not in message
+    assert "indexed" not in message  # refused before the index is built
+
+
+def test_a_judge_without_its_key_is_named_as_the_judge(tmp_path: Path) -> None:
+    with FakeLLMServer(reply=reply) as server:
+        result = CliRunner().invoke(
+            app,
+            ["benchmark", "run", str(EXAMPLES / "pasta.jsonl"), "--tracks", "generation",
+             "--generator", "openai/gpt-4o-mini", "--judge", "anthropic/claude-3-5-haiku-latest",
+             "-o", str(tmp_path / "run")],
+            env={**env(tmp_path, server), "ANTHROPIC_API_KEY": ""},
+        )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: --judge anthropic/claude-3-5-haiku-latest needs ANTHROPIC_API_KEY; or use "
+        "--judge local/smollm2"
+    )
+    assert "--model" not in result.stderr and "ANTHROPIC_BASE_URL" in result.stderr
+    assert server.calls == 0
 
 
 def test_no_secret_is_written_anywhere(tmp_path: Path) -> None:

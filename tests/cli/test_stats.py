@@ -229,6 +229,21 @@ def test_find_lists_matching_results(folder: Path) -> None:
     assert bad.exit_code == 2 and "not a valid regular expression" in bad.output
 
 
+def test_a_judge_without_a_key_is_named_by_its_flag(folder: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["benchmark", "stats", "--datasets", str(folder / "datasets.json"), "--results",
+         str(folder / "results"), "--judge", "openai/gpt-4o-mini"],
+        env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "MODEL_NAME": ""},
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: --judge openai/gpt-4o-mini needs OPENAI_API_KEY, or a server: OPENAI_BASE_URL "
+        "or --base-url"
+    )
+    assert "use --judge local/smollm2" in result.stderr and "--model" not in result.stderr
+
+
 def test_usage_errors_are_one_line(folder: Path) -> None:
     missing = CliRunner().invoke(app, ["benchmark", "stats"])
     assert missing.exit_code == 2 and "stats needs --datasets" in missing.output

@@ -266,6 +266,21 @@ def test_a_missing_key_variable_is_named_before_any_call(tmp_path: Path, server:
     assert server.calls == 0
 
 
+def test_a_builtin_provider_without_its_key_names_the_setup_not_a_flag(
+    tmp_path: Path, server: Any
+) -> None:
+    setups = '[gpt]\nprovider = "openai"\nmodel = "gpt-4o-mini"\n'
+    paths = make_files(tmp_path, server.base_url, setups)
+    result = sweep(paths, env={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""})
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: setup 'gpt': openai/gpt-4o-mini needs OPENAI_API_KEY, or a server: "
+        "OPENAI_BASE_URL for any OpenAI-compatible endpoint; or use local/smollm2"
+    )
+    assert "--model" not in result.stderr and "--base-url" not in result.stderr
+    assert server.calls == 0
+
+
 def _error(tmp_path: Path, base_url: str, setups: str, config: str | None = None) -> str:
     paths = make_files(tmp_path, base_url, setups)
     if config is not None:

@@ -128,7 +128,7 @@ def _grade(
     from lasagna_judge import grade_batch, load_rubric
 
     rubric = load_rubric(rubric_name)
-    llm = build_llm(judge, base_url=base_url, concurrency=concurrency)
+    llm = build_llm(judge, base_url=base_url, concurrency=concurrency, flag="--judge")
     todo = [r for r in found if needs_grading(r)]
     items = [
         {

@@ -53,7 +53,9 @@ def make_setup_llms(setups: list[Setup], parallel: int) -> dict[str, LLM]:
         # The result files are the sweep's record and --continue its resume: no LLM cache.
         if setup.provider is BUILTIN_PROVIDERS.get(setup.provider.name):
             try:
-                llms[key] = build_llm(setup.model_id, concurrency=parallel, cache=False)
+                llms[key] = build_llm(
+                    setup.model_id, concurrency=parallel, cache=False, flag=None, base_url_flag=None
+                )
             except CliError as exc:
                 raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
         else:

@@ -55,14 +55,23 @@ def _get(env: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-def resolve_model(model: str | None, env: Mapping[str, str]) -> str:
-    """--model, else MODEL_NAME; a CliError (usage) when neither names a provider/model."""
+def _named(chosen: str, model: str | None, flag: str | None) -> str:
+    # The model as the user gave it: with the flag they typed ("--generator openai/x"),
+    # from MODEL_NAME, or alone when a file named it (a sweep's setup).
+    if not model:
+        return f"MODEL_NAME {chosen}"
+    return f"{flag} {chosen}" if flag else chosen
+
+
+def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = "--model") -> str:
+    """`model` (given as `flag`), else MODEL_NAME; a CliError (usage) when neither names a
+    provider/model."""
     chosen = model or _get(env, "MODEL_NAME")
-    source = "--model" if model else "MODEL_NAME"
     if chosen is None:
+        option = flag or "--model"
         raise CliError(
-            "no model: pass --model provider/name (openai/gpt-4o-mini, anthropic/..., "
-            "ollama/llama3.2) or set MODEL_NAME; --model local/smollm2 runs on this machine "
+            f"no model: pass {option} provider/name (openai/gpt-4o-mini, anthropic/..., "
+            f"ollama/llama3.2) or set MODEL_NAME; {option} local/smollm2 runs on this machine "
             "with no key and no server",
             USAGE_ERROR,
         )
@@ -70,8 +79,8 @@ def resolve_model(model: str | None, env: Mapping[str, str]) -> str:
     if not sep or not name or provider not in PROVIDERS:
         hint = f"; did you mean openai/{chosen}?" if provider not in PROVIDERS and chosen else ""
         raise CliError(
-            f"{source}: expected provider/name with provider one of {', '.join(PROVIDERS)}, "
-            f"got {chosen!r}{hint}",
+            f"{_named(repr(chosen), model, flag)}: expected provider/name with provider one "
+            f"of {', '.join(PROVIDERS)}{hint}",
             USAGE_ERROR,
         )
     return chosen
@@ -142,6 +151,8 @@ def build_llm(
     requests_per_minute: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
     env: Mapping[str, str] | None = None,
+    flag: str | None = "--model",
+    base_url_flag: str | None = "--base-url",
 ) -> LLM:
     """The LLM for a command's --model/--base-url/--concurrency/--no-cache/--prices options.
 
@@ -149,12 +160,18 @@ def build_llm(
     a key or a server neither given nor configured is a usage error that lists every
     variable read and points to local/smollm2; so is any setting make_llm refuses (a base
     URL that is not http(s), a local model file that does not exist, an unusable cache).
+    `flag` is the option the user gave the model with ("--generator", "--judge"; None when
+    it came from a file) and `base_url_flag` the command's server option (None when it has
+    none), so that every message names what the user can actually type.
     """
     from lasagna_judge import JudgeError, make_llm
 
     env = os.environ if env is None else env
-    chosen = resolve_model(model, env)
+    chosen = resolve_model(model, env, flag)
     provider = chosen.partition("/")[0]
+    named = _named(chosen, model, flag)
+    local = f"{flag} local/smollm2" if flag else "local/smollm2"
+    server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
     if concurrency < 1:
         raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
     api_key: str | None = None
@@ -163,9 +180,9 @@ def build_llm(
         base_url = base_url or _get(env, "OPENAI_BASE_URL")
         if not api_key and not base_url:
             raise CliError(
-                f"{chosen} needs OPENAI_API_KEY, or a server: OPENAI_BASE_URL or --base-url "
-                "for any OpenAI-compatible endpoint; or use --model local/smollm2, which "
-                f"needs neither ({_variables_read()})",
+                f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
+                f"OpenAI-compatible endpoint; or use {local}, which needs neither "
+                f"({_variables_read()})",
                 USAGE_ERROR,
             )
     elif provider == "anthropic":
@@ -173,14 +190,17 @@ def build_llm(
         base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
         if not api_key:
             raise CliError(
-                f"{chosen} needs ANTHROPIC_API_KEY; or use --model local/smollm2, which needs "
-                f"no key ({_variables_read()})",
+                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which needs no key "
+                f"({_variables_read()})",
                 USAGE_ERROR,
             )
     elif provider == "ollama":
         base_url = base_url or _ollama_base_url(env)
     elif base_url:
-        raise CliError(f"--base-url does not apply to {chosen}, which runs in-process", USAGE_ERROR)
+        raise CliError(
+            f"{base_url_flag or 'a base URL'} does not apply to {named}, which runs in-process",
+            USAGE_ERROR,
+        )
 
     try:
         return make_llm(
@@ -193,7 +213,7 @@ def build_llm(
             prices=prices,
         )
     except JudgeError as exc:  # every one is about the flags and variables above
-        raise CliError(str(exc), USAGE_ERROR) from None
+        raise CliError(f"{named}: {exc}", USAGE_ERROR) from None
 
 
 def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:

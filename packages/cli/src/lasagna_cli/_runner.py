@@ -140,10 +140,7 @@ def check_output_folder(out: Path, resume: bool) -> None:
 def _make_llm(model: str, concurrency: int, flag: str) -> LLM:
     from lasagna_cli._llm_options import build_llm
 
-    try:
-        return build_llm(model=model, base_url=None, concurrency=concurrency)
-    except CliError as exc:
-        raise CliError(f"{flag} {model}: {exc}", exc.exit_code) from None
+    return build_llm(model, concurrency=concurrency, flag=flag, base_url_flag=None)
 
 
 def _build_indexes(

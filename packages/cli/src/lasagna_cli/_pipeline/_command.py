@@ -114,15 +114,16 @@ def _load_rubric(name: str) -> Rubric:
         ) from None
 
 
-def _llm_factory(model: str | None, concurrency: int) -> Callable[[], LLM] | None:
+def _llm_factory(model: str | None, concurrency: int, flag: str | None) -> Callable[[], LLM] | None:
+    """`flag` is the option that named the model, for the messages (None: the run's record)."""
     if model is None:
         return None
     from lasagna_cli._llm_options import build_llm, resolve_model
 
-    resolve_model(model, {})  # a malformed name fails now, before any stage runs
+    resolve_model(model, {}, flag)  # a malformed name fails now, before any stage runs
 
     def make() -> LLM:
-        return build_llm(model, concurrency=concurrency)
+        return build_llm(model, concurrency=concurrency, flag=flag, base_url_flag=None)
 
     return make
 
@@ -190,7 +191,7 @@ def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
 
     assert options.data_dir is not None
     out = options.out
-    make_llm = _llm_factory(options.generator, options.concurrency)
+    make_llm = _llm_factory(options.generator, options.concurrency, "--generator")
     bench = load_benchmark(spec.name, options.data_dir, options.split, with_text=False)
     revision = data_revision(bench)
     passages = load_index(out, spec.name, bench.split, revision)
@@ -336,7 +337,9 @@ def _stage_eval(spec: BenchmarkSpec, options: PipelineOptions) -> int:
     outcome = run_eval(
         out,
         items,
-        make_judge=_llm_factory(judge_model, options.concurrency),
+        make_judge=_llm_factory(
+            judge_model, options.concurrency, "--judge" if options.judge else None
+        ),
         judge_model=judge_model,
         rubric=rubric,
         concurrency=options.concurrency,
