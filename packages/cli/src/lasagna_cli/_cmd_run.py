@@ -245,6 +245,8 @@ def run(
             n_samples=n_samples,
             seed=seed,
             split=split,
+            # Left at its default, a registered benchmark in a sweep runs its own default split.
+            split_given=getattr(ctx.get_parameter_source("split"), "name", "") != "DEFAULT",
             top_k=top_k,
             filters=parse_filter_flags(filters or []),
             concurrency=concurrency,

@@ -79,9 +79,14 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
                     columns.append((metric, heading.format(k=ks.pop() if len(ks) == 1 else "k")))
             if not columns:
                 continue
+            apart = ""
+            unjudged = max((r["counts"].get("without_evidence", 0) for r in members), default=0)
+            if track == "retrieval" and unjudged:
+                apart = f", {unjudged} without evidence counted apart"
             title = (
                 f"{track}: {first['name']} ({first['split']}, "
-                f"{members[0]['counts']['questions']} questions, {first['corpus_provenance']})"
+                f"{members[0]['counts']['questions']} questions{apart}, "
+                f"{first['corpus_provenance']})"
             )
             table = Table()
             table.add_column("setup", style="bold", no_wrap=True)

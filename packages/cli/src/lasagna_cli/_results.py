@@ -17,10 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli._run_plan import PlannedBenchmark, PlannedSetup
 from lasagna_cli._run_tasks import Task, metrics_version
+
+if TYPE_CHECKING:
+    from lasagna_cli._run_named import NamedBenchmarkData
 
 RESULTS_FORMAT = "lasagna-results/1"
 CONFIDENCE = 0.95
@@ -75,7 +78,7 @@ def held_fixed(
         retriever = None
     elif retriever is not None:
         retriever = {k: v for k, v in retriever.items() if k not in varied}
-    return {
+    fixed: dict[str, Any] = {
         "metrics_version": metrics_version(),
         "dataset": bench.name,
         "revision": bench.data.revision,
@@ -85,6 +88,17 @@ def held_fixed(
         "retriever": retriever,
         "judge": dict(judge) if judge else None,
     }
+    named = _named(bench)
+    if named is not None:  # how its corpus was made (path data keeps its keys)
+        fixed["corpus"] = named.corpus_rule
+    return fixed
+
+
+def _named(bench: PlannedBenchmark) -> NamedBenchmarkData | None:
+    """The registered benchmark behind a sweep entry's `name:`, if it is one."""
+    from lasagna_cli._run_named import NamedBenchmarkData
+
+    return bench.data if isinstance(bench.data, NamedBenchmarkData) else None
 
 
 def comparability_key(fields: Mapping[str, Any]) -> str:
@@ -197,19 +211,28 @@ def summarize_result(
     if planned.setup.system is not None:
         counts["missing"] = missing
         setup["system"] = dict(planned.system or planned.setup.system.describe())
+    named = _named(bench)
+    if named is not None and "retrieval" in planned.tracks:
+        # Neither judged nor with evidence: not in the retrieval metrics, never scored 0.
+        counts["without_evidence"] = sum(
+            1 for r in ok.values() if r.get("retrieval", {}).get("metrics") is None
+        )
+    dataset: dict[str, Any] = {
+        "name": bench.name,
+        "revision": bench.data.revision,
+        "kind": bench.data.kind,
+        "split": bench.split,
+        "corpus_provenance": bench.data.corpus_provenance,
+        "documents": len(bench.data.corpus),
+        "n_samples": bench.entry.n_samples,
+        "filters": {k: list(v) for k, v in bench.entry.filters.items()},
+        "sample_ids_sha256": bench.sample_ids_sha256,
+        "notes": list(bench.data.notes),
+    }
+    if named is not None:
+        dataset["benchmark"] = named.describe()
     return {
-        "dataset": {
-            "name": bench.name,
-            "revision": bench.data.revision,
-            "kind": bench.data.kind,
-            "split": bench.split,
-            "corpus_provenance": bench.data.corpus_provenance,
-            "documents": len(bench.data.corpus),
-            "n_samples": bench.entry.n_samples,
-            "filters": {k: list(v) for k, v in bench.entry.filters.items()},
-            "sample_ids_sha256": bench.sample_ids_sha256,
-            "notes": list(bench.data.notes),
-        },
+        "dataset": dataset,
         "setup": setup,
         "comparability_key": comparability_key(fixed),
         "held_fixed": fixed,
@@ -241,6 +264,9 @@ def _per_query(task: Task, record: Mapping[str, Any] | None) -> dict[str, Any]:
         entry["metrics"] = record["retrieval"]["metrics"]
         if record["retrieval"].get("unmatched"):
             entry["unmatched"] = record["retrieval"]["unmatched"]
+        named = _named(task.bench)
+        if named is not None:
+            entry.update(named.query_facts(task.row.id))
     for track in ("generation", "closed-book"):
         section = record.get(track)
         if section:

@@ -10,6 +10,9 @@
         filters: {question_type: multihop}
         setups: [bm25-k3]            # optional: only these setups on this benchmark
       - path: data/pasta-beir
+      - name: locomo                 # a registered public benchmark (`lasagna benchmark
+        data_dir: data/locomo        #   list`): its raw files, relative to this file's
+        filters: {category: "2"}     #   folder; split: the benchmark's default unless given
     setups:                          # the setups to compare (default: one from the flags)
       - name: bm25-k3
         retriever: {top_k: 3}
@@ -68,6 +71,7 @@ _TOP_KEYS = (
 _BENCHMARK_KEYS = (
     "path",
     "name",
+    "data_dir",
     "n_samples",
     "split",
     "filters",
@@ -135,7 +139,10 @@ class BenchmarkEntry:
     setups: tuple[str, ...] | None
     drop_unknown_judgments: bool
     where: str
-    """How messages name this entry: the path as given, or `benchmarks[2]`."""
+    """How messages name this entry: the path as given, or `locomo (data_dir: DIR)`."""
+    benchmark: str | None = None
+    """A registered public benchmark (`name:` without `path:`), read from `data_dir`."""
+    data_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,9 @@ class Flags:
     n_samples: int | None = None
     seed: int = 42
     split: str = "test"
+    split_given: bool = True
+    """False when --split was left at its default: a registered benchmark in a sweep file
+    then runs its own default split (SQuAD and Qasper have no "test")."""
     top_k: int = 10
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     concurrency: int = 8
@@ -423,8 +433,7 @@ def config_from_sweep(path: str, flags: Flags) -> RunConfig:
         raise usage(f"{label}: rubric: expected binary, scale or a rubric file, got {rubric!r}")
 
     setups = _sweep_setups(data, label, base_retriever, generator, tracks, flags.system, base_dir)
-    names = [s.name for s in setups]
-    benchmarks = _sweep_benchmarks(data, label, base_dir, flags, names)
+    benchmarks = _sweep_benchmarks(data, label, base_dir, flags, setups)
     seed = data.get("seed", flags.seed)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise usage(f"{label}: seed: expected a whole number, got {seed!r}")
@@ -540,21 +549,25 @@ def _filters(value: object, where: str) -> dict[str, tuple[str, ...]]:
 
 
 def _sweep_benchmarks(
-    data: Mapping[str, Any], label: str, base_dir: Path, flags: Flags, setup_names: list[str]
+    data: Mapping[str, Any], label: str, base_dir: Path, flags: Flags, setups: Sequence[Setup]
 ) -> list[BenchmarkEntry]:
     raw = data.get("benchmarks")
     if not isinstance(raw, list) or not raw:
         raise usage(
             f"{label}: benchmarks: expected a list of benchmarks, each with a `path:` (a data "
-            "file or BEIR folder, relative to the sweep file) or a `name:`"
+            "file or BEIR folder, relative to the sweep file) or a `name:` and `data_dir:` (a "
+            "registered public benchmark)"
         )
     n_default = _check_positive(
         data.get("n_samples", flags.n_samples), f"{label}: n_samples", allow_none=True
     )
     split_default = data.get("split", flags.split)
+    # A registered benchmark runs its own default split unless the file or --split names one.
+    named_split = data.get("split", flags.split if flags.split_given else None)
     filters_default = (
         _filters(data["filters"], f"{label}: filters") if "filters" in data else dict(flags.filters)
     )
+    setup_names = [s.name for s in setups]
     entries: list[BenchmarkEntry] = []
     for i, item in enumerate(raw):
         where = f"{label}: benchmarks[{i}]"
@@ -562,30 +575,39 @@ def _sweep_benchmarks(
         _check_keys(entry, _BENCHMARK_KEYS, where)
         path_value, name = entry.get("path"), entry.get("name")
         if path_value is None and name is None:
-            raise usage(f"{where}: give a `path:` (a data file or BEIR folder) or a `name:`")
+            raise usage(
+                f"{where}: give a `path:` (a data file or BEIR folder) or a `name:` and "
+                "`data_dir:` (a registered public benchmark)"
+            )
         if path_value is not None and not isinstance(path_value, str):
             raise usage(f"{where}.path: expected a path, got {path_value!r}")
         if name is not None and not isinstance(name, str):
             raise usage(f"{where}.name: expected a name, got {name!r}")
+        only = _check_only(entry.get("setups"), where, setup_names)
+        n_samples = _check_positive(
+            entry.get("n_samples", n_default), f"{where}.n_samples", allow_none=True
+        )
+        filters = (
+            _filters(entry["filters"], f"{where}.filters")
+            if "filters" in entry
+            else filters_default
+        )
         if path_value is None:
+            assert name is not None
+            entries.append(
+                _named_entry(
+                    entry, where, name, base_dir, named_split, n_samples, filters, only, setups
+                )
+            )
+            continue
+        if "data_dir" in entry:
             raise usage(
-                f'{where}: benchmark "{name}" has no `path:`; a sweep reads your own data: give '
-                "the data file or BEIR folder (`name:` then names it `<name>@<12 hex>`). A "
-                "registered public benchmark runs with `lasagna benchmark run NAME --data-dir DIR`"
+                f"{where}.data_dir: is for a registered benchmark given by `name:` alone; with "
+                "`path:` the file or folder is the data (and `name:` only names it)"
             )
         path = Path(path_value).expanduser()
         if not path.is_absolute():
             path = base_dir / path
-        only = entry.get("setups")
-        if only is not None:
-            if not isinstance(only, list) or not all(isinstance(s, str) for s in only):
-                raise usage(f"{where}.setups: expected a list of setup names")
-            for s in only:
-                if s not in setup_names:
-                    raise usage(
-                        f'{where}.setups: no setup is named "{s}"{_hint(s, setup_names)}; the '
-                        f"setups are {', '.join(setup_names)}"
-                    )
         split = entry.get("split", split_default)
         if not isinstance(split, str):
             raise usage(f"{where}.split: expected a split name such as test, got {split!r}")
@@ -596,16 +618,106 @@ def _sweep_benchmarks(
             BenchmarkEntry(
                 path=path,
                 name=name,
-                n_samples=_check_positive(
-                    entry.get("n_samples", n_default), f"{where}.n_samples", allow_none=True
-                ),
+                n_samples=n_samples,
                 split=split,
-                filters=_filters(entry["filters"], f"{where}.filters")
-                if "filters" in entry
-                else filters_default,
-                setups=tuple(only) if only is not None else None,
+                filters=filters,
+                setups=only,
                 drop_unknown_judgments=drop,
                 where=str(path_value),
             )
         )
     return entries
+
+
+def _check_only(value: object, where: str, setup_names: Sequence[str]) -> tuple[str, ...] | None:
+    """A benchmark's `setups:`: the names of setups the file lists."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise usage(f"{where}.setups: expected a list of setup names")
+    for s in value:
+        if s not in setup_names:
+            raise usage(
+                f'{where}.setups: no setup is named "{s}"{_hint(s, setup_names)}; the '
+                f"setups are {', '.join(setup_names)}"
+            )
+    return tuple(value)
+
+
+def _named_entry(
+    entry: Mapping[str, Any],
+    where: str,
+    name: str,
+    base_dir: Path,
+    split: object,
+    n_samples: int | None,
+    filters: Mapping[str, tuple[str, ...]],
+    only: tuple[str, ...] | None,
+    setups: Sequence[Setup],
+) -> BenchmarkEntry:
+    """A registered public benchmark, checked as far as it can be without reading it: the
+    name, `data_dir:` and the split. Its raw files are checked before any data loads."""
+    from lasagna_synth import benchmark_names, get_benchmark_spec, is_benchmark
+
+    if not is_benchmark(name):
+        known = benchmark_names()
+        raise usage(
+            f'{where}: "{name}" is not a registered benchmark{_hint(name, known)}; the '
+            f"registered ones are {', '.join(known)} (`lasagna benchmark list`). For your own "
+            "data file or BEIR folder, give its `path:`"
+        )
+    spec = get_benchmark_spec(name)
+    raw_dir = entry.get("data_dir")
+    if raw_dir is None:
+        raise usage(
+            f"{where} ({name}): give `data_dir:`, the folder (or file) holding the benchmark's "
+            "raw files, relative to the sweep file; nothing is downloaded. "
+            + spec.files_help.replace("--data-dir", "data_dir:")
+        )
+    if not isinstance(raw_dir, str):
+        raise usage(f"{where}.data_dir: expected a path, got {raw_dir!r}")
+    data_dir = Path(raw_dir).expanduser()
+    if not data_dir.is_absolute():
+        data_dir = base_dir / data_dir
+    if not data_dir.exists():
+        raise usage(
+            f"{where}.data_dir: {raw_dir} does not exist (looked for {data_dir}); expected the "
+            f"folder (or file) holding {name}'s raw files. "
+            + spec.files_help.replace("--data-dir", "data_dir:")
+        )
+    split = entry.get("split", split) or spec.default_split
+    if not isinstance(split, str) or split not in spec.splits:
+        raise usage(
+            f"{where} ({name}): has no split {split!r}; it has {', '.join(spec.splits)} (its "
+            f"default: {spec.default_split}). Set `split:` on the entry"
+        )
+    if "drop_unknown_judgments" in entry:
+        raise usage(
+            f"{where}.drop_unknown_judgments: is for BEIR folders given by `path:`; a named "
+            "benchmark is read by its adapter (beir drops unknown judgments and notes how many)"
+        )
+    applies = [s for s in setups if only is None or s.name in only]
+    system = next((s for s in applies if s.system is not None), None)
+    if system is not None:
+        others = [s.name for s in applies if s.system is None]
+        fix = (
+            f"list the others with `setups: [{', '.join(others)}]`"
+            if others
+            else ("add a BM25 setup for it")
+        )
+        raise usage(
+            f'{where} ({name}): setup "{system.name}" is your own system, which runs on data '
+            f"files and BEIR folders given by `path:`; on this benchmark, {fix}"
+        )
+    return BenchmarkEntry(
+        path=None,
+        name=name,
+        n_samples=n_samples,
+        split=split,
+        filters=filters,
+        setups=only,
+        drop_unknown_judgments=False,
+        where=f"{name} (data_dir: {raw_dir})",
+        benchmark=name,
+        data_dir=data_dir,
+    )

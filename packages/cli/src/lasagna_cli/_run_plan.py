@@ -102,15 +102,22 @@ def select_rows(data: BenchmarkData, entry: BenchmarkEntry, seed: int) -> list[B
                 USAGE_ERROR,
             )
     if entry.n_samples is not None and entry.n_samples < len(rows):
+        from lasagna_cli._run_named import NamedBenchmarkData, sample_rows
+
+        if isinstance(data, NamedBenchmarkData):  # lasagna-synth's draw, as `benchmark sample`
+            return sample_rows(data, rows, entry.n_samples, seed)
         rows = random.Random(seed).sample(rows, entry.n_samples)
     return rows
 
 
 def _refuse(entry: BenchmarkEntry, name: str, setup: Setup, message: str) -> CliError:
+    shows = (
+        f"`lasagna benchmark info {entry.benchmark}` shows what the benchmark has"
+        if entry.benchmark is not None
+        else f"`lasagna benchmark validate-data {entry.where}` shows what the data supports"
+    )
     return CliError(
-        f'{entry.where} ({name}), setup "{setup.name}": {message}. '
-        f"`lasagna benchmark validate-data {entry.where}` shows what the data supports",
-        USAGE_ERROR,
+        f'{entry.where} ({name}), setup "{setup.name}": {message}. {shows}', USAGE_ERROR
     )
 
 
@@ -197,10 +204,16 @@ def _plan_system_tracks(
 
 
 def build_plan(config: RunConfig) -> list[PlannedBenchmark]:
-    """Load and check every benchmark, choose rows, settle tracks. Loads no model."""
+    """Load and check every benchmark, choose rows, settle tracks. Loads no model.
+
+    The registered benchmarks' raw files are checked first (their questions read, not yet
+    their slow documents), so a missing file is refused before any data is loaded."""
+    from lasagna_cli._run_named import load_named, probe
+
+    probed = {i: probe(entry) for i, entry in enumerate(config.benchmarks) if entry.benchmark}
     planned: list[PlannedBenchmark] = []
-    for entry in config.benchmarks:
-        data = load_benchmark(entry)
+    for i, entry in enumerate(config.benchmarks):
+        data = load_named(entry, probed[i]) if i in probed else load_benchmark(entry)
         name = data.name(entry.name)
         rows = select_rows(data, entry, config.seed)
         setups = [s for s in config.setups if entry.setups is None or s.name in entry.setups]
@@ -224,10 +237,14 @@ def _check_unique_folders(planned: Sequence[PlannedBenchmark]) -> None:
     for bench in planned:
         folder = dataset_folder(bench)
         if folder in seen:
+            fix = (
+                "make them one entry (a filter takes a list of values per key)"
+                if bench.entry.benchmark is not None
+                else "give one of them a different `name:` in the sweep file"
+            )
             raise CliError(
                 f"{bench.entry.where}: runs under the same name and split as {seen[folder]} "
-                f"({bench.name}, split {bench.split}); give one of them a different `name:` "
-                "in the sweep file",
+                f"({bench.name}, split {bench.split}); {fix}",
                 USAGE_ERROR,
             )
         seen[folder] = bench.entry.where

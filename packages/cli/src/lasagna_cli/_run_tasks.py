@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from lasagna_cli._run_config import RetrieverSpec
     from lasagna_cli._systems._run import SystemState
     from lasagna_judge import LLM, Rubric
-    from lasagna_synth import BenchmarkRow
+    from lasagna_synth import BenchmarkData, BenchmarkRow
 
 RUN_METRICS_VERSION = "run-metrics-1"
 TASK_FORMAT = "lasagna-task/1"
@@ -72,6 +72,9 @@ def fingerprint(
         "prompt_sha256": prompt_sha256(),
         "metrics_version": metrics_version(),
     }
+    corpus_rule = getattr(bench.data, "corpus_rule", None)
+    if corpus_rule:  # a registered benchmark's passages (path data keeps its fingerprints)
+        blob["corpus"] = corpus_rule
     if planned.system_identity is not None:  # only then: BM25 tasks keep their fingerprints
         blob["system"] = dict(planned.system_identity)
         blob["top_k"] = setup.retriever.top_k
@@ -116,28 +119,37 @@ def is_done(task: Task) -> bool:
     return True
 
 
-def retrieval_metrics(
-    row: BenchmarkRow, ranking: Sequence[str], texts: Sequence[str], spec: RetrieverSpec
-) -> dict[str, float | None] | None:
-    """Ranking metrics of one question (None when it has no relevant document)."""
-    from lasagna_metrics import (
-        evidence_recall,
-        hit_rate_at_k,
-        ndcg_at_k,
-        recall_at_k,
-        reciprocal_rank,
-    )
+def ranking_metrics(row: BenchmarkRow, ranking: Sequence[str], k: int) -> dict[str, float | None]:
+    """recall@k, nDCG@10, MRR and hit rate@k of one judged question."""
+    from lasagna_metrics import hit_rate_at_k, ndcg_at_k, recall_at_k, reciprocal_rank
 
-    if not row.relevant:
-        return None
     judgments = dict(row.judgments)
-    k = spec.top_k
-    metrics: dict[str, float | None] = {
+    return {
         f"recall@{k}": recall_at_k(ranking, judgments, k),
         "ndcg@10": ndcg_at_k(ranking, judgments, 10),
         "mrr": reciprocal_rank(ranking, judgments),
         f"hit_rate@{k}": hit_rate_at_k(ranking, judgments, k),
     }
+
+
+def retrieval_metrics(
+    row: BenchmarkRow,
+    ranking: Sequence[str],
+    texts: Sequence[str],
+    spec: RetrieverSpec,
+    data: BenchmarkData | None = None,
+) -> dict[str, float | None] | None:
+    """Ranking metrics of one question (None when it has no relevant document); a registered
+    benchmark's `data` scores its evidence too (`_run_named`)."""
+    from lasagna_cli._run_named import NamedBenchmarkData
+    from lasagna_metrics import evidence_recall
+
+    if isinstance(data, NamedBenchmarkData):
+        return data.retrieval_metrics(row, ranking, texts, spec)
+    if not row.relevant:
+        return None
+    k = spec.top_k
+    metrics = ranking_metrics(row, ranking, k)
     if row.contexts:  # evidence: the row's own passages, looked for in the top-k texts
         top = list(texts[:k])
         metrics["evidence_recall"] = evidence_recall(top, row.contexts)
@@ -219,7 +231,7 @@ async def run_task(task: Task, ctx: TaskContext) -> dict[str, Any]:
         if "retrieval" in planned.tracks:
             record["retrieval"] = {
                 "ranking": [[doc, score] for doc, score in ranking],
-                "metrics": retrieval_metrics(row, ids, texts, spec),
+                "metrics": retrieval_metrics(row, ids, texts, spec, bench.data),
             }
     generator = ctx.generators.get(planned.setup.generator or "")
     if planned.generation_mode is not None:

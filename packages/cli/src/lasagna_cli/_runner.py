@@ -70,6 +70,8 @@ def manifest(
     config: RunConfig, plan: Sequence[PlannedBenchmark], judge: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """The run's configuration (never a secret: model names only), versions and seeds."""
+    from lasagna_cli._run_named import NamedBenchmarkData
+
     config_part = {
         "profile": config.profile,
         "seed": config.seed,
@@ -80,6 +82,10 @@ def manifest(
                 "revision": b.data.revision,
                 "kind": b.data.kind,
                 "given_as": b.entry.where,
+                # A registered benchmark's passages (path data keeps its config hash).
+                **(
+                    {"corpus": b.data.corpus_rule} if isinstance(b.data, NamedBenchmarkData) else {}
+                ),
                 "split": b.split,
                 "n_samples": b.entry.n_samples,
                 "filters": {k: list(v) for k, v in b.entry.filters.items()},

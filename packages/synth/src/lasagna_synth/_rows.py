@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 from lasagna_synth._naming import dataset_name
 
-DataKind = Literal["jsonl", "csv", "beir", "squad"]
+#: "benchmark": a registered public benchmark read through its adapter (the CLI's sweep files
+#: build such data from `name:` and `data_dir:`), searched in the benchmark's own corpus.
+DataKind = Literal["jsonl", "csv", "beir", "squad", "benchmark"]
 CorpusProvenance = Literal["native", "pooled_gold", "none"]
 Track = Literal["retrieval", "generation", "closed-book"]
 TRACKS: tuple[Track, ...] = ("retrieval", "generation", "closed-book")
@@ -102,7 +104,7 @@ class BenchmarkData:
     def corpus_provenance(self) -> CorpusProvenance:
         if not self.corpus:
             return "none"
-        return "native" if self.kind == "beir" else "pooled_gold"
+        return "native" if self.kind in ("beir", "benchmark") else "pooled_gold"
 
     def name(self, given: str | None = None) -> str:
         """`local/<stem>@<12 hex>`, or `<given>@<12 hex>`: as lasagna-rag 0.1.0 names it."""

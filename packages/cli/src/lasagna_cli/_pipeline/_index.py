@@ -36,9 +36,16 @@ def _file_sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def data_revision(bench: LoadedBenchmark) -> str:
-    """sha256 over the raw files read (names and bytes): an edited file is a new revision."""
-    return sha256_json([[path.name, _file_sha256(path)] for path in bench.files])
+def file_digests(bench: LoadedBenchmark) -> list[tuple[str, str]]:
+    """(name, sha256 of the bytes) of every raw file read, in reading order."""
+    return [(path.name, _file_sha256(path)) for path in bench.files]
+
+
+def data_revision(bench: LoadedBenchmark, digests: list[tuple[str, str]] | None = None) -> str:
+    """sha256 over the raw files read (names and bytes): an edited file is a new revision.
+    `digests`: `file_digests(bench)` when already computed."""
+    found = digests if digests is not None else file_digests(bench)
+    return sha256_json([[name, digest] for name, digest in found])
 
 
 @dataclass(frozen=True)
@@ -94,13 +101,13 @@ def load_index(out: Path, name: str, split: str, revision: str) -> Passages | No
     return Passages(ids, doc_ids, texts, manifest)
 
 
-def build_index(out: Path, bench: LoadedBenchmark, revision: str) -> tuple[Passages, float]:
-    """Chunk every document (fixed 200-word windows; a document too short for a window is
-    one passage) and save the passages. Returns them and the seconds it took."""
+def chunk_benchmark(bench: LoadedBenchmark) -> tuple[list[str], list[str], list[str]]:
+    """Every document cut into passages (fixed 200-word windows; a document too short for a
+    window is one passage): their ids, their documents' ids and their texts, in corpus
+    order. `benchmark run`'s sweep files search named benchmarks in the same passages."""
     from lasagna_synth import Document
     from lasagna_synth._chunking import chunk_document
 
-    started = time.perf_counter()
     ids: list[str] = []
     doc_ids: list[str] = []
     texts: list[str] = []
@@ -115,6 +122,14 @@ def build_index(out: Path, bench: LoadedBenchmark, revision: str) -> tuple[Passa
             ids.append(passage.id)
             doc_ids.append(doc.id)
             texts.append(passage.text)
+    return ids, doc_ids, texts
+
+
+def build_index(out: Path, bench: LoadedBenchmark, revision: str) -> tuple[Passages, float]:
+    """Chunk every document (`chunk_benchmark`) and save the passages. Returns them and the
+    seconds it took."""
+    started = time.perf_counter()
+    ids, doc_ids, texts = chunk_benchmark(bench)
     lines = "".join(
         json.dumps({"id": i, "doc_id": d, "text": t}, ensure_ascii=False) + "\n"
         for i, d, t in zip(ids, doc_ids, texts, strict=True)
