@@ -101,6 +101,37 @@ def test_missing_predictions_warn_and_score_zero(tmp_path: Path) -> None:
     assert json.loads(out)["total"] == 22
 
 
+def test_numbered_question_ids_match_predictions_keyed_by_their_string(tmp_path: Path) -> None:
+    # Haystack numbers its SQuAD questions (JSON integers); a predictions file's keys are text.
+    qas = [
+        {"id": 7211011040021040393, "question": "Who?", "answers": [{"text": "Carla"}]},
+        {"id": -57, "question": "What?", "answers": [{"text": "This"}]},
+    ]
+    data = tmp_path / "numbered.json"
+    data.write_text(json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": qas}]}]}))
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({"7211011040021040393": "Carla", "-57": "That"}))
+    code, out, err = run(preds, data, "--json")
+    assert code == 0, err
+    assert json.loads(out)["exact"] == 50.0 and json.loads(out)["total"] == 2
+    assert err == ""
+
+
+@pytest.mark.skipif(not SQUAD_DATA.is_dir(), reason="shared SQuAD data not found")
+def test_shared_haystack_file_with_numbered_ids_is_scored(tmp_path: Path) -> None:
+    data = SQUAD_DATA / "haystack_tiny.json"
+    raw = load(data)
+    assert isinstance(raw, dict)
+    ids = [qa["id"] for a in raw["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    assert all(isinstance(i, int) for i in ids)  # what this test is about
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({str(ids[0]): "Carla"}))
+    code, out, err = run(preds, data, "--json")
+    assert code == 0, err
+    assert json.loads(out)["total"] == len(ids) and json.loads(out)["exact"] > 0
+    assert f"first: {ids[1]}" in err  # the question without a prediction, by its id
+
+
 def write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")

@@ -128,6 +128,31 @@ def test_missing_unknown_and_duplicate_ids_are_errors_that_name_them(tmp_path: P
     assert not out.exists()  # refused before anything was written
 
 
+def test_numbered_squad_questions_match_predictions_by_their_string(tmp_path: Path) -> None:
+    qas = [
+        {
+            "id": 7211011040021040393,
+            "question": "Who lives in Berlin?",
+            "answers": [{"text": "Carla"}],
+        },
+        {"id": -57, "question": "Who else?", "answers": [{"text": "Abdul"}]},
+    ]
+    context = "My name is Carla and I live together with Abdul in Berlin"
+    data = tmp_path / "numbered.json"
+    data.write_text(json.dumps({"data": [{"paragraphs": [{"context": context, "qas": qas}]}]}))
+    # Either spelling of the id matches: the string, or the number as JSON.
+    preds = write_jsonl(
+        tmp_path / "preds.jsonl",
+        [{"id": "7211011040021040393", "answer": "Carla"}, {"id": -57, "answer": "Abdul"}],
+    )
+    out = tmp_path / "run"
+    result = run(str(data), "--tracks", "generation", "--predictions", str(preds), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    (found,) = results_of(out)
+    assert found["counts"]["scored"] == 2
+    assert found["metrics"]["generation"]["exact_match"]["mean"] == 1.0
+
+
 def test_allow_missing_counts_and_reports_them_and_never_scores_them_as_zero(
     tmp_path: Path,
 ) -> None:

@@ -17,7 +17,9 @@ from lasagna_metrics import MetricsError, evaluate_squad, evaluate_squad_files
 WORDS = ["the", "a", "Paris", "paris,", "cat", "cat.", "Denver Broncos", "1066", "", "An", "é"]
 
 
-def squad(questions: list[tuple[str, list[str]]], version: str | None = "v2.0") -> dict[str, Any]:
+def squad(
+    questions: list[tuple[str | int, list[str]]], version: str | None = "v2.0"
+) -> dict[str, Any]:
     """A dataset of one article; questions are (id, answer texts)."""
     qas = [
         {"id": qid, "question": "?", "answers": [{"text": t, "answer_start": 0} for t in answers]}
@@ -130,6 +132,40 @@ def test_version_comes_from_the_dataset_or_its_questions() -> None:
     assert (forced.version, forced.version_source) == ("1.1", "caller")
 
 
+def test_integer_question_ids_are_read_as_strings() -> None:
+    # Haystack's SQuAD files number their questions; JSON predictions are keyed by strings.
+    dataset = squad([(7211011040021040393, ["Carla"]), (-5782547119306399562, ["This"]), (3, [])])
+    result = evaluate_squad(dataset, {"7211011040021040393": "Carla", "-5782547119306399562": "x"})
+    assert result.missing == ("3",)
+    assert result.overall.exact == pytest.approx(100 / 3)
+    assert result.has_ans is not None and result.has_ans.exact == 50.0
+    with pytest.raises(MetricsError, match=r"not in dataset \(first: 4\)"):
+        evaluate_squad(dataset, {"4": "x"})
+    probs = {"7211011040021040393": 0.1, "-5782547119306399562": 0.9, "3": 0.8}
+    preds = {"7211011040021040393": "Carla", "-5782547119306399562": "", "3": ""}
+    assert evaluate_squad(dataset, preds, na_probs=probs).best is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(), st.lists(answer_text, max_size=2)), min_size=1, max_size=8),
+    st.data(),
+)
+def test_a_numbered_dataset_scores_as_its_string_numbered_twin(
+    qs: list[tuple[int, list[str]]], data: st.DataObject
+) -> None:
+    preds = {str(qid): data.draw(answer_text) for qid, _ in qs if data.draw(st.booleans())}
+    if not preds:
+        return
+    as_text = [(str(qid), answers) for qid, answers in qs]
+    for version in ("v2.0", "v1.1"):
+        if version == "v1.1" and not all(answers for _, answers in qs):
+            continue
+        assert evaluate_squad(squad(list(qs), version), preds) == evaluate_squad(
+            squad(list(as_text), version), preds
+        )
+
+
 def test_missing_predictions_score_zero_and_are_listed() -> None:
     dataset = squad([("q1", ["Paris"]), ("q2", ["cat"]), ("q3", [])])
     result = evaluate_squad(dataset, {"q1": "Paris"})
@@ -154,6 +190,8 @@ def test_missing_predictions_score_zero_and_are_listed() -> None:
             r'qas\[0\] \(id q1\) should have "answers"',
         ),
         ({"data": [{"paragraphs": [{"qas": [{"answers": []}]}]}]}, {"q1": "x"}, 'string "id"'),
+        (squad([(1.5, [])]), {"q1": "x"}, r'string "id" \(or a whole number\), found 1\.5'),
+        (squad([(True, [])]), {"q1": "x"}, r'string "id" \(or a whole number\), found true'),
         ({"data": []}, {"q1": "x"}, "holds no questions"),
         (squad([("q1", ["x"])]), ["x"], "expected predictions as a JSON object"),
         (squad([("q1", ["x"])]), {"q1": None}, 'prediction for "q1" should be a string'),

@@ -319,6 +319,25 @@ def test_squad_problems_are_located(tmp_path: Path) -> None:
     ]
 
 
+def test_squad_question_ids_may_be_whole_numbers(tmp_path: Path) -> None:
+    # Haystack numbers its SQuAD questions; the ids become their decimal strings.
+    path = tmp_path / "numbered.json"
+    qas = [
+        {"id": 7211011040021040393, "question": "Who?", "answers": [{"text": "Carla"}]},
+        {"id": -57, "question": "What?", "answers": [{"text": "This"}]},
+    ]
+    path.write_text(json.dumps(squad({"context": "Carla lives here.", "qas": qas})), "utf-8")
+    assert [row.id for row in load_data(path).rows()] == ["7211011040021040393", "-57"]
+    qas[1]["id"] = 1.5
+    path.write_text(json.dumps(squad({"context": "Carla lives here.", "qas": qas})), "utf-8")
+    with pytest.raises(DataError) as caught:
+        load_data(path)
+    assert caught.value.problems == [
+        'numbered.json data[0].paragraphs[0].qas[1]: field "id" must be a non-empty string or '
+        "a whole number, got 1.5"
+    ]
+
+
 def test_a_json_file_that_is_not_squad(tmp_path: Path) -> None:
     path = tmp_path / "rows.json"
     path.write_text('[{"question": "Q"}]', encoding="utf-8")

@@ -8,6 +8,9 @@ crash or stay silent, this module says what is wrong instead:
 - a question without a prediction scores 0 and is counted in the totals, as v1.1 does (v2.0
   crashes), and is listed in `SquadEvaluation.missing`;
 - a malformed file is an error naming the file and the place in it.
+A question id that is a whole number (Haystack's SQuAD files number their questions) is read
+as its decimal string, the key a JSON predictions file gives it; the official scripts would
+count every such question as unanswered.
 """
 
 from __future__ import annotations
@@ -120,20 +123,29 @@ def _questions(dataset: object, source: str) -> list[_Question]:
                 )
             for q, qa in enumerate(qas):
                 where = f"data[{a}].paragraphs[{p}].qas[{q}]"
-                if not isinstance(qa, Mapping) or not isinstance(qa.get("id"), str):
+                if not isinstance(qa, Mapping):
                     raise MetricsError(
-                        f'{source}: {where} should be an object with a string "id"; {hint}'
+                        f'{source}: {where} should be an object with a string "id", found '
+                        f"{_type_name(qa)}; {hint}"
                     )
+                qid = qa.get("id")
+                if isinstance(qid, bool) or not isinstance(qid, str | int):
+                    found = "no id" if qid is None else json.dumps(qid)[:40]
+                    raise MetricsError(
+                        f'{source}: {where} should have a string "id" (or a whole number), '
+                        f"found {found}; {hint}"
+                    )
+                qid = str(qid)
                 answers = qa.get("answers")
                 if not isinstance(answers, list) or not all(
                     isinstance(ans, Mapping) and isinstance(ans.get("text"), str) for ans in answers
                 ):
                     raise MetricsError(
-                        f'{source}: {where} (id {qa["id"]}) should have "answers": a list of '
+                        f'{source}: {where} (id {qid}) should have "answers": a list of '
                         f'{{"text": ...}} objects (empty when unanswerable), found '
                         f"{json.dumps(answers)[:80]}"
                     )
-                questions.append(_Question(qa["id"], tuple(ans["text"] for ans in answers)))
+                questions.append(_Question(qid, tuple(ans["text"] for ans in answers)))
     if not questions:
         raise MetricsError(f"{source}: the dataset holds no questions; {hint}")
     return questions

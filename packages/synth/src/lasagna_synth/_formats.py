@@ -20,7 +20,8 @@ same name, rows and passage ids in both tools; where this reader accepts more, i
   query the folder does not have are an error (or, on request, dropped and counted).
 - An official SQuAD v1.1/v2.0 JSON file (`.json`): one row per question, its paragraph as
   the one context, its answers' texts (de-duplicated in order) as references, and
-  `is_impossible` as unanswerable; the article title goes to `metadata.title`.
+  `is_impossible` as unanswerable; the article title goes to `metadata.title`. A question
+  `id` may be a whole number (Haystack's files): the row's id is its decimal string.
   (lasagna-rag does not read this format; the name is formed by the same rule.)
 
 Rows with contexts are pooled into one corpus: each passage is a document named by
@@ -486,7 +487,11 @@ def _squad_question(
     before = len(problems)
     qid = qa.get("id")
     if isinstance(qid, bool) or not isinstance(qid, str | int) or not str(qid).strip():
-        problems.append(f'{where}: field "id" must be a non-empty string')
+        # Haystack's files number their questions: a whole number is read as its string.
+        found = json.dumps(qid) if isinstance(qid, float | str) else json_type(qid)
+        problems.append(
+            f'{where}: field "id" must be a non-empty string or a whole number, got {found}'
+        )
     else:
         where = f'{where} (id "{qid}")'
     question = qa.get("question")
