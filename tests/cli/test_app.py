@@ -1,6 +1,7 @@
 """The `lasagna` entry point: help, version, and how fast they answer."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,3 +42,33 @@ def test_unknown_command_is_a_usage_error_without_traceback() -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "frobnicate" in result.stderr
+
+
+def test_ctrl_c_in_a_command_without_its_own_handler_says_one_line(tmp_path: Path) -> None:
+    # `metrics squad` reading a FIFO blocks in read(); Ctrl-C there reaches no handler of
+    # the command's, and typer alone would exit 130 without a word.
+    fifo = tmp_path / "predictions.json"
+    os.mkfifo(fifo)
+    dataset = Path(__file__).resolve().parents[2] / "examples" / "squad" / "dataset.json"
+    with subprocess.Popen(
+        [str(LASAGNA), "metrics", "squad", str(fifo), str(dataset)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        deadline = time.monotonic() + 30
+        while True:  # the writing end opens once the command holds the FIFO for reading
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and child.poll() is None
+                time.sleep(0.01)
+        try:
+            time.sleep(0.2)  # from open() into read()
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=30)
+        finally:
+            os.close(writer)
+    assert child.returncode == 130
+    assert err == "interrupted\n" and out == ""

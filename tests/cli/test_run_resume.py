@@ -158,6 +158,7 @@ def test_ctrl_c_stops_with_whole_files_and_says_how_to_resume(tmp_path: Path) ->
         assert child.returncode == 130, stderr
         assert "Traceback" not in stderr
         assert f"interrupted: finished tasks are kept in {out / 'tasks'}" in stderr
+        assert stderr.count("interrupted") == 1  # the command's line, not main()'s as well
         assert f"--resume -o {out}" in stderr
         survivors = task_files(out)
         assert 4 <= len(survivors) < 14

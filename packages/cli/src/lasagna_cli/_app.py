@@ -17,7 +17,7 @@ from lasagna_cli import (
     _cmd_synthesize,  # noqa: F401  (registers its commands)
     _cmd_validate,  # noqa: F401  (registers its commands)
 )
-from lasagna_cli._errors import USAGE_ERROR, user_errors
+from lasagna_cli._errors import INTERRUPTED, USAGE_ERROR, user_errors
 from lasagna_cli._groups import app
 
 _MEMBERS = ("lasagna-cli", "lasagna-metrics", "lasagna-judge", "lasagna-synth")
@@ -52,18 +52,29 @@ def _root(
     """Build and run evaluation benchmarks for RAG systems and LLM applications."""
 
 
+def _silent_interrupt(exc: SystemExit) -> bool:
+    # typer catches every KeyboardInterrupt itself, raises `Exit(130) from` it and exits
+    # without a word, so no `except KeyboardInterrupt` here would ever run. A command that
+    # handles Ctrl-C says what was kept and raises its own Exit(130) (from None).
+    converted = exc.__context__
+    return (
+        exc.code == INTERRUPTED
+        and converted is not None
+        and isinstance(converted.__cause__, KeyboardInterrupt)
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
         with user_errors():
             app()
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+    except SystemExit as exc:
+        if _silent_interrupt(exc):  # a Ctrl-C no command reported: one line all the same
+            typer.echo("interrupted", err=True)
+        raise
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except SystemExit:
-        raise
     except FileNotFoundError as exc:
         typer.echo(f"error: file not found: {exc.filename}", err=True)
         sys.exit(USAGE_ERROR)

@@ -17,7 +17,8 @@ import typer
 DATA_ERROR = 1
 USAGE_ERROR = 2
 # Ctrl-C. typer turns a KeyboardInterrupt into exit code 130 without a word, so long
-# commands catch it themselves to say what was kept and how to resume.
+# commands catch it themselves to say what was kept and how to resume; for the others,
+# `_app.main` prints "interrupted".
 INTERRUPTED = 130
 
 
