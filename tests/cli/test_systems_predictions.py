@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -197,6 +199,49 @@ def test_allow_missing_counts_and_reports_them_and_never_scores_them_as_zero(
     assert found["metrics"]["generation"]["exact_match"]["count"] == 12
     assert found["metrics"]["generation"]["exact_match"]["mean"] == 1.0
     assert "missing" in result.stdout  # a leaderboard column
+
+
+def test_the_closing_line_counts_the_questions_left_out_by_reason(tmp_path: Path) -> None:
+    rows = [r for r in perfect_rows() if r["id"] != "q03"]  # q03: no prediction
+    rows.insert(2, dict(rows[1]))  # q02: its id twice
+    rows[4] = {"id": rows[4]["id"], "retrieved": rows[4]["retrieved"]}  # q05: no answer
+    preds = write_jsonl(tmp_path / "preds.jsonl", rows)
+    out = tmp_path / "run"
+    result = run(
+        str(EXAMPLES / "pasta.jsonl"), "--predictions", str(preds), "--allow-missing", "-o",
+        str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    closing = next(line for line in result.stderr.splitlines() if "in results.json" in line)
+    assert closing == (
+        "3 question(s) not scored (--allow-missing), counted as missing in results.json: "
+        '1 with no prediction, 1 whose id appears more than once, 1 with no "answer"'
+    )
+    by_id = {q["id"]: q["missing"] for q in results_of(out)[0]["per_query"] if "missing" in q}
+    assert by_id == {"q02": "2 predictions (lines 2, 3)", "q03": "no prediction",
+                     "q05": 'no "answer"'}  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.just("no prediction"),
+            st.lists(st.integers(1, 999), min_size=2, max_size=4).map(
+                lambda lines: f"{len(lines)} predictions (lines {', '.join(map(str, lines))})"
+            ),
+            st.sampled_from(['no "answer"', 'no "retrieved"']),
+        ),
+        min_size=1,
+    )
+)
+def test_every_reason_is_counted_once_under_its_kind(reasons: list[str]) -> None:
+    from lasagna_cli._systems._predictions import count_reasons
+
+    parts = count_reasons(reasons).split(", ")
+    assert sum(int(part.split(" ", 1)[0]) for part in parts) == len(reasons)
+    assert not any("left out" in part for part in parts)
+    assert len(parts) == len({"x" if r[0].isdigit() else r for r in reasons})
 
 
 def test_the_tracks_are_what_the_file_carries(tmp_path: Path) -> None:

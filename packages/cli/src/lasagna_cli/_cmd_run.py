@@ -273,11 +273,18 @@ def run(
             raise typer.Exit(INTERRUPTED) from None
         print_leaderboard(outcome.results["results"])
         typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
-        missing = sum(r["counts"].get("missing", 0) for r in outcome.results["results"])
-        if missing:
+        reasons = [
+            q["missing"]
+            for r in outcome.results["results"]
+            for q in r["per_query"]
+            if q.get("missing") is not None
+        ]
+        if reasons:
+            from lasagna_cli._systems._predictions import count_reasons
+
             typer.echo(
-                f"{missing} question(s) had no prediction (--allow-missing): counted as missing "
-                "in results.json, not scored",
+                f"{len(reasons)} question(s) not scored (--allow-missing), counted as missing "
+                f"in results.json: {count_reasons(reasons)}",
                 err=True,
             )
         not_scored = sum(

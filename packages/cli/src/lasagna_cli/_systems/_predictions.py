@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -179,6 +180,39 @@ def known_ids(data: BenchmarkData) -> set[str]:
     return ids
 
 
+# Why a question is left out (--allow-missing): the text its task file records, and how a
+# run's closing line counts it.
+NO_PREDICTION = "no prediction"
+_REPEATED = re.compile(r"\d+ predictions \(lines [\d, ]+\)")
+_LACKING = re.compile(r'no "(\w+)"')
+
+
+def _repeated(found: Sequence[Prediction]) -> str:
+    return f"{len(found)} predictions (lines {', '.join(str(p.line) for p in found)})"
+
+
+def _lacking(name: str) -> str:
+    return f'no "{name}"'
+
+
+def count_reasons(reasons: Iterable[str]) -> str:
+    """How many questions were left out for each reason, in a run's closing line:
+    '1 with no prediction, 1 whose id appears more than once, 1 with no "answer"'."""
+    counts: dict[tuple[int, str], int] = {}
+    for reason in reasons:
+        lacking = _LACKING.fullmatch(reason)
+        if reason == NO_PREDICTION:
+            kind = (0, "with no prediction")
+        elif _REPEATED.fullmatch(reason):
+            kind = (1, "whose id appears more than once")
+        elif lacking:
+            kind = (2, f'with no "{lacking.group(1)}"')
+        else:
+            kind = (3, f"left out ({reason})")
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{counts[kind]} {kind[1]}" for kind in sorted(counts))
+
+
 @dataclass
 class PredictionCheck:
     outputs: dict[str, SystemOutput] = field(default_factory=dict)
@@ -214,19 +248,19 @@ def check_predictions(
         found = predictions.by_id.get(row.id, ())
         if not found:
             no_prediction.append(row.id)
-            check.missing[row.id] = "no prediction"
+            check.missing[row.id] = NO_PREDICTION
             continue
         if len(found) > 1:
             lines = ", ".join(str(p.line) for p in found)
             twice.append(f'id "{row.id}" appears {len(found)} times (lines {lines})')
-            check.missing[row.id] = f"{len(found)} predictions (lines {lines})"
+            check.missing[row.id] = _repeated(found)
             continue
         output = found[0].output
         gaps = [needs[t] for t in tracks if t in needs and t not in output.provides()]
         if gaps:
             for gap in gaps:
                 lacking.setdefault(gap, []).append(f"{row.id} (line {found[0].line})")
-            check.missing[row.id] = f'no "{gaps[0]}"'
+            check.missing[row.id] = _lacking(gaps[0])
             continue
         check.outputs[row.id] = output
     check.unknown = sorted(i for i in predictions.by_id if i not in known)
