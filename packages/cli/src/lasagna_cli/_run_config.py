@@ -672,7 +672,7 @@ def _named_entry(
         raise usage(
             f"{where} ({name}): give `data_dir:`, the folder (or file) holding the benchmark's "
             "raw files, relative to the sweep file; nothing is downloaded. "
-            + spec.files_help.replace("--data-dir", "data_dir:")
+            + spec.files_help.replace("--data-dir", "`data_dir:`")
         )
     if not isinstance(raw_dir, str):
         raise usage(f"{where}.data_dir: expected a path, got {raw_dir!r}")
@@ -683,7 +683,7 @@ def _named_entry(
         raise usage(
             f"{where}.data_dir: {raw_dir} does not exist (looked for {data_dir}); expected the "
             f"folder (or file) holding {name}'s raw files. "
-            + spec.files_help.replace("--data-dir", "data_dir:")
+            + spec.files_help.replace("--data-dir", "`data_dir:`")
         )
     split = entry.get("split", split) or spec.default_split
     if not isinstance(split, str) or split not in spec.splits:

@@ -200,7 +200,7 @@ def is_named(data: BenchmarkData) -> bool:
 
 def _sweep_message(exc: BaseException) -> str:
     # The adapters speak to `--data-dir` users; here the folder is the entry's `data_dir:`.
-    return str(exc).replace("--data-dir", "data_dir:")
+    return str(exc).replace("--data-dir", "`data_dir:`")
 
 
 def _read(entry: BenchmarkEntry, *, with_text: bool) -> LoadedBenchmark:
