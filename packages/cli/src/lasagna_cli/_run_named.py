@@ -36,7 +36,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
-from lasagna_synth import BenchmarkData, BenchmarkRow, TrackSupport, dataset_name
+from lasagna_synth import (
+    MISSING_ANSWER,
+    BenchmarkData,
+    BenchmarkRow,
+    TrackSupport,
+    dataset_name,
+)
 
 if TYPE_CHECKING:
     from lasagna_cli._run_config import BenchmarkEntry, RetrieverSpec
@@ -48,7 +54,6 @@ NAMED_KIND: Final = "benchmark"
 _JUDGED_DOCUMENTS = ("beir", "squad")
 #: Where the raw files call the adapter's category `question_type`, filters may too.
 _QUESTION_TYPE = ("syllabusqa", "financebench")
-_MISSING_ANSWER = "Not mentioned"
 
 
 def _whole_documents_rule() -> str:
@@ -194,10 +199,6 @@ class NamedBenchmarkData(BenchmarkData):
         }
 
 
-def is_named(data: BenchmarkData) -> bool:
-    return isinstance(data, NamedBenchmarkData)
-
-
 def _sweep_message(exc: BaseException) -> str:
     # The adapters speak to `--data-dir` users; here the folder is the entry's `data_dir:`.
     return str(exc).replace("--data-dir", "`data_dir:`")
@@ -284,7 +285,7 @@ def load_named(entry: BenchmarkEntry, probed: LoadedBenchmark | None = None) -> 
 
 
 def _row(benchmark: str, question: BenchmarkQuestion, whole: bool) -> BenchmarkRow:
-    references = tuple(r for r in question.references if r != _MISSING_ANSWER)
+    references = tuple(r for r in question.references if r != MISSING_ANSWER)
     unanswerable = not references and bool(question.references)
     judgments: dict[str, int] = {}
     if benchmark == "beir":
