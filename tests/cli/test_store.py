@@ -13,6 +13,7 @@ from lasagna_cli._store import (
     dump_json,
     dump_task_json,
     is_finished,
+    open_result_folder,
     read_json,
     remove_stale_temp_files,
     write_json_atomic,
@@ -55,6 +56,25 @@ def test_stale_temp_files_from_a_killed_writer_are_removed(tmp_path: Path) -> No
     assert len(list(tmp_path.glob(f"{TEMP_PREFIX}*"))) == 1
     assert remove_stale_temp_files(tmp_path) == 1
     assert os.listdir(tmp_path) == []
+
+
+def test_a_result_folder_is_made_and_cleared_or_refused_in_one_line(tmp_path: Path) -> None:
+    from lasagna_cli._errors import USAGE_ERROR, CliError
+
+    folder = tmp_path / "runs" / "a"
+    assert open_result_folder(folder, "-o") == 0 and folder.is_dir()
+    (folder / f"{TEMP_PREFIX}x").write_text("half")
+    (folder / "kept.json").write_text("{}")
+    assert open_result_folder(folder, "-o") == 1
+    assert os.listdir(folder) == ["kept.json"]
+    (tmp_path / "file").write_text("")
+    with pytest.raises(CliError) as caught:
+        open_result_folder(tmp_path / "file" / "out", "--output", "the run folder")
+    assert caught.value.exit_code == USAGE_ERROR
+    assert str(caught.value).startswith(
+        f"--output {tmp_path / 'file' / 'out'}: cannot create the run folder ("
+    )
+    assert str(caught.value).endswith("); choose another")
 
 
 def test_encoding_is_stable(tmp_path: Path) -> None:

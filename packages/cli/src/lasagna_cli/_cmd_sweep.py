@@ -151,7 +151,7 @@ def _sweep(
     import time
 
     from lasagna_cli._progress import TaskProgress
-    from lasagna_cli._store import remove_stale_temp_files
+    from lasagna_cli._store import open_result_folder
     from lasagna_cli._sweep._config import load_config
     from lasagna_cli._sweep._corpus import build_indexes
     from lasagna_cli._sweep._datasets import load_datasets
@@ -179,14 +179,7 @@ def _sweep(
             f"no task: no setup covers a dataset of {datasets_path} (check the setups' "
             "`datasets` lists)"
         )
-    try:
-        output.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(
-            f"--output {output}: cannot create the folder ({exc.strerror}); choose another",
-            USAGE_ERROR,
-        ) from None
-    removed = remove_stale_temp_files(output)
+    removed = open_result_folder(output, "--output")
     if removed:
         typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
     plan = split_finished(tasks, resume=resume, retry_errors=retry_errors, output=output)

@@ -261,7 +261,7 @@ def _run_benchmarks(
     loop: asyncio.Runner,
     opened: list[SystemState],
 ) -> RunOutcome:
-    from lasagna_cli._store import read_json, remove_stale_temp_files, write_json_atomic
+    from lasagna_cli._store import open_result_folder, read_json, write_json_atomic
 
     rubric: Rubric | None = None
     if config.judge is not None:
@@ -281,14 +281,7 @@ def _run_benchmarks(
         systems = SystemState()
         opened.append(systems)
         plan = loop.run(settle_systems(plan, config.concurrency, systems))
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(
-            f"-o {out}: cannot create the run folder ({exc.strerror}); choose another",
-            USAGE_ERROR,
-        ) from None
-    removed = remove_stale_temp_files(out)
+    removed = open_result_folder(out, "-o", "the run folder")
     if removed:
         _say(f"removed {removed} partial file(s) a killed run left behind")
     run_manifest = manifest(config, plan, judge)

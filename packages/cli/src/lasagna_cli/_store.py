@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lasagna_cli._errors import USAGE_ERROR, CliError
+
 TEMP_PREFIX = ".lasagna-tmp-"
 
 
@@ -103,3 +105,17 @@ def remove_stale_temp_files(root: Path) -> int:
         except FileNotFoundError:
             pass
     return removed
+
+
+def open_result_folder(folder: Path, flag: str, what: str = "the folder") -> int:
+    """Create the folder a run or a sweep writes to, and clear the temporary files a killed
+    one left in it; returns how many. A folder that cannot be made is one usage line that
+    names it as the user gave it (`flag`, e.g. "-o")."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"{flag} {folder}: cannot create {what} ({exc.strerror}); choose another",
+            USAGE_ERROR,
+        ) from None
+    return remove_stale_temp_files(folder)

@@ -33,7 +33,7 @@ from lasagna_cli._pipeline._report import (
     query_efficiency,
     update_report,
 )
-from lasagna_cli._store import read_json, remove_stale_temp_files
+from lasagna_cli._store import open_result_folder, read_json
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
@@ -149,13 +149,7 @@ def run_pipeline(options: PipelineOptions) -> None:
     out = options.out
     if out.exists() and not out.is_dir():
         raise CliError(f"-o {out}: expected a folder, found a file; choose a folder", USAGE_ERROR)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(
-            f"-o {out}: cannot create the folder ({exc.strerror})", USAGE_ERROR
-        ) from None
-    remove_stale_temp_files(out)
+    open_result_folder(out, "-o")
     failed = 0
     try:
         if step in ("all", "gen"):
