@@ -158,6 +158,18 @@ def test_anthropic_messages_api(fake_llm_server: FakeLLMServer) -> None:
     assert data["usage"]["input_tokens"] >= 1
 
 
+def test_both_wire_formats_count_the_same_tokens(fake_llm_server: FakeLLMServer) -> None:
+    request = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "x" * 40}]}
+    given = Reply("y", input_tokens=7, output_tokens=3)
+    for reply, expected in ((Reply("y" * 20), (11, 6)), (given, (7, 3))):
+        fake_llm_server.reply = reply
+        openai = json.loads(post(fake_llm_server, request)[2])["usage"]
+        anthropic = json.loads(post(fake_llm_server, request, path="/v1/messages")[2])["usage"]
+        assert (openai["prompt_tokens"], openai["completion_tokens"]) == expected
+        assert (anthropic["input_tokens"], anthropic["output_tokens"]) == expected
+        assert openai["total_tokens"] == sum(expected)
+
+
 def test_bad_requests_are_answered_not_crashed_on(fake_llm_server: FakeLLMServer) -> None:
     assert post(fake_llm_server, b"{not json")[0] == 400
     assert post(fake_llm_server, CHAT, path="/v1/nowhere")[0] == 404

@@ -354,6 +354,15 @@ def _input_tokens(request: dict[str, Any]) -> int:
     return _estimate_tokens("".join(parts))
 
 
+def _usage(request: dict[str, Any], reply: Reply) -> tuple[int, int]:
+    """Input and output tokens: the reply's own figures, else estimates from the texts."""
+    prompt = reply.input_tokens if reply.input_tokens is not None else _input_tokens(request)
+    completion = (
+        reply.output_tokens if reply.output_tokens is not None else _estimate_tokens(reply.content)
+    )
+    return prompt, completion
+
+
 def _tool_name(request: dict[str, Any]) -> str | None:
     """The tool the request wants called, if it offers any (OpenAI or Anthropic shapes)."""
     tools = request.get("tools")
@@ -397,10 +406,7 @@ def _openai_completion(request: dict[str, Any], reply: Reply, call_id: int) -> d
     else:
         message = {"role": "assistant", "content": reply.content}
         finish = "stop"
-    prompt = reply.input_tokens if reply.input_tokens is not None else _input_tokens(request)
-    completion = (
-        reply.output_tokens if reply.output_tokens is not None else _estimate_tokens(reply.content)
-    )
+    prompt, completion = _usage(request, reply)
     return {
         "id": f"chatcmpl-fake-{call_id}",
         "object": "chat.completion",
@@ -428,10 +434,7 @@ def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> d
         if isinstance(arguments, dict):
             block = {"type": "tool_use", "id": f"toolu_{call_id}", "name": tool, "input": arguments}
             stop_reason = "tool_use"
-    prompt = reply.input_tokens if reply.input_tokens is not None else _input_tokens(request)
-    completion = (
-        reply.output_tokens if reply.output_tokens is not None else _estimate_tokens(reply.content)
-    )
+    prompt, completion = _usage(request, reply)
     return {
         "id": f"msg_fake_{call_id}",
         "type": "message",
