@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from lasagna_synth._adapters._model import BenchmarkFileError
+from lasagna_synth._atomic import write_bytes_atomic as write_bytes_atomic  # for the adapters
 from lasagna_synth._errors import SynthError
 
 
@@ -109,21 +108,6 @@ def expect_lists(record: Any, keys: Sequence[str], where: str) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Temporary file, fsync, rename: a reader sees the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".lasagna-tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 def dump_json(obj: Any) -> str:
