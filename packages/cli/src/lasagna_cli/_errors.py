@@ -8,8 +8,9 @@ theirs is bad data.
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import typer
@@ -43,6 +44,12 @@ def _lasagna_error_types() -> tuple[type[BaseException], ...]:
         if isinstance(error, type) and issubclass(error, BaseException):
             types.append(error)
     return tuple(types)
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean "x"?)' when a choice is close to `word`, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 def echo_error(message: str) -> None:

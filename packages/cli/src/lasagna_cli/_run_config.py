@@ -35,7 +35,6 @@ Every unknown key is an error with a did-you-mean, so a typo never silently chan
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -43,7 +42,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli._errors import USAGE_ERROR, CliError
+from lasagna_cli._errors import USAGE_ERROR, CliError, did_you_mean
 
 if TYPE_CHECKING:
     from lasagna_cli._systems._spec import SystemSpec
@@ -85,11 +84,6 @@ _JUDGE_KEYS = ("model", "rubric")
 
 def usage(message: str) -> CliError:
     return CliError(message, USAGE_ERROR)
-
-
-def _hint(word: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 @dataclass(frozen=True)
@@ -186,7 +180,7 @@ def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
     tracks: list[str] = []
     for item in items:
         if not isinstance(item, str) or item not in TRACK_NAMES:
-            hint = _hint(str(item), TRACK_NAMES)
+            hint = did_you_mean(str(item), TRACK_NAMES)
             raise usage(
                 f'{where}: unknown track "{item}"{hint}; the tracks are {", ".join(TRACK_NAMES)}'
             )
@@ -222,7 +216,7 @@ def _check_keys(mapping: Mapping[str, Any], known: Sequence[str], where: str) ->
     for key in mapping:
         if key not in known:
             raise usage(
-                f'{where}: unknown key "{key}"{_hint(str(key), known)}; the keys are '
+                f'{where}: unknown key "{key}"{did_you_mean(str(key), known)}; the keys are '
                 f"{', '.join(known)}"
             )
 
@@ -267,8 +261,8 @@ def _check_stemmer(stemmer: str, where: str) -> None:
     languages = stemmer_languages()
     if stemmer not in languages:
         raise usage(
-            f'{where}: unknown stemmer "{stemmer}"{_hint(stemmer, languages)}; use none or one '
-            f"of {', '.join(languages)}"
+            f'{where}: unknown stemmer "{stemmer}"{did_you_mean(stemmer, languages)}; '
+            f"use none or one of {', '.join(languages)}"
         )
 
 
@@ -356,8 +350,8 @@ def _system_setup(
 def _check_profile(profile: object, where: str) -> None:
     if profile not in PROFILES:
         raise usage(
-            f'{where}: unknown profile "{profile}"{_hint(str(profile), PROFILES)}; the profiles '
-            f"are {', '.join(PROFILES)} (BM25 retrieval, no model or key needed)"
+            f'{where}: unknown profile "{profile}"{did_you_mean(str(profile), PROFILES)}; '
+            f"the profiles are {', '.join(PROFILES)} (BM25 retrieval, no model or key needed)"
         )
 
 
@@ -638,7 +632,7 @@ def _check_only(value: object, where: str, setup_names: Sequence[str]) -> tuple[
     for s in value:
         if s not in setup_names:
             raise usage(
-                f'{where}.setups: no setup is named "{s}"{_hint(s, setup_names)}; the '
+                f'{where}.setups: no setup is named "{s}"{did_you_mean(s, setup_names)}; the '
                 f"setups are {', '.join(setup_names)}"
             )
     return tuple(value)
@@ -662,7 +656,7 @@ def _named_entry(
     if not is_benchmark(name):
         known = benchmark_names()
         raise usage(
-            f'{where}: "{name}" is not a registered benchmark{_hint(name, known)}; the '
+            f'{where}: "{name}" is not a registered benchmark{did_you_mean(name, known)}; the '
             f"registered ones are {', '.join(known)} (`lasagna benchmark list`). For your own "
             "data file or BEIR folder, give its `path:`"
         )

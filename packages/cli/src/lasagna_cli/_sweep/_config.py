@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from lasagna_cli._errors import USAGE_ERROR, CliError
-from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
+from lasagna_cli._errors import USAGE_ERROR, CliError, did_you_mean
+from lasagna_cli._sweep._names import is_component_name, one_of, suggest_name
 
 APIS = ("openai", "anthropic", "ollama", "local")
 CHUNKERS = ("fixed", "sentences")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli._errors import CliError
-from lasagna_cli._sweep._names import did_you_mean, is_component_name, suggest_name
+from lasagna_cli._errors import CliError, did_you_mean
+from lasagna_cli._sweep._names import is_component_name, suggest_name
 
 _QUESTION_KEYS = ("input", "output")
 _MCQ_KEYS = ("type", "options", "answer")

@@ -1,8 +1,7 @@
-"""Component names and did-you-mean hints, shared by every file the sweep reads."""
+"""Component names, shared by every file the sweep reads."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -23,12 +22,6 @@ def suggest_name(name: object) -> str:
     """A component name close to `name`, for the error message."""
     text = re.sub(r"[^a-z0-9-]+", "-", str(name).lower()).strip("-")
     return text[:MAX_NAME_LENGTH] or "q1"
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """' (did you mean "x"?)' when a choice is close to `word`, else ''."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 def one_of(choices: Iterable[str]) -> str:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli._errors import USAGE_ERROR, CliError
+from lasagna_cli._errors import USAGE_ERROR, CliError, did_you_mean
 from lasagna_cli._sweep._config import Config, Database, Provider, Retriever, read_text_file
-from lasagna_cli._sweep._names import did_you_mean, is_component_name, one_of, suggest_name
+from lasagna_cli._sweep._names import is_component_name, one_of, suggest_name
 
 if TYPE_CHECKING:
     from lasagna_cli._systems._spec import SystemSpec

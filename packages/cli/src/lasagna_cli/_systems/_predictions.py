@@ -19,7 +19,6 @@ ignored and counted.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -27,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError, did_you_mean
 from lasagna_cli._systems._errors import SystemOutputError
 from lasagna_cli._systems._output import SystemOutput, ranking
 from lasagna_cli._systems._spec import SystemSpec
@@ -56,11 +55,6 @@ class Predictions:
 
     def describe(self) -> dict[str, Any]:
         return {"rows": sum(len(p) for p in self.by_id.values()), "sha256": self.sha256}
-
-
-def _did_you_mean(word: str) -> str:
-    close = difflib.get_close_matches(word, FIELDS, n=1, cutoff=0.6)
-    return f' (did you mean "{close[0]}"?)' if close else ""
 
 
 def quoted(ids: Iterable[str], k: int = SHOWN) -> str:
@@ -129,7 +123,7 @@ def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Pred
     for key in record:
         if key not in FIELDS:
             problems.append(
-                f'{where}: unknown field "{key}"{_did_you_mean(key)}; the fields are '
+                f'{where}: unknown field "{key}"{did_you_mean(key, FIELDS)}; the fields are '
                 f"{', '.join(FIELDS)}"
             )
             bad = True
