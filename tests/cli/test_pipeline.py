@@ -162,8 +162,8 @@ def test_evidence_in_another_conversation_does_not_count(tmp_path: Path) -> None
 def test_gen_with_a_generator_prompts_per_category_and_counts_tokens(
     tmp_path: Path, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
-    from lasagna_synth import get_benchmark_spec
-    from lasagna_synth._tokens import count_tokens
+    from lasagna_cli.engine.benchmarks import get_benchmark_spec
+    from lasagna_synth import count_tokens
 
     out = tmp_path / "run"
     result = run(

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine.benchmarks import load_benchmark, sample_benchmark
 from lasagna_judge.testing import FakeLLMServer
-from lasagna_synth import load_benchmark, sample_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"

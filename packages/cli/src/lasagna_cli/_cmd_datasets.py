@@ -13,7 +13,7 @@ from lasagna_cli._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli._groups import benchmark_app
 
 if TYPE_CHECKING:
-    from lasagna_synth import BenchmarkSpec, LoadedBenchmark
+    from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -24,7 +24,7 @@ def _wrap(text: str, indent: str = "  ") -> str:
 def list_command() -> None:
     """List the public benchmarks lasagna reads, with licence, splits and categories."""
     with user_errors():
-        from lasagna_synth import list_benchmarks
+        from lasagna_cli.engine.benchmarks import list_benchmarks
 
         specs = list_benchmarks()
         rows = [
@@ -104,7 +104,7 @@ def info_command(
 ) -> None:
     """Show a benchmark's licence, citation, splits, categories and answer instructions."""
     with user_errors():
-        from lasagna_synth import get_benchmark_spec, load_benchmark
+        from lasagna_cli.engine.benchmarks import get_benchmark_spec, load_benchmark
 
         spec = get_benchmark_spec(name)
         lines = _spec_lines(spec)
@@ -163,7 +163,7 @@ def sample_command(
     --step for answers and grades).
     """
     with user_errors():
-        from lasagna_synth import (
+        from lasagna_cli.engine.benchmarks import (
             SAMPLE_MODES,
             get_benchmark_spec,
             load_benchmark,

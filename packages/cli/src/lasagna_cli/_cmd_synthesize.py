@@ -20,8 +20,7 @@ from lasagna_cli._llm_options import load_prices
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
-    from lasagna_synth import Estimate, Mix, Plan, Synthesis
-    from lasagna_synth._chunking import Chunker
+    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
 _LISTED = 20  # documents and skipped files listed by name in the dry run
@@ -45,8 +44,7 @@ def _count(n: int, noun: str) -> str:
 
 def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
     """What the dry run prints: the same folder and seed always give the same lines."""
-    from lasagna_synth import QUESTION_TYPES
-    from lasagna_synth._chunking import describe_chunker
+    from lasagna_synth import QUESTION_TYPES, describe_chunker
 
     per_doc = Counter(p.doc_id for p in plan.passages)
     kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
@@ -299,8 +297,7 @@ def _synthesize(
     prices: Path | None,
     no_cache: bool,
 ) -> None:
-    from lasagna_synth import parse_mix
-    from lasagna_synth._chunking import check_chunking
+    from lasagna_synth import check_chunking, parse_mix
 
     parsed_mix = parse_mix(mix)
     checked_chunker = check_chunking(chunker, chunk_words)
@@ -319,8 +316,7 @@ def _synthesize(
     price_table = load_prices(prices) if prices is not None else None
 
     if dry_run:
-        from lasagna_synth import estimate, plan
-        from lasagna_synth._tokens import cl100k_base
+        from lasagna_synth import cl100k_base, estimate, plan
 
         # The tokenizer first: its loading peak then does not add up with the corpus's.
         cl100k_base()

@@ -651,7 +651,7 @@ def _named_entry(
 ) -> BenchmarkEntry:
     """A registered public benchmark, checked as far as it can be without reading it: the
     name, `data_dir:` and the split. Its raw files are checked before any data loads."""
-    from lasagna_synth import benchmark_names, get_benchmark_spec, is_benchmark
+    from lasagna_cli.engine.benchmarks import benchmark_names, get_benchmark_spec, is_benchmark
 
     if not is_benchmark(name):
         known = benchmark_names()

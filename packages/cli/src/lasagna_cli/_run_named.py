@@ -1,6 +1,6 @@
 """A registered public benchmark in a sweep file (`name: locomo`, `data_dir: ...`) as run data.
 
-The adapter's questions and documents (lasagna-synth) become the rows and corpus the runner
+The adapter's questions and documents (engine.benchmarks) become the rows and corpus the runner
 already handles, so a named benchmark runs beside the user's own files with the same setups,
 metrics, result files and leaderboard:
 
@@ -20,7 +20,7 @@ metrics, result files and leaderboard:
 - Filters see `category` (the adapter's category: LoCoMo "1".."4", SQuAD "answerable", ...),
   `question_type` where the raw files call it that (SyllabusQA, FinanceBench), `document`
   for benchmarks cut into passages, and the adapter's plain metadata.
-- `n_samples` is lasagna-synth's seeded draw (`sample_benchmark`, by question, no quotas):
+- `n_samples` is the engine's seeded draw (`sample_benchmark`, by question, no quotas):
   the first N question ids in the order of sha256(seed, id), so it is the same on any
   machine; the corpus stays whole.
 - The dataset runs as `<name>@<12 hex>`; its revision is the staged pipeline's: the sha256
@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from lasagna_cli._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli._errors import DATA_ERROR, CliError, exit_code_for
+from lasagna_cli.engine.benchmarks import MISSING_ANSWER
 from lasagna_synth import (
-    MISSING_ANSWER,
     BenchmarkData,
     BenchmarkRow,
     TrackSupport,
@@ -46,8 +46,8 @@ from lasagna_synth import (
 
 if TYPE_CHECKING:
     from lasagna_cli._run_config import BenchmarkEntry, RetrieverSpec
-    from lasagna_synth import BenchmarkQuestion, LoadedBenchmark
-    from lasagna_synth._rows import CorpusProvenance, Track
+    from lasagna_cli.engine.benchmarks import BenchmarkQuestion, LoadedBenchmark
+    from lasagna_synth import CorpusProvenance, Track
 
 NAMED_KIND: Final = "benchmark"
 #: Benchmarks whose documents are the units their relevance judgments name.
@@ -205,7 +205,8 @@ def _sweep_message(exc: BaseException) -> str:
 
 
 def _read(entry: BenchmarkEntry, *, with_text: bool) -> LoadedBenchmark:
-    from lasagna_synth import SynthError, SynthUsageError, load_benchmark
+    from lasagna_cli.engine.benchmarks import EngineError, load_benchmark
+    from lasagna_synth import SynthError
 
     assert entry.benchmark is not None and entry.data_dir is not None
     cache = None
@@ -217,9 +218,8 @@ def _read(entry: BenchmarkEntry, *, with_text: bool) -> LoadedBenchmark:
         return load_benchmark(
             entry.benchmark, entry.data_dir, entry.split, with_text=with_text, text_cache=cache
         )
-    except SynthError as exc:
-        code = USAGE_ERROR if isinstance(exc, SynthUsageError) else DATA_ERROR
-        raise CliError(f"{entry.where}: {_sweep_message(exc)}", code) from None
+    except (EngineError, SynthError) as exc:
+        raise CliError(f"{entry.where}: {_sweep_message(exc)}", exit_code_for(exc)) from None
 
 
 def probe(entry: BenchmarkEntry) -> LoadedBenchmark:
@@ -316,8 +316,8 @@ def _row(benchmark: str, question: BenchmarkQuestion, whole: bool) -> BenchmarkR
 def sample_rows(
     data: NamedBenchmarkData, rows: Sequence[BenchmarkRow], n_samples: int, seed: int
 ) -> list[BenchmarkRow]:
-    """`n_samples` of `rows` by lasagna-synth's seeded draw (by question, no quotas)."""
-    from lasagna_synth import sample_benchmark
+    """`n_samples` of `rows` by the engine's seeded draw (by question, no quotas)."""
+    from lasagna_cli.engine.benchmarks import sample_benchmark
 
     assert data.loaded is not None
     kept = {row.id for row in rows}

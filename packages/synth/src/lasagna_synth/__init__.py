@@ -10,22 +10,17 @@ Heavy dependencies (unstructured, pdfminer, nltk, numpy, tiktoken, lasagna_judge
 are imported by the functions that need them, not here.
 """
 
-from lasagna_synth._adapters._model import (
-    MISSING_ANSWER,
-    BenchmarkDocument,
-    BenchmarkFileError,
-    BenchmarkQuestion,
-    BenchmarkSpec,
-    LoadedBenchmark,
+from lasagna_synth._atomic import TEMP_PREFIX, atomic_writer, write_bytes_atomic
+from lasagna_synth._chunking import (
+    CHUNKERS,
+    DEFAULT_CHUNK_WORDS,
+    MIN_WORDS,
+    Chunker,
+    check_chunking,
+    chunk_document,
+    chunk_documents,
+    describe_chunker,
 )
-from lasagna_synth._adapters._registry import (
-    benchmark_names,
-    get_benchmark_spec,
-    is_benchmark,
-    list_benchmarks,
-    load_benchmark,
-)
-from lasagna_synth._chunking import CHUNKERS, DEFAULT_CHUNK_WORDS, MIN_WORDS, chunk_documents
 from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._estimate import Estimate, estimate
@@ -40,10 +35,18 @@ from lasagna_synth._langchain import (
 from lasagna_synth._loading import iter_corpus, load_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
 from lasagna_synth._naming import dataset_name, passage_id
+from lasagna_synth._pdf import pdf_reader_identity
 from lasagna_synth._plan import Plan, PlanItem, plan
 from lasagna_synth._prompts import PROMPTS
-from lasagna_synth._rows import TRACKS, BenchmarkData, BenchmarkRow, TrackSupport
-from lasagna_synth._sampling import SAMPLE_MODES, Sample, sample_benchmark, write_sample
+from lasagna_synth._rows import (
+    TRACKS,
+    BenchmarkData,
+    BenchmarkRow,
+    CorpusProvenance,
+    Track,
+    TrackSupport,
+)
+from lasagna_synth._tokens import cl100k_base, count_tokens
 from lasagna_synth._validate import DataError
 
 __all__ = [
@@ -53,55 +56,52 @@ __all__ = [
     "DEFAULT_MIX",
     "DROP_REASONS",
     "MIN_WORDS",
-    "MISSING_ANSWER",
     "PROMPTS",
     "QUESTION_TYPES",
-    "SAMPLE_MODES",
+    "TEMP_PREFIX",
     "TRACKS",
     "BenchmarkData",
-    "BenchmarkDocument",
-    "BenchmarkFileError",
-    "BenchmarkQuestion",
     "BenchmarkRow",
-    "BenchmarkSpec",
+    "Chunker",
     "Corpus",
+    "CorpusProvenance",
     "DataError",
     "Document",
     "DocumentInfo",
     "Estimate",
-    "LoadedBenchmark",
     "Mix",
     "Passage",
     "Plan",
     "PlanItem",
-    "Sample",
     "Skipped",
     "SynthError",
     "SynthUsageError",
     "Synthesis",
+    "Track",
     "TrackSupport",
-    "benchmark_names",
+    "atomic_writer",
+    "check_chunking",
+    "chunk_document",
     "chunk_documents",
+    "cl100k_base",
     "corpus_to_documents",
+    "count_tokens",
     "dataset_name",
+    "describe_chunker",
     "document_to_passage",
     "estimate",
     "generate",
-    "get_benchmark_spec",
-    "is_benchmark",
     "iter_corpus",
-    "list_benchmarks",
-    "load_benchmark",
     "load_corpus",
     "load_data",
     "make_row",
     "parse_mix",
     "passage_id",
     "passage_to_document",
+    "pdf_reader_identity",
     "plan",
-    "sample_benchmark",
     "supported_suffixes",
     "synthesize",
+    "write_bytes_atomic",
     "write_jsonl",
-    "write_sample",
 ]

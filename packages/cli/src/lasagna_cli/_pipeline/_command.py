@@ -36,8 +36,8 @@ from lasagna_cli._pipeline._report import (
 from lasagna_cli._store import open_result_folder, read_json
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.benchmarks import BenchmarkSpec
     from lasagna_judge import LLM, Rubric
-    from lasagna_synth import BenchmarkSpec
 
 Step = Literal["all", "gen", "eval", "del"]
 STEPS: tuple[Step, ...] = ("all", "gen", "eval", "del")
@@ -143,7 +143,7 @@ def _text_cache() -> Path:
 def run_pipeline(options: PipelineOptions) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
     step = _check(options)
-    from lasagna_synth import get_benchmark_spec
+    from lasagna_cli.engine.benchmarks import get_benchmark_spec
 
     spec = get_benchmark_spec(options.name)
     out = options.out
@@ -181,7 +181,7 @@ def run_pipeline(options: PipelineOptions) -> None:
 def _stage_gen(spec: BenchmarkSpec, options: PipelineOptions) -> int:
     from lasagna_cli._pipeline._gen import GenSettings, gen_config, run_gen
     from lasagna_cli._pipeline._index import build_index, data_revision, load_index
-    from lasagna_synth import load_benchmark
+    from lasagna_cli.engine.benchmarks import load_benchmark
 
     assert options.data_dir is not None
     out = options.out
@@ -448,12 +448,12 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
 
     data_dir: Path | None = options.get("data_dir")
     with user_errors():
-        from lasagna_synth import is_benchmark
+        from lasagna_cli.engine.benchmarks import is_benchmark
 
         if Path(path).exists() or not is_benchmark(path):
             given = [name for name in _PIPELINE_ONLY if _given(ctx, name)]
             if given:
-                from lasagna_synth import benchmark_names
+                from lasagna_cli.engine.benchmarks import benchmark_names
 
                 hint = "; -n N draws questions from your data" if "max_queries" in given else ""
                 raise CliError(

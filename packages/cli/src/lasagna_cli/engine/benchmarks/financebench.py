@@ -23,9 +23,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import expect, expect_lists, read_jsonl, write_text_atomic
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import expect, expect_lists, read_jsonl, write_text_atomic
+from lasagna_cli.engine.benchmarks._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
@@ -34,6 +34,7 @@ from lasagna_synth._adapters._model import (
     ReadOptions,
     Subset,
 )
+from lasagna_synth import pdf_reader_identity
 
 QUESTIONS_FILE = "financebench_open_source.jsonl"
 DOCUMENTS_FILE = "financebench_document_information.jsonl"
@@ -122,28 +123,13 @@ def _pages_document(doc_name: str, pages: dict[int, str]) -> str:
 
 def _read_pdf(path: Path) -> tuple[str | None, str]:
     """The PDF's text through lasagna-synth's loader, or None and the reason."""
-    from lasagna_synth._loading import load_corpus
+    from lasagna_synth import load_corpus
 
     corpus = load_corpus(path)
     if corpus.documents:
         return corpus.documents[0].text, ""
     reason = corpus.skipped[0].reason if corpus.skipped else "no text"
     return None, reason
-
-
-def _reader_identity() -> bytes:
-    """Besides the file, what decides a PDF's text: pdfminer's version and the source of
-    lasagna-synth's loader and PDF reader (an edited reader makes new cache keys)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from lasagna_synth import _loading, _pdf
-
-    try:
-        parts = [f"pdfminer.six {version('pdfminer.six')}".encode()]
-    except PackageNotFoundError:
-        parts = [b"pdfminer.six missing"]
-    parts += [Path(str(module.__file__)).read_bytes() for module in (_loading, _pdf)]
-    return b"\x00".join(parts)
 
 
 def _pdf_text(path: Path, options: ReadOptions) -> tuple[str | None, str, bool]:
@@ -157,7 +143,7 @@ def _pdf_text(path: Path, options: ReadOptions) -> tuple[str | None, str, bool]:
     cache = options.text_cache
     if cache is None:
         return (*_read_pdf(path), False)
-    digest = hashlib.sha256(_reader_identity())
+    digest = hashlib.sha256(pdf_reader_identity())
     with path.open("rb") as handle:
         digest.update(hashlib.file_digest(handle, "sha256").digest())
     cached = cache / f"{digest.hexdigest()}.txt"
@@ -172,7 +158,7 @@ def _pdf_text(path: Path, options: ReadOptions) -> tuple[str | None, str, bool]:
     return text, reason, False
 
 
-class FinanceBenchAdapter(AdapterBase):
+class FinanceBenchAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def _questions_file(self, source: Path, split: str) -> Path:

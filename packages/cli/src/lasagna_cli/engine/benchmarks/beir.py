@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import read_jsonl, write_bytes_atomic, write_text_atomic
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import read_jsonl, write_bytes_atomic, write_text_atomic
+from lasagna_cli.engine.benchmarks._model import (
     BenchmarkDocument,
     BenchmarkFileError,
     BenchmarkQuestion,
@@ -78,11 +78,11 @@ def _check_folder(source: Path, split: str) -> None:
             )
 
 
-class BeirAdapter(AdapterBase):
+class BeirAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
-        from lasagna_synth._formats import load_data
+        from lasagna_synth import load_data
 
         _check_folder(source, split)
         # Judgments naming a missing document or query are dropped, and the note says how

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from lasagna_synth._errors import SynthUsageError
+from lasagna_cli.engine._errors import EngineUsageError
 
 #: What the generator must write when the context does not answer the question; the
 #: references of unanswerable questions say the same, so the refusal check can pair them.
@@ -22,7 +22,7 @@ MISSING_ANSWER = "Not mentioned"
 MISSING_RULE = f'If the context does not contain the answer, write "{MISSING_ANSWER}".'
 
 
-class BenchmarkFileError(SynthUsageError):
+class BenchmarkFileError(EngineUsageError):
     """A benchmark file is missing or not where --data-dir points: a usage error."""
 
 

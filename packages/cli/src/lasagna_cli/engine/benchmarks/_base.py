@@ -1,22 +1,40 @@
-"""What every adapter does the same way: find the split's file, and pack what it read into
-a `LoadedBenchmark`."""
+"""The base class of benchmark adapters: what every adapter does the same way (find the
+split's file, pack what it read into a `LoadedBenchmark`), and the two methods each one
+writes for its own raw format."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from lasagna_synth._adapters._files import find_file
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._files import find_file
+from lasagna_cli.engine.benchmarks._model import (
     BenchmarkDocument,
     BenchmarkQuestion,
     BenchmarkSpec,
     LoadedBenchmark,
+    ReadOptions,
+    Subset,
 )
 
 
-class AdapterBase:
+class BenchmarkAdapter(ABC):
+    """Subclass it to add a benchmark: set `spec`, write `load` and `write_subset`, and
+    register an instance (`register_benchmark`, or the `lasagna.benchmarks` entry-point
+    group). Nothing is downloaded: `load` reads files the user already has, and a missing
+    one is a `BenchmarkFileError` (see `find`)."""
+
     spec: BenchmarkSpec
+
+    @abstractmethod
+    def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
+        """Read the split from `source` (a folder, or the split's file itself)."""
+
+    @abstractmethod
+    def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
+        """Write the kept documents and questions to `out_dir` in the raw format, so that
+        `load(out_dir, split, ...)` reads exactly that subset. Returns the files written."""
 
     def find(
         self, source: Path, split: str, names: Sequence[str], patterns: Sequence[str] = ()

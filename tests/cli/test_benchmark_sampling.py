@@ -14,16 +14,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lasagna_synth import (
-    SynthError,
+from lasagna_cli.engine.benchmarks import (
+    EngineUsageError,
+    SamplingUsageError,
     get_benchmark_spec,
     load_benchmark,
     sample_benchmark,
     write_sample,
 )
-from lasagna_synth._sampling import category_quotas, seeded_order
+from lasagna_cli.engine.benchmarks._sampling import category_quotas, seeded_order
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "synth" / "fixtures"
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "datasets"
 
 
@@ -79,7 +80,7 @@ def test_seeded_order_is_pinned_across_machines_and_versions() -> None:
 def test_sampling_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     script = (
         "import sys, json\n"
-        "from lasagna_synth import load_benchmark, sample_benchmark\n"
+        "from lasagna_cli.engine.benchmarks import load_benchmark, sample_benchmark\n"
         f"b = load_benchmark('qasper', {str(FIXTURES / 'qasper')!r}, 'dev')\n"
         "s = sample_benchmark(b, sample_size=2, seed=3)\n"
         "print(json.dumps([s.doc_ids, s.question_ids]))\n"
@@ -167,9 +168,9 @@ def test_beir_samples_queries_and_keeps_the_corpus() -> None:
     sample = sample_benchmark(bench, sample_size=2, unit="question", seed=42)
     assert len(sample.question_ids) == 2
     assert sample.doc_ids == ("d1", "d2", "d3", "d4")
-    with pytest.raises(SynthError, match="--sample-size") as info:
+    with pytest.raises(SamplingUsageError, match="--sample-size") as info:
         sample_benchmark(bench, num_docs=1, unit="question")
-    assert getattr(info.value, "exit_code", 1) == 2
+    assert isinstance(info.value, EngineUsageError)
 
 
 @pytest.mark.parametrize(
@@ -182,9 +183,9 @@ def test_beir_samples_queries_and_keeps_the_corpus() -> None:
     ],
 )
 def test_bad_arguments_are_usage_errors(kwargs: dict[str, object], message: str) -> None:
-    with pytest.raises(SynthError, match=message) as info:
+    with pytest.raises(SamplingUsageError, match=message) as info:
         sample_benchmark(locomo(), **kwargs)  # type: ignore[arg-type]
-    assert getattr(info.value, "exit_code", 1) == 2
+    assert isinstance(info.value, EngineUsageError)
 
 
 # ------------------------------------------------------------------ written subsets
@@ -247,7 +248,7 @@ def test_a_beir_sample_keeps_the_corpus_byte_for_byte(tmp_path: Path) -> None:
 def test_writing_over_the_raw_files_is_refused() -> None:
     bench = locomo()
     sample = sample_benchmark(bench, sample_size=2)
-    with pytest.raises(SynthError, match="overwrite the raw files"):
+    with pytest.raises(SamplingUsageError, match="overwrite the raw files"):
         write_sample(sample, bench, FIXTURES / "locomo", FIXTURES / "locomo")
 
 

@@ -20,15 +20,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import (
     dump_json,
     expect,
     expect_lists,
     read_json,
     write_text_atomic,
 )
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
@@ -106,7 +106,7 @@ def _references(qa: dict[str, Any]) -> tuple[str, ...]:
     return tuple(refs)
 
 
-class SquadAdapter(AdapterBase):
+class SquadAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def _split_file(self, source: Path, split: str) -> Path:

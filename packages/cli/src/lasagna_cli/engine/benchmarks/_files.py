@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._model import BenchmarkFileError
-from lasagna_synth._atomic import write_bytes_atomic as write_bytes_atomic  # for the adapters
-from lasagna_synth._errors import SynthError
+from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine.benchmarks._model import BenchmarkFileError
+from lasagna_synth import write_bytes_atomic as write_bytes_atomic  # for the adapters
 
 
 def find_file(
@@ -57,7 +57,7 @@ def read_json(path: Path, *, benchmark: str) -> Any:
         with path.open("rb") as handle:
             return json.load(handle)
     except ValueError as exc:
-        raise SynthError(
+        raise EngineError(
             f"{benchmark}: {path} is not valid JSON ({exc}); re-download the file"
         ) from None
 
@@ -72,7 +72,7 @@ def read_jsonl(path: Path, *, benchmark: str) -> list[tuple[int, str, Any]]:
             try:
                 rows.append((number, line.rstrip("\n"), json.loads(line)))
             except ValueError as exc:
-                raise SynthError(
+                raise EngineError(
                     f"{benchmark}: {path} line {number} is not a JSON object ({exc}); "
                     "re-download the file"
                 ) from None
@@ -91,7 +91,7 @@ def decode_text(data: bytes, fallback: str = "cp1252") -> str:
 
 def expect(condition: bool, message: str) -> None:
     if not condition:
-        raise SynthError(message)
+        raise EngineError(message)
 
 
 def expect_lists(record: Any, keys: Sequence[str], where: str) -> None:

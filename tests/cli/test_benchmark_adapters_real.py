@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lasagna_synth import MISSING_ANSWER, load_benchmark
+from lasagna_cli.engine.benchmarks import MISSING_ANSWER, load_benchmark
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "datasets"
 
@@ -68,7 +68,7 @@ def test_syllabusqa_test_split() -> None:
 
 
 def test_syllabusqa_val_split_has_no_syllabus_texts_here() -> None:
-    from lasagna_synth import BenchmarkFileError
+    from lasagna_cli.engine.benchmarks import BenchmarkFileError
 
     with pytest.raises(BenchmarkFileError, match="syllabi_text_val"):
         load_benchmark("syllabusqa", need("syllabusqa"), "val")
@@ -141,7 +141,7 @@ def test_beir_arcd_drops_unknown_judgments_and_says_so() -> None:
 
 
 def test_beir_folder_without_corpus_names_it() -> None:
-    from lasagna_synth import BenchmarkFileError
+    from lasagna_cli.engine.benchmarks import BenchmarkFileError
 
     with pytest.raises(BenchmarkFileError, match=r"corpus\.jsonl is missing"):
         load_benchmark("beir", need("beir", "scifact"))

@@ -21,15 +21,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import (
     decode_text,
     dump_json,
     expect,
     read_json,
     write_text_atomic,
 )
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkFileError,
@@ -176,7 +176,7 @@ def _question_id(split: str, number: int, record: dict[str, Any]) -> str:
     return str(raw) if raw not in (None, "") else f"{split}/row{number}"
 
 
-class SyllabusQAAdapter(AdapterBase):
+class SyllabusQAAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def _split_file(self, source: Path, split: str) -> Path:

@@ -9,17 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from lasagna_synth import (
+from lasagna_cli.engine.benchmarks import (
     MISSING_ANSWER,
     BenchmarkFileError,
-    SynthError,
+    EngineError,
+    EngineUsageError,
+    UnknownBenchmarkError,
     benchmark_names,
     get_benchmark_spec,
     list_benchmarks,
     load_benchmark,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures"
+# The adapters' fixtures stay beside lasagna-synth's tests, where the CLI's tests read them too.
+FIXTURES = Path(__file__).resolve().parents[1] / "synth" / "fixtures"
 
 
 def by_id(bench: object) -> dict[str, object]:
@@ -42,15 +45,15 @@ def test_registry_lists_every_benchmark_with_licence_citation_splits_and_categor
 
 
 def test_unknown_benchmark_is_a_usage_error_with_a_suggestion() -> None:
-    with pytest.raises(SynthError, match="did you mean 'locomo'") as info:
+    with pytest.raises(UnknownBenchmarkError, match="did you mean 'locomo'") as info:
         load_benchmark("locomoo", FIXTURES / "locomo")
-    assert getattr(info.value, "exit_code", 1) == 2
+    assert isinstance(info.value, EngineUsageError)
 
 
 def test_unknown_split_names_the_splits() -> None:
-    with pytest.raises(SynthError, match="train, val, test") as info:
+    with pytest.raises(UnknownBenchmarkError, match="train, val, test") as info:
         load_benchmark("syllabusqa", FIXTURES / "syllabusqa", "dev")
-    assert getattr(info.value, "exit_code", 1) == 2
+    assert isinstance(info.value, EngineUsageError)
 
 
 def test_prompt_has_context_category_instruction_missing_rule_and_question() -> None:
@@ -136,19 +139,20 @@ def test_missing_file_says_which_and_where_to_get_it(tmp_path: Path) -> None:
     message = str(info.value)
     assert "locomo10.json" in message and str(tmp_path) in message
     assert "https://github.com/snap-research/LoCoMo" in message
-    assert info.value.exit_code == 2
+    assert isinstance(info.value, EngineUsageError)
     with pytest.raises(BenchmarkFileError, match="does not exist"):
         load_benchmark("qasper", tmp_path / "nowhere")
 
 
 def test_malformed_raw_file_is_a_data_error(tmp_path: Path) -> None:
     (tmp_path / "locomo10.json").write_text('{"conversations": 3}')
-    with pytest.raises(SynthError, match="sample_id, conversation and qa") as info:
+    with pytest.raises(EngineError, match="sample_id, conversation and qa") as info:
         load_benchmark("locomo", tmp_path)
-    assert getattr(info.value, "exit_code", 1) == 1
+    assert not isinstance(info.value, EngineUsageError)
     (tmp_path / "locomo10.json").write_text("[1, 2")
-    with pytest.raises(SynthError, match="not valid JSON"):
+    with pytest.raises(EngineError, match="not valid JSON") as info:
         load_benchmark("locomo", tmp_path)
+    assert not isinstance(info.value, EngineUsageError)
 
 
 # -------------------------------------------------------------------------- SyllabusQA
@@ -414,11 +418,11 @@ def _replaced(value: object, path: tuple[object, ...], new: object) -> object:
         ("financebench", "financebench/financebench_open_source.jsonl", "open_source"),
     ],
 )
-def test_a_wrong_type_anywhere_in_a_raw_file_is_one_synth_error(
+def test_a_wrong_type_anywhere_in_a_raw_file_is_one_engine_error(
     tmp_path: Path, name: str, file: str, split: str
 ) -> None:
     # Any value replaced by a value of another type: the adapter reads it, or says in one
-    # line what is wrong where (SynthError); never a TypeError or AttributeError.
+    # line what is wrong where (EngineError); never a TypeError or AttributeError.
     source = FIXTURES / file
     jsonl = source.suffix == ".jsonl"
     text = source.read_text(encoding="utf-8")
@@ -432,5 +436,5 @@ def test_a_wrong_type_anywhere_in_a_raw_file_is_one_synth_error(
                 target.write_text("\n".join(lines), encoding="utf-8")
             else:
                 target.write_text(json.dumps(changed), encoding="utf-8")
-            with contextlib.suppress(SynthError):
+            with contextlib.suppress(EngineError):
                 load_benchmark(name, target, split, with_text=False)

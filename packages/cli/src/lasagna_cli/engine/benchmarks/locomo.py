@@ -24,9 +24,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lasagna_synth._adapters._base import AdapterBase
-from lasagna_synth._adapters._files import dump_json, expect, read_json, write_text_atomic
-from lasagna_synth._adapters._model import (
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._files import dump_json, expect, read_json, write_text_atomic
+from lasagna_cli.engine.benchmarks._model import (
     MISSING_ANSWER,
     BenchmarkDocument,
     BenchmarkQuestion,
@@ -190,7 +190,7 @@ def _evidence(raw: Any, known: set[str], stats: _EvidenceStats) -> tuple[str, ..
     return tuple(ids)
 
 
-class LocomoAdapter(AdapterBase):
+class LocomoAdapter(BenchmarkAdapter):
     spec = SPEC
 
     def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:

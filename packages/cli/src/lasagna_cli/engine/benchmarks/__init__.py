@@ -1,0 +1,72 @@
+"""Public benchmarks as data sources of the engine: adapters, the registry, seeded sampling.
+
+    from lasagna_cli.engine.benchmarks import load_benchmark, sample_benchmark, write_sample
+    bench = load_benchmark("locomo", "data/locomo")          # nothing is downloaded
+    sample = sample_benchmark(bench, sample_size=100, seed=42)
+    write_sample(sample, bench, "data/locomo", "runs/locomo-sample")
+
+An adapter reads one benchmark's own raw files into documents and questions (`load`) and
+writes a subset of them in the same format (`write_subset`). Six are built in (LoCoMo,
+SyllabusQA, Qasper, FinanceBench, SQuAD v2.0, BEIR); add one by subclassing
+`BenchmarkAdapter` and passing an instance to `register_benchmark`, or from an installed
+package through the `lasagna.benchmarks` entry-point group (an adapter class or instance).
+"""
+
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine.benchmarks._base import BenchmarkAdapter
+from lasagna_cli.engine.benchmarks._model import (
+    MISSING_ANSWER,
+    Adapter,
+    BenchmarkDocument,
+    BenchmarkFileError,
+    BenchmarkQuestion,
+    BenchmarkSpec,
+    LoadedBenchmark,
+    ReadOptions,
+    Subset,
+)
+from lasagna_cli.engine.benchmarks._registry import (
+    ENTRY_POINT_GROUP,
+    UnknownBenchmarkError,
+    benchmark_names,
+    get_benchmark_spec,
+    is_benchmark,
+    list_benchmarks,
+    load_benchmark,
+    register_benchmark,
+)
+from lasagna_cli.engine.benchmarks._sampling import (
+    SAMPLE_MODES,
+    Sample,
+    SamplingUsageError,
+    sample_benchmark,
+    write_sample,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MISSING_ANSWER",
+    "SAMPLE_MODES",
+    "Adapter",
+    "BenchmarkAdapter",
+    "BenchmarkDocument",
+    "BenchmarkFileError",
+    "BenchmarkQuestion",
+    "BenchmarkSpec",
+    "EngineError",
+    "EngineUsageError",
+    "LoadedBenchmark",
+    "ReadOptions",
+    "Sample",
+    "SamplingUsageError",
+    "Subset",
+    "UnknownBenchmarkError",
+    "benchmark_names",
+    "get_benchmark_spec",
+    "is_benchmark",
+    "list_benchmarks",
+    "load_benchmark",
+    "register_benchmark",
+    "sample_benchmark",
+    "write_sample",
+]

@@ -1,1 +1,0 @@
-"""Adapters for public benchmarks: one module per benchmark, and the registry."""
