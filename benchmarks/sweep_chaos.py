@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli._store import TEMP_PREFIX  # the runner's own name for temporary files
+from lasagna_synth import TEMP_PREFIX  # the one atomic writer's temporary files
 
 SETUPS = ("alpha", "beta", "gamma", "delta")
 

@@ -92,26 +92,34 @@ async def baseline(base_url: str, n: int, parallel: int) -> float:
 def sweep_in_process(
     paths: tuple[Path, Path, Path], output: Path, parallel: int
 ) -> tuple[float, int]:
-    from lasagna_cli._cmd_sweep import make_setup_llms
-    from lasagna_cli._sweep._config import load_config
-    from lasagna_cli._sweep._datasets import load_datasets
-    from lasagna_cli._sweep._runner import SweepContext, plan_tasks, run_sweep
-    from lasagna_cli._sweep._setups import load_setups
+    """The same tasks through the engine's runner in this process (kag's door, its store)."""
+    from lasagna_cli.commands._sweep import make_setup_llms
+    from lasagna_cli.engine._executor import LocalExecutor
+    from lasagna_cli.engine._runner import Models, RunOptions, execute
+    from lasagna_cli.engine._system_tasks import SystemState
+    from lasagna_cli.engine.kag import KagStore, load_sweep, sweep_tasks
 
-    datasets = load_datasets(paths[0])
-    config = load_config(paths[2])
-    setups = load_setups(paths[1], config, datasets)
-    tasks = plan_tasks(datasets, setups, output, "")
-    llms = make_setup_llms(list(setups.values()), parallel)
-    context = SweepContext(llms)
-    counts = {"done": 0, "failed": 0}
+    sweep = load_sweep(paths[0], paths[1], paths[2], [], {})
+    tasks = sweep_tasks(sweep.plan)
+    llms = make_setup_llms(list(sweep.setups.values()), parallel)
+    counts = {"done": 0, "failed": 0, "skipped": 0}
 
     def on_status(status: str) -> None:
         counts[status] += 1
 
     async def main() -> float:
         start = time.perf_counter()
-        await run_sweep(tasks, context, parallel=parallel, on_status=on_status)
+        await execute(
+            sweep.plan,
+            tasks,
+            KagStore(output, "", sweep.setups),
+            LocalExecutor(parallel),
+            Models(lambda spec, role: llms[spec.key]),
+            RunOptions(concurrency=parallel, retry_failed=False, probe_systems=False),
+            SystemState(),
+            on_progress=on_status,
+            say=lambda line: None,
+        )
         seconds = time.perf_counter() - start
         for llm in llms.values():
             await llm.aclose()

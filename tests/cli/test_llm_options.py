@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lasagna_cli._errors import USAGE_ERROR, CliError
-from lasagna_cli._llm_options import ENV_VARIABLES, build_llm, load_prices
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError
+from lasagna_cli.commands._llm import ENV_VARIABLES, build_llm, load_prices
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer
 

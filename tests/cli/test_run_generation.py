@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli._llm_options import ENV_VARIABLES
+from lasagna_cli.commands._llm import ENV_VARIABLES
 from lasagna_judge.testing import FakeLLMServer, Fault
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "data"

@@ -262,12 +262,14 @@ OUTCOMES = ("correct", "incorrect", "unanswered", "error", "missing")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(OUTCOMES), min_size=1, max_size=30))
 def test_mcq_ratios_are_bounded_and_add_up(outcomes: list[str]) -> None:
-    from lasagna_cli._sweep._datasets import Question
-    from lasagna_cli._sweep._stats import Result, summarize
+    from lasagna_cli.engine._data import Question
+    from lasagna_cli.engine.kag import Result, summarize
 
     options = {"a": "x", "b": "y"}
     questions = {
-        f"q{i}": Question("d", f"q{i}", "?", options=options, answer="a")
+        f"q{i}": Question(
+            f"q{i}", "?", options=options, correct_option="a", metadata={"dataset": "d"}
+        )
         for i in range(len(outcomes))
     }
     text = {"correct": "a", "incorrect": "(b) y", "unanswered": "no idea"}

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from lasagna_cli._store import (
+from lasagna_cli.engine._store import (
     TEMP_PREFIX,
     dump_json,
     dump_task_json,
     is_finished,
-    open_result_folder,
+    open_folder,
     read_json,
     remove_stale_temp_files,
     write_json_atomic,
@@ -59,18 +59,18 @@ def test_stale_temp_files_from_a_killed_writer_are_removed(tmp_path: Path) -> No
 
 
 def test_a_result_folder_is_made_and_cleared_or_refused_in_one_line(tmp_path: Path) -> None:
-    from lasagna_cli._errors import USAGE_ERROR, CliError
+    from lasagna_cli.engine._errors import EngineUsageError
 
     folder = tmp_path / "runs" / "a"
-    assert open_result_folder(folder, "-o") == 0 and folder.is_dir()
+    assert open_folder(folder, "-o a") == 0 and folder.is_dir()
     (folder / f"{TEMP_PREFIX}x").write_text("half")
     (folder / "kept.json").write_text("{}")
-    assert open_result_folder(folder, "-o") == 1
+    assert open_folder(folder, "-o a") == 1
     assert os.listdir(folder) == ["kept.json"]
     (tmp_path / "file").write_text("")
-    with pytest.raises(CliError) as caught:
-        open_result_folder(tmp_path / "file" / "out", "--output", "the run folder")
-    assert caught.value.exit_code == USAGE_ERROR
+    with pytest.raises(EngineUsageError) as caught:
+        out = tmp_path / "file" / "out"
+        open_folder(out, f"--output {out}", "the run folder")
     assert str(caught.value).startswith(
         f"--output {tmp_path / 'file' / 'out'}: cannot create the run folder ("
     )

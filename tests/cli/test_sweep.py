@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli._store import TEMP_PREFIX
 from lasagna_judge.testing import FakeLLMServer, Fault
+from lasagna_synth import TEMP_PREFIX
 
 DATASETS: dict[str, Any] = {
     "facts": {
@@ -467,17 +467,13 @@ def test_progress_summary_counts_to_stderr(tmp_path: Path, server: Any) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(min_size=1), st.dictionaries(st.text(min_size=1, max_size=3), st.text(), max_size=4))
 def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str]) -> None:
-    from lasagna_cli._sweep._config import BUILTIN_PROVIDERS
-    from lasagna_cli._sweep._datasets import Question
-    from lasagna_cli._sweep._prompts import build_messages
-    from lasagna_cli._sweep._setups import Setup
+    from lasagna_cli.engine._config import PromptSpec
+    from lasagna_cli.engine._data import Question
+    from lasagna_cli.engine._prompts import build_messages
 
-    setup = Setup(
-        "s", BUILTIN_PROVIDERS["local"], "m", None, None, "sys {{CHOICE}}", "<{{INPUT}}>",
-        None, None, None,
-    )  # fmt: skip
-    question = Question("d", "q", text, options=options or None, answer=None)
-    system, user = build_messages(setup, question)
+    prompt = PromptSpec("template", "sys {{CHOICE}}", "<{{INPUT}}>")
+    question = Question("q", text, options=options or None)
+    system, user = build_messages(prompt, question, ())
     assert user == {"role": "user", "content": f"<{text}>"}
     choices = "\n".join(f"{k}: {v}" for k, v in options.items())
     assert system == {"role": "system", "content": f"sys {choices}"}

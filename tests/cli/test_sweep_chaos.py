@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-from lasagna_cli._store import TEMP_PREFIX
 from lasagna_judge.testing import FakeLLMServer
+from lasagna_synth import TEMP_PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 

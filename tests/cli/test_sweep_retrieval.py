@@ -9,8 +9,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli._sweep._config import load_config
-from lasagna_cli._sweep._corpus import build_indexes
+from lasagna_cli.engine._bm25 import BM25Index
+from lasagna_cli.engine.kag import load_config, load_databases
 from lasagna_judge.testing import FakeLLMServer
 
 WORDS = " ".join(f"filler{i}" for i in range(30))
@@ -142,17 +142,20 @@ def test_each_database_is_indexed_once_however_many_setups_name_it(tmp_path: Pat
     root = make_folder(tmp_path, "http://127.0.0.1:9/v1")
     config = load_config(root / "config.toml")
     town, kitchen = config.databases["town"], config.databases["kitchen"]
-    indexes = build_indexes([town, kitchen, town, town])
-    assert list(indexes) == ["town", "kitchen"]
-    assert sorted(indexes["town"].texts) == ["ferry.txt#0", "harbour.md#0", "notes/food.md#0"]
-    assert indexes["town"].search("smoked herring", 1)[0][0] == "notes/food.md#0"
+    corpora = load_databases([town, kitchen, town, town])
+    assert list(corpora) == ["town", "kitchen"]
+    texts = corpora["town"].texts
+    assert sorted(texts) == ["ferry.txt#0", "harbour.md#0", "notes/food.md#0"]
+    index = BM25Index.build(list(texts), list(texts.values()))
+    assert index.search("smoked herring", 1)[0][0] == "notes/food.md#0"
 
 
 def test_a_database_without_passages_is_refused_before_any_call(tmp_path: Path) -> None:
     with FakeLLMServer(reply="x") as server:
         root = make_folder(tmp_path, server.base_url)
+        # A document too short for a window is searched whole; one with no text is nothing.
         for path in (root / "docs").rglob("*.*"):
-            path.write_text("too short")
+            path.write_text("")
         result = run(root)
         assert result.exit_code == 1
         assert "database 'town': no passage in" in result.output
@@ -161,23 +164,26 @@ def test_a_database_without_passages_is_refused_before_any_call(tmp_path: Path) 
 
 def test_the_example_files_are_valid_and_index() -> None:
     """examples/sweep, which the README runs against local/smollm2, parses and indexes."""
-    from lasagna_cli._sweep._datasets import load_datasets
-    from lasagna_cli._sweep._runner import plan_tasks
-    from lasagna_cli._sweep._setups import load_setups
+    from lasagna_cli.engine.kag import load_datasets, load_setups, load_sweep, sweep_tasks
 
     folder = Path(__file__).resolve().parents[2] / "examples" / "sweep"
     datasets = load_datasets(folder / "datasets.json")
     config = load_config(folder / "config.toml")
-    setups = load_setups(folder / "setups.toml", config, datasets)
-    assert {s.model_id for s in setups.values()} == {"local/smollm2"}
+    setups = load_setups(folder / "setups.toml", config, datasets, {})
+    assert {s.generator.name for s in setups.values() if s.generator} == {"local/smollm2"}
     assert any(q.is_mcq for d in datasets.values() for q in d.values())
     assert any(q.references for d in datasets.values() for q in d.values())
-    assert "{{RETRIEVAL}}" in setups["rag-harbour"].system_prompt
-    assert len(plan_tasks(datasets, setups, Path("out"), "")) == 18
-    indexes = build_indexes(s.database for s in setups.values() if s.database is not None)
-    hits = indexes["harbour-docs"].search("ferry crossing Skerra", 1)
-    assert hits[0][0].startswith("skerra-ferry.txt#")
-    assert indexes["pasta-corpus"].search("pesto", 1)[0][0] == "pesto"
+    assert "{{RETRIEVAL}}" in setups["rag-harbour"].prompt.system
+    sweep = load_sweep(folder / "datasets.json", folder / "setups.toml", None, [], {})
+    assert len(sweep_tasks(sweep.plan)) == 18
+    corpora = load_databases(s.database for s in setups.values() if s.database is not None)
+
+    def search(name: str, query: str) -> str:
+        texts = corpora[name].texts
+        return BM25Index.build(list(texts), list(texts.values())).search(query, 1)[0][0]
+
+    assert search("harbour-docs", "ferry crossing Skerra").startswith("skerra-ferry.txt#")
+    assert search("pasta-corpus", "pesto") == "pesto"
 
 
 def test_a_beir_database_is_its_corpus_whatever_its_qrels_name(tmp_path: Path) -> None:
@@ -186,8 +192,9 @@ def test_a_beir_database_is_its_corpus_whatever_its_qrels_name(tmp_path: Path) -
     root = make_folder(tmp_path, "http://127.0.0.1:9/v1")
     (root / "beir" / "qrels" / "test.tsv").write_text("q1\td1\t1\nq9\td1\t1\nq1\tgone\t1\n")
     config = load_config(root / "config.toml")
-    index = build_indexes([config.databases["kitchen"]])["kitchen"]
-    assert sorted(index.texts) == ["d1", "d2"]
+    corpus = load_databases([config.databases["kitchen"]])["kitchen"]
+    assert sorted(corpus.texts) == ["d1", "d2"]
+    index = BM25Index.build(list(corpus.texts), list(corpus.texts.values()))
     assert index.search("pesto basil", 1)[0][0] == "d2"
     (root / "beir" / "corpus.jsonl").unlink()
     with FakeLLMServer(reply="x") as server:

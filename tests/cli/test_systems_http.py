@@ -193,7 +193,7 @@ def test_a_slow_flaky_system_fails_per_item_and_is_never_scored_as_wrong(
     assert 2 <= flaky_system.max_in_flight <= 6
     assert elapsed < 14 * 0.15 + 2 * 1.5 + 1.5  # far from one question at a time
     # The contract: what was posted, and how.
-    assert flaky_system.bodies[0] == {"question": ROWS["q01"].question, "id": "q01", "top_k": 10}
+    assert flaky_system.bodies[0] == {"question": ROWS["q01"].question, "id": "q01", "top_k": 5}
     assert all(h["Content-Type"] == "application/json" for h in flaky_system.headers)
     assert found["setup"]["system"] == {
         "kind": "http",
@@ -333,4 +333,4 @@ def test_the_example_server_serves_the_contract(tmp_path: Path) -> None:
             server.stdout.close()
     (found,) = results_of(out)
     assert found["setup"]["tracks"] == ["retrieval", "generation"]
-    assert found["metrics"]["retrieval"]["hit_rate@10"]["mean"] == 1.0  # texts matched to ids
+    assert found["metrics"]["retrieval"]["hit_rate@5"]["mean"] == 1.0  # texts matched to ids

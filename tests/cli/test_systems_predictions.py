@@ -93,7 +93,7 @@ def test_the_example_predictions_file(tmp_path: Path) -> None:
         "missing": 0,
     }
     # Passage texts (and q05's document id) were mapped to the pooled corpus' ids.
-    reference = trec_eval(found["per_query"], 10)
+    reference = trec_eval(found["per_query"], 5)  # the default top-k
     for query in found["per_query"]:
         if query["id"] in reference:
             for metric, value in reference[query["id"]].items():
@@ -194,7 +194,7 @@ def test_allow_missing_counts_and_reports_them_and_never_scores_them_as_zero(
     assert by_id["q02"]["missing"] == "2 predictions (lines 2, 3)"
     # Perfect rankings for everything scored: a missing question would pull these below 1.
     retrieval = found["metrics"]["retrieval"]
-    assert retrieval["ndcg@10"]["mean"] == 1.0 and retrieval["recall@10"]["mean"] == 1.0
+    assert retrieval["ndcg@10"]["mean"] == 1.0 and retrieval["recall@5"]["mean"] == 1.0
     assert retrieval["ndcg@10"]["count"] == 10  # 12 scored, less the 2 unanswerable
     assert found["metrics"]["generation"]["exact_match"]["count"] == 12
     assert found["metrics"]["generation"]["exact_match"]["mean"] == 1.0
@@ -236,7 +236,7 @@ def test_the_closing_line_counts_the_questions_left_out_by_reason(tmp_path: Path
     )
 )
 def test_every_reason_is_counted_once_under_its_kind(reasons: list[str]) -> None:
-    from lasagna_cli._systems._predictions import count_reasons
+    from lasagna_cli.engine.systems import count_reasons
 
     parts = count_reasons(reasons).split(", ")
     assert sum(int(part.split(" ", 1)[0]) for part in parts) == len(reasons)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lasagna_cli._errors import CliError
-from lasagna_cli._systems._errors import SystemOutputError
-from lasagna_cli._systems._match import UNMATCHED_PREFIX, CorpusMatcher, match_ranking
-from lasagna_cli._systems._output import Retrieved, SystemOutput, normalize
-from lasagna_cli._systems._spec import (
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.systems._errors import SystemOutputError
+from lasagna_cli.engine.systems._match import UNMATCHED_PREFIX, CorpusMatcher, match_ranking
+from lasagna_cli.engine.systems._output import Retrieved, SystemOutput, normalize
+from lasagna_cli.engine.systems._spec import (
     default_setup_name,
     redact_url,
     spec_from_flags,
@@ -36,6 +37,7 @@ def flags(**given: Any) -> dict[str, Any]:
         "timeout": None,
         "retries": None,
         "headers": [],
+        "env": os.environ,
     }
     return {**base, **given}
 
@@ -204,9 +206,8 @@ def test_specs_from_flags() -> None:
     ],
 )
 def test_bad_flags_are_one_usage_line(given: dict[str, Any], message: str) -> None:
-    with pytest.raises(CliError) as caught:
+    with pytest.raises(EngineUsageError) as caught:
         spec_from_flags(**flags(**given))
-    assert caught.value.exit_code == 2
     assert message in str(caught.value)
 
 
@@ -227,7 +228,7 @@ def test_header_values_come_from_the_environment_and_are_never_described(
     assert spec.describe()["url"] == "https://user:***@rag.example/answer?key=***&x"
     assert spec.describe()["headers"] == ["Authorization"]
     monkeypatch.delenv("RAG_TOKEN")
-    with pytest.raises(CliError, match="RAG_TOKEN is not set"):
+    with pytest.raises(EngineUsageError, match="RAG_TOKEN is not set"):
         spec_from_flags(**flags(system="http://h/x", headers=["A: ${RAG_TOKEN}"]))
 
 
@@ -237,16 +238,16 @@ def test_redact_url_keeps_what_is_not_secret() -> None:
 
 
 def test_sweep_system_values(tmp_path: Path) -> None:
-    spec = spec_from_sweep({"predictions": "p.jsonl", "allow_missing": True}, "s", tmp_path)
+    spec = spec_from_sweep({"predictions": "p.jsonl", "allow_missing": True}, "s", tmp_path, {})
     assert spec.path == tmp_path / "p.jsonl" and spec.allow_missing
     spec = spec_from_sweep(
-        {"url": "http://h/x", "timeout": 2, "retries": 1, "backoff": 0.01}, "s", tmp_path
+        {"url": "http://h/x", "timeout": 2, "retries": 1, "backoff": 0.01}, "s", tmp_path, {}
     )
     assert (spec.timeout, spec.retries, spec.backoff) == (2.0, 1, 0.01)
-    assert spec_from_sweep("m:f", "s", tmp_path).kind == "callable"
-    assert spec_from_sweep("m:f", "s", tmp_path).timeout is None  # no limit unless asked
-    assert spec_from_sweep({"callable": "m:f", "timeout": 3}, "s", tmp_path).timeout == 3.0
-    assert spec_from_sweep({"url": "http://h/x"}, "s", tmp_path).describe()["timeout_s"] == 60
+    assert spec_from_sweep("m:f", "s", tmp_path, {}).kind == "callable"
+    assert spec_from_sweep("m:f", "s", tmp_path, {}).timeout is None  # no limit unless asked
+    assert spec_from_sweep({"callable": "m:f", "timeout": 3}, "s", tmp_path, {}).timeout == 3.0
+    assert spec_from_sweep({"url": "http://h/x"}, "s", tmp_path, {}).describe()["timeout_s"] == 60
     for value, message in [
         ({"predictons": "p.jsonl"}, 'unknown key "predictons" (did you mean "predictions"?)'),
         ({"url": "http://h/x", "callable": "m:f"}, "give exactly one of"),
@@ -256,8 +257,8 @@ def test_sweep_system_values(tmp_path: Path) -> None:
         ({"url": "http://h/x", "headers": ["A: b"]}, "expected a mapping of header names"),
         (3, "expected package.module:attr"),
     ]:
-        with pytest.raises(CliError) as caught:
-            spec_from_sweep(value, "s", tmp_path)
+        with pytest.raises(EngineUsageError) as caught:
+            spec_from_sweep(value, "s", tmp_path, {})
         assert message in str(caught.value), value
 
 
@@ -278,7 +279,7 @@ def test_worker_threads_are_reused_one_per_call_in_flight() -> None:
     import threading
     import time
 
-    from lasagna_cli._systems._callable import WorkerThreads
+    from lasagna_cli.engine.systems._callable import WorkerThreads
 
     async def main() -> tuple[list[int], int, bool]:
         workers = WorkerThreads()

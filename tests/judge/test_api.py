@@ -16,6 +16,8 @@ PUBLIC = sorted(
         "LLMCallError",
         "MissingExtraError",
         "RetryPolicy",
+        "is_retryable_status",
+        "parse_retry_after",
         "Structured",
         "Usage",
         "default_cache_path",

@@ -16,7 +16,7 @@ from lasagna_judge._grading import (
 from lasagna_judge._llm import LLM, make_llm, parse_model
 from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
-from lasagna_judge._retry import RetryPolicy
+from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import price_for
@@ -47,11 +47,13 @@ __all__ = [
     "grade",
     "grade_batch",
     "is_reasoning_model",
+    "is_retryable_status",
     "judge_label",
     "load_rubric",
     "make_llm",
     "normalize_label",
     "parse_model",
+    "parse_retry_after",
     "parse_score",
     "price_for",
     "summarize_grades",

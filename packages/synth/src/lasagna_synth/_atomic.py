@@ -1,5 +1,7 @@
 """Files that are either whole or absent: a temporary file beside the target, fsynced, then
-renamed over it, so a reader sees the old file or the whole new one, even after a kill."""
+renamed over it (and the folder fsynced, so the rename survives a power cut), so a reader
+sees the old file or the whole new one, even after a kill. lasagna's one atomic writer:
+synthetic question sets, benchmark samples and every task record of the engine."""
 
 from __future__ import annotations
 
@@ -28,6 +30,20 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some filesystems do not allow opening a directory
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:

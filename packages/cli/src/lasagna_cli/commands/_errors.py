@@ -1,0 +1,94 @@
+"""Turning user mistakes into one line and an exit code, never a traceback.
+
+Exit codes: 1 for bad data (a file that cannot be used), 2 for bad usage (a flag, a
+missing file named on the command line), 130 for Ctrl-C. The engine's errors carry no
+exit code: an `EngineUsageError` exits 2, any other `EngineError` 1. Errors of the other
+lasagna packages (and `CliError`) carry an `exit_code` attribute when they are usage errors
+(lasagna-synth's `SynthUsageError` is also recognised by its class); everything else of
+theirs is bad data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import typer
+
+DATA_ERROR = 1
+USAGE_ERROR = 2
+# Ctrl-C. typer turns a KeyboardInterrupt into exit code 130 without a word, so long
+# commands catch it themselves to say what was kept and how to resume; for the others,
+# `_app.main` prints "interrupted".
+INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A user mistake the CLI reports in one line."""
+
+    def __init__(self, message: str, exit_code: int = DATA_ERROR) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _loaded_errors(names: Iterable[tuple[str, str]]) -> tuple[type[BaseException], ...]:
+    # Read from sys.modules so that reporting an error never imports a heavy package (an
+    # error class whose module was never imported cannot have been raised).
+    types: list[type[BaseException]] = []
+    for module, name in names:
+        mod = sys.modules.get(module)
+        error = getattr(mod, name, None) if mod is not None else None
+        if isinstance(error, type) and issubclass(error, BaseException):
+            types.append(error)
+    return tuple(types)
+
+
+def _lasagna_error_types() -> tuple[type[BaseException], ...]:
+    return (
+        CliError,
+        *_loaded_errors(
+            (
+                ("lasagna_metrics", "MetricsError"),
+                ("lasagna_judge", "JudgeError"),
+                ("lasagna_synth", "SynthError"),
+                ("lasagna_cli.engine._errors", "EngineError"),
+            )
+        ),
+    )
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code of a lasagna error: 2 for a usage error (`EngineUsageError`,
+    `SynthUsageError`), else its `exit_code` attribute, else 1 (bad data)."""
+    usage = _loaded_errors(
+        (("lasagna_cli.engine._errors", "EngineUsageError"), ("lasagna_synth", "SynthUsageError"))
+    )
+    if isinstance(exc, usage):
+        return USAGE_ERROR
+    code = getattr(exc, "exit_code", DATA_ERROR)
+    return code if isinstance(code, int) else DATA_ERROR
+
+
+FORMATS = ("text", "json")
+
+
+def check_format(value: str, flag: str = "--format") -> None:
+    if value not in FORMATS:
+        raise CliError(f"{flag}: expected text or json, found {value!r}", USAGE_ERROR)
+
+
+def echo_error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Report lasagna errors raised inside the block as one line and exit 1 or 2."""
+    try:
+        yield
+    except Exception as exc:
+        if not isinstance(exc, _lasagna_error_types()):
+            raise
+        echo_error(str(exc))
+        raise typer.Exit(exit_code_for(exc)) from None

@@ -1,0 +1,231 @@
+"""Building the LLM for a command: the one place in lasagna that reads environment variables.
+
+Libraries take an LLM object; commands call `build_llm` with their options, and the
+environment fills in what the options leave out:
+
+| variable          | used for                                                              |
+|-------------------|-----------------------------------------------------------------------|
+| MODEL_NAME        | the model when --model is not given (provider/name)                   |
+| OPENAI_API_KEY    | openai/ models                                                        |
+| OPENAI_BASE_URL   | openai/ models on an OpenAI-compatible server (vLLM, LM Studio, ...)  |
+| ANTHROPIC_API_KEY | anthropic/ models                                                     |
+| ANTHROPIC_BASE_URL| anthropic/ models through a proxy                                     |
+| OLLAMA_BASE_URL   | ollama/ models: the full OpenAI-compatible URL, e.g. http://h:11434/v1 |
+| OLLAMA_HOST       | ollama/ models: Ollama's own host variable, e.g. 127.0.0.1:11434      |
+| LASAGNA_CACHE_DIR | the folder of the LLM cache (default: the user cache dir)             |
+
+--base-url beats the variables. Keys are passed to the LLM and never printed. A price
+table (`--prices FILE`) is read here too, for every command that prices its calls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+
+ENV_VARIABLES = (
+    "MODEL_NAME",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_BASE_URL",
+    "OLLAMA_HOST",
+    "LASAGNA_CACHE_DIR",
+)
+PROVIDERS = ("openai", "anthropic", "ollama", "local")
+CACHE_FILENAME = "llm-cache.sqlite"
+
+
+def _variables_read() -> str:
+    return "variables read: " + ", ".join(ENV_VARIABLES)
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def _named(chosen: str, model: str | None, flag: str | None) -> str:
+    # The model as the user gave it: with the flag they typed ("--generator openai/x"),
+    # from MODEL_NAME, or alone when a file named it (a sweep's setup).
+    if not model:
+        return f"MODEL_NAME {chosen}"
+    return f"{flag} {chosen}" if flag else chosen
+
+
+def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = "--model") -> str:
+    """`model` (given as `flag`), else MODEL_NAME; a CliError (usage) when neither names a
+    provider/model."""
+    chosen = model or _get(env, "MODEL_NAME")
+    if chosen is None:
+        option = flag or "--model"
+        raise CliError(
+            f"no model: pass {option} provider/name (openai/gpt-4o-mini, anthropic/..., "
+            f"ollama/llama3.2) or set MODEL_NAME; {option} local/smollm2 runs on this machine "
+            "with no key and no server",
+            USAGE_ERROR,
+        )
+    provider, sep, name = chosen.partition("/")
+    if not sep or not name or provider not in PROVIDERS:
+        hint = f"; did you mean openai/{chosen}?" if provider not in PROVIDERS and chosen else ""
+        raise CliError(
+            f"{_named(repr(chosen), model, flag)}: expected provider/name with provider one "
+            f"of {', '.join(PROVIDERS)}{hint}",
+            USAGE_ERROR,
+        )
+    return chosen
+
+
+def _ollama_base_url(env: Mapping[str, str]) -> str | None:
+    full = _get(env, "OLLAMA_BASE_URL")
+    if full:
+        return full
+    host = _get(env, "OLLAMA_HOST")
+    if not host:
+        return None
+    if "://" not in host:
+        host = f"http://{host}"
+    return host.rstrip("/") + "/v1"
+
+
+def cache_setting(cache: bool, env: Mapping[str, str]) -> bool | Path:
+    """False with --no-cache; else LASAGNA_CACHE_DIR/llm-cache.sqlite, else the default."""
+    if not cache:
+        return False
+    folder = _get(env, "LASAGNA_CACHE_DIR")
+    return Path(folder).expanduser() / CACHE_FILENAME if folder else True
+
+
+def load_prices(path: Path) -> dict[str, tuple[float, float]]:
+    """A `--prices` table: {"provider/model" or "model": [USD per 1M input, per 1M output]},
+    in JSON or TOML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
+    except UnicodeDecodeError:
+        raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
+    try:
+        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
+    table: dict[str, tuple[float, float]] = {}
+    if isinstance(raw, dict):
+        for model, price in raw.items():
+            ok = (
+                isinstance(price, list | tuple)
+                and len(price) == 2
+                and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
+            )
+            if not ok:
+                raise CliError(
+                    f"--prices: {path}: the price of {model!r} must be [input, output] in USD "
+                    f"per 1M tokens, e.g. [0.15, 0.6], got {price!r}",
+                    DATA_ERROR,
+                )
+            table[str(model)] = (float(price[0]), float(price[1]))
+        return table
+    raise CliError(
+        f"--prices: {path} must map model names to [input, output] USD per 1M tokens",
+        DATA_ERROR,
+    )
+
+
+def build_llm(
+    model: str | None = None,
+    base_url: str | None = None,
+    concurrency: int = 8,
+    cache: bool = True,
+    *,
+    no_cache: bool = False,
+    requests_per_minute: float | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
+    env: Mapping[str, str] | None = None,
+    flag: str | None = "--model",
+    base_url_flag: str | None = "--base-url",
+) -> LLM:
+    """The LLM for a command's --model/--base-url/--concurrency/--no-cache/--prices options.
+
+    `env` defaults to the process environment (tests pass their own). A model that needs
+    a key or a server neither given nor configured is a usage error that lists every
+    variable read and points to local/smollm2; so is any setting make_llm refuses (a base
+    URL that is not http(s), a local model file that does not exist, an unusable cache).
+    `flag` is the option the user gave the model with ("--generator", "--judge"; None when
+    it came from a file) and `base_url_flag` the command's server option (None when it has
+    none), so that every message names what the user can actually type.
+    """
+    from lasagna_judge import JudgeError, make_llm
+
+    env = os.environ if env is None else env
+    chosen = resolve_model(model, env, flag)
+    provider = chosen.partition("/")[0]
+    named = _named(chosen, model, flag)
+    local = f"{flag} local/smollm2" if flag else "local/smollm2"
+    server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
+    if concurrency < 1:
+        raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
+    api_key: str | None = None
+    if provider == "openai":
+        api_key = _get(env, "OPENAI_API_KEY")
+        base_url = base_url or _get(env, "OPENAI_BASE_URL")
+        if not api_key and not base_url:
+            raise CliError(
+                f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
+                f"OpenAI-compatible endpoint; or use {local}, which needs neither "
+                f"({_variables_read()})",
+                USAGE_ERROR,
+            )
+    elif provider == "anthropic":
+        api_key = _get(env, "ANTHROPIC_API_KEY")
+        base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
+        if not api_key:
+            raise CliError(
+                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which needs no key "
+                f"({_variables_read()})",
+                USAGE_ERROR,
+            )
+    elif provider == "ollama":
+        base_url = base_url or _ollama_base_url(env)
+    elif base_url:
+        raise CliError(
+            f"{base_url_flag or 'a base URL'} does not apply to {named}, which runs in-process",
+            USAGE_ERROR,
+        )
+
+    try:
+        return make_llm(
+            chosen,
+            base_url=base_url,
+            api_key=api_key,
+            cache=cache_setting(cache and not no_cache, env),
+            concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+            prices=prices,
+        )
+    except JudgeError as exc:  # every one is about the flags and variables above
+        raise CliError(f"{named}: {exc}", USAGE_ERROR) from None
+
+
+def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value of the key variable a config file names (sweep providers' `api_key_env`),
+    or None when it is unset or empty. The value is passed to the LLM, never printed."""
+    return _get(os.environ if env is None else env, variable)
+
+
+def text_cache(env: Mapping[str, str] | None = None) -> Path:
+    """Where texts extracted from PDFs are kept between runs (any run folder): beside the
+    LLM cache, in LASAGNA_CACHE_DIR or the user cache dir."""
+    from lasagna_judge import default_cache_path
+
+    setting = cache_setting(True, os.environ if env is None else env)
+    return (setting if isinstance(setting, Path) else default_cache_path()).parent / "pdf-text"

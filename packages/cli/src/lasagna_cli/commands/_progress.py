@@ -1,0 +1,102 @@
+"""A progress bar for long jobs: done, failed, skipped and rate, on stderr."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import Any
+
+
+class TaskProgress:
+    """Counts outcomes and shows them live when stderr is a terminal.
+
+    Off a terminal (CI, a log file) it prints nothing live and `summary()` gives the totals,
+    so logs stay readable.
+    """
+
+    def __init__(self, total: int, description: str, *, enabled: bool | None = None) -> None:
+        self.total = total
+        self.description = description
+        self.done = 0
+        self.failed = 0
+        self.skipped = 0
+        self._enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._progress: Any = None
+        self._task_id: Any = None
+        self._start = time.perf_counter()
+
+    def __enter__(self) -> TaskProgress:
+        self._start = time.perf_counter()
+        if self._enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._progress.start()
+            self._task_id = self._progress.add_task(
+                self.description, total=self.total, counts=self._counts()
+            )
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._refresh()
+            self._progress.stop()
+
+    @property
+    def rate(self) -> float:
+        elapsed = time.perf_counter() - self._start
+        return (self.done + self.failed) / elapsed if elapsed > 0 else 0.0
+
+    def _counts(self) -> str:
+        return f"done {self.done}  failed {self.failed}  skipped {self.skipped}  {self.rate:.1f}/s"
+
+    def _refresh(self) -> None:
+        if self._progress is not None:
+            self._progress.update(
+                self._task_id,
+                completed=self.done + self.failed + self.skipped,
+                counts=self._counts(),
+            )
+
+    def start(self, total: int, description: str) -> None:
+        """Begin counting (the engine's `Reporter`): the total is known once the tasks are."""
+        self.total = total
+        self.description = description
+        if self._progress is not None:
+            self._progress.update(self._task_id, total=total, description=description)
+
+    def advance(self, status: str) -> None:
+        """Record one task: status is 'done', 'failed' or 'skipped'."""
+        if status == "done":
+            self.done += 1
+        elif status == "failed":
+            self.failed += 1
+        elif status == "skipped":
+            self.skipped += 1
+        else:
+            raise ValueError(f"unknown progress status {status!r}")
+        self._refresh()
+
+    def summary(self) -> str:
+        return f"{self.description}: {self._counts()}"

@@ -1,0 +1,365 @@
+"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from lasagna_cli.commands._validate import DropUnknownJudgments
+from lasagna_cli.engine._config import DEFAULT_TOP_K
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._benchmark import BenchmarkRun
+    from lasagna_cli.engine._config import ModelSpec, RunConfig
+    from lasagna_judge import LLM
+from lasagna_cli.commands._errors import (
+    DATA_ERROR,
+    INTERRUPTED,
+    USAGE_ERROR,
+    CliError,
+    check_format,
+    user_errors,
+)
+from lasagna_cli.commands._groups import benchmark_app
+
+RUNS_FOLDER = Path("runs")
+
+
+def _run_stem(path: str, *, keep_suffix: bool = True) -> str:
+    """The file or folder name, safe as a folder name; with its suffix by default, so
+    pasta.csv and pasta.jsonl stay apart."""
+    name = Path(path.rstrip("/\\")).resolve().name
+    if not keep_suffix:
+        name = Path(name).stem
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "run"
+
+
+def default_output(path: str) -> Path:
+    """runs/<name of PATH>: one fixed folder (the staged pipeline's steps share it)."""
+    return RUNS_FOLDER / _run_stem(path, keep_suffix=False)
+
+
+def new_run_folder(path: str, *, resume: bool) -> Path:
+    """runs/<file name>-<date-time>: a new folder per run; with --resume, the latest one."""
+    import time
+
+    stem = _run_stem(path)
+    if resume:
+        earlier = sorted(
+            (f for f in RUNS_FOLDER.glob(f"{stem}-*") if (f / "manifest.json").is_file()),
+            key=lambda f: f.name,
+        )
+        if earlier:
+            return earlier[-1]
+        raise CliError(
+            f"--resume: no earlier run of {path} under {RUNS_FOLDER}/; give its folder with -o",
+            USAGE_ERROR,
+        )
+    folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    number = 1
+    while folder.exists():  # two runs in one second
+        number += 1
+        folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{number}"
+    return folder
+
+
+@benchmark_app.command("run")
+def run(
+    ctx: typer.Context,
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A .jsonl, .csv or SQuAD .json file, a BEIR folder, or a sweep file "
+            "(.yaml/.yml/.toml) listing benchmarks and setups; or NAME, a registered public "
+            "benchmark (`lasagna benchmark list`), run by the staged pipeline with --data-dir.",
+            show_default=False,
+        ),
+    ],
+    profile: Annotated[
+        str, typer.Option("--profile", help="speed: BM25 retrieval, no model and no key needed.")
+    ] = "speed",
+    tracks: Annotated[
+        str | None,
+        typer.Option(
+            "--tracks",
+            help="Comma-separated: retrieval, generation, closed-book [default: retrieval, plus "
+            "generation when --generator is given, as far as the data supports them].",
+            show_default=False,
+        ),
+    ] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            "--generator",
+            help="provider/model that answers the questions, e.g. local/smollm2 (offline, no "
+            "key) or openai/gpt-4o-mini.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="provider/model that grades the answers.")
+    ] = None,
+    rubric: Annotated[
+        str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
+    ] = "binary",
+    n_samples: Annotated[
+        int | None,
+        typer.Option("-n", help="Questions to draw per benchmark (seeded) [default: all]."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw and the bootstrap.")] = 42,
+    split: Annotated[str, typer.Option("--split", help="Split of a BEIR folder.")] = "test",
+    top_k: Annotated[
+        int,
+        typer.Option(
+            "--top-k",
+            help="Passages retrieved per question (recall@k, hit@k, what the generator reads); "
+            "the same default for every door, as OpenViking's and kag's.",
+        ),
+    ] = DEFAULT_TOP_K,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter",
+            help="key=value on the rows' metadata, e.g. question_type=multihop; repeatable.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="Run folder [default: a new runs/<file name>-<date-time>; with --resume, the "
+            "latest of them].",
+        ),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Continue the run in the folder: skip finished tasks."),
+    ] = False,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
+    ] = 8,
+    output_format: Annotated[
+        str, typer.Option("--format", help="text (the leaderboard) or json.")
+    ] = "text",
+    drop_unknown_judgments: DropUnknownJudgments = False,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="NAME: the benchmark's raw files (nothing is downloaded)."),
+    ] = None,
+    step: Annotated[
+        str, typer.Option("--step", help="NAME: all, gen (index, retrieve, generate), eval or del.")
+    ] = "all",
+    max_queries: Annotated[
+        int | None, typer.Option("--max-queries", help="NAME: the first N questions only.")
+    ] = None,
+    retrieval_instruction: Annotated[
+        str | None,
+        typer.Option("--retrieval-instruction", help="NAME: text put before each query."),
+    ] = None,
+    predictions: Annotated[
+        str | None,
+        typer.Option(
+            "--predictions",
+            help="Score outputs made elsewhere: a JSONL file of {id, answer?, retrieved?} "
+            "rows (retrieved: document ids or passage texts, best first).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing",
+            help="--predictions: questions without a (single) prediction are counted and "
+            "reported, not scored; unknown ids are ignored.",
+        ),
+    ] = False,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            help="Benchmark your own system: package.module:attr (a function, async or not; "
+            "a LangChain retriever or runnable; or a factory returning one) or an "
+            "http(s):// endpoint taking {question, id, top_k} and replying {answer, retrieved}.",
+            show_default=False,
+        ),
+    ] = None,
+    system_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--system-timeout",
+            help="Seconds: per attempt of an http --system [default: 60]; per question of a "
+            "Python --system [default: no limit]. A question past it fails, never scored.",
+        ),
+    ] = None,
+    system_retries: Annotated[
+        int | None,
+        typer.Option(
+            "--system-retries",
+            help="http --system: retries on 408/429/5xx, timeouts and connection errors, with "
+            "backoff [default: 3].",
+        ),
+    ] = None,
+    system_headers: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--system-header",
+            help="http --system: 'Name: value' sent with each request (${VAR} is read from the "
+            "environment; values are never recorded); repeatable.",
+        ),
+    ] = None,
+) -> None:
+    """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
+
+    Writes one JSON file per task to the run folder, then results.json (every metric with
+    its mean, 95% bootstrap interval and counts, and the per-query rankings) and prints a
+    leaderboard. Exit 0 when every task is scored, 1 when data is bad or a task failed
+    (run again with --resume to retry it), 2 for bad usage.
+    """
+    from lasagna_cli.commands._staged import run_named_benchmark
+
+    if run_named_benchmark(
+        ctx,
+        path,
+        data_dir=data_dir,
+        step=step,
+        max_queries=max_queries,
+        retrieval_instruction=retrieval_instruction,
+        profile=profile,
+        generator=generator,
+        judge=judge,
+        rubric=rubric,
+        split=split,
+        top_k=top_k,
+        output=output,
+        concurrency=concurrency,
+    ):
+        return
+    with user_errors():
+        check_format(output_format)
+        import os
+
+        from lasagna_cli.engine.systems import spec_from_flags
+
+        system_spec = spec_from_flags(
+            system=system,
+            predictions=predictions,
+            allow_missing=allow_missing,
+            timeout=system_timeout,
+            retries=system_retries,
+            headers=system_headers or [],
+            env=os.environ,
+        )
+        from lasagna_cli.engine._flags import (
+            Flags,
+            config_from_path,
+            parse_filter_flags,
+            parse_tracks,
+        )
+        from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
+
+        flags = Flags(
+            profile=profile,
+            tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
+            generator=generator,
+            judge=judge,
+            rubric=rubric,
+            n_samples=n_samples,
+            seed=seed,
+            split=split,
+            # Left at its default, a registered benchmark in a sweep runs its own default split.
+            split_given=getattr(ctx.get_parameter_source("split"), "name", "") != "DEFAULT",
+            top_k=top_k,
+            filters=parse_filter_flags(filters or []),
+            concurrency=concurrency,
+            drop_unknown_judgments=drop_unknown_judgments,
+            system=system_spec,
+        )
+        config = (
+            config_from_sweep(path, flags, os.environ)
+            if is_sweep_file(path)
+            else config_from_path(path, flags)
+        )
+        out = output if output is not None else new_run_folder(path, resume=resume)
+        run = _run(config, out, resume)
+        results = run.results["results"]
+        if output_format == "json":
+            typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
+        else:
+            from lasagna_cli.commands._leaderboard import print_leaderboard
+
+            print_leaderboard(results)
+            typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
+        reasons = [q["missing"] for r in results for q in r["per_query"] if q.get("missing")]
+        if reasons:
+            from lasagna_cli.engine.systems import count_reasons
+
+            typer.echo(
+                f"{len(reasons)} question(s) not scored (--allow-missing), counted as missing "
+                f"in results.json: {count_reasons(reasons)}",
+                err=True,
+            )
+        not_scored = sum(r["counts"]["failed"] + r["counts"]["not_run"] for r in results)
+        if not_scored:
+            typer.echo(
+                f"{not_scored} task(s) failed and are not scored; see their files, then run "
+                f"again with --resume -o {out} to retry them",
+                err=True,
+            )
+            raise typer.Exit(DATA_ERROR)
+
+
+def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
+    """The engine's run, with the command's models, progress bar and Ctrl-C message."""
+    import asyncio
+    import sys
+
+    from lasagna_cli.commands._llm import build_llm, text_cache
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine._benchmark import run_benchmarks
+    from lasagna_cli.engine._executor import LocalExecutor
+    from lasagna_cli.engine._runner import Models
+    from lasagna_cli.engine.datasets import DatasetLoader
+
+    def make(spec: ModelSpec, role: str) -> LLM:
+        flag = "--generator" if role == "generator" else "--judge"
+        return build_llm(spec.name, concurrency=config.concurrency, flag=flag, base_url_flag=None)
+
+    progress = TaskProgress(0, "tasks")
+    try:
+        with progress:
+            run = asyncio.run(
+                run_benchmarks(
+                    config,
+                    out,
+                    resume=resume,
+                    executor=LocalExecutor(config.concurrency),
+                    models=Models(make),
+                    loader=DatasetLoader(text_cache()),
+                    on_progress=progress.advance,
+                    on_start=progress.start,
+                )
+            )
+    except KeyboardInterrupt:
+        # Finished task files are whole (the writers are waited for); say how to go on.
+        typer.echo(
+            f"interrupted: finished tasks are kept in {out / 'tasks'}; continue with "
+            f"--resume -o {out}",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    if not sys.stderr.isatty():
+        typer.echo(progress.summary(), err=True)
+    return run
+
+
+def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """What `--format json` prints: each result without its per-question records (those
+    are in results.json)."""
+    return {
+        "results_file": str(out / "results.json"),
+        "results": [{k: v for k, v in r.items() if k != "per_query"} for r in results],
+    }

@@ -1,0 +1,174 @@
+"""`lasagna benchmark run NAME --data-dir DIR [--step all|gen|eval|del]`: the staged
+pipeline's door, handed over by `benchmark run` when PATH is a registered benchmark name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._config import ModelSpec
+    from lasagna_cli.engine.staged import PipelineOptions
+    from lasagna_judge import LLM, Rubric
+
+#: Options of `benchmark run` that mean nothing to the staged pipeline.
+_NOT_FOR_PIPELINE = ("tracks", "n_samples", "seed", "filters", "drop_unknown_judgments")
+#: Options of `benchmark run` for the user's own system, which the pipeline does not take.
+_SYSTEM_OPTIONS = (
+    "predictions",
+    "allow_missing",
+    "system",
+    "system_timeout",
+    "system_retries",
+    "system_headers",
+)
+#: Options only the staged pipeline reads.
+_PIPELINE_ONLY = ("data_dir", "step", "max_queries", "retrieval_instruction")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    # By name: typer may carry its own copy of click, whose enum is not click's.
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
+def _flag(ctx: typer.Context, name: str) -> str:
+    return next(p.opts[0] for p in ctx.command.params if p.name == name)
+
+
+def _load_rubric(name: str) -> Rubric:
+    from lasagna_judge import JudgeError, load_rubric
+
+    try:
+        return load_rubric(name)
+    except JudgeError as exc:
+        raise CliError(
+            f"--rubric: {exc}", DATA_ERROR if Path(name).exists() else USAGE_ERROR
+        ) from None
+
+
+def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
+    """Called first by `lasagna benchmark run`: when PATH is a registered benchmark name and
+    not an existing file or folder, run the staged pipeline and return True; otherwise
+    return False and let `run` read PATH as data. The options `run` shares with it take the
+    same defaults (--top-k 5, like every door); --split and --rubric, when not given, are
+    the benchmark's own."""
+    with user_errors():
+        from lasagna_cli.engine.benchmarks import benchmark_names, is_benchmark
+
+        if Path(path).exists() or not is_benchmark(path):
+            given = [name for name in _PIPELINE_ONLY if _given(ctx, name)]
+            if given:
+                hint = "; -n N draws questions from your data" if "max_queries" in given else ""
+                raise CliError(
+                    f"{_flag(ctx, given[0])} is for registered benchmarks "
+                    f"({', '.join(benchmark_names())}); {path!r} is not one of them"
+                    + (" (it is a file or folder here)" if Path(path).exists() else "")
+                    + hint,
+                    USAGE_ERROR,
+                )
+            return False
+        for name in _NOT_FOR_PIPELINE:
+            if _given(ctx, name):
+                raise CliError(
+                    f"{_flag(ctx, name)} does not apply to the staged pipeline of {path!r}; see "
+                    "`lasagna benchmark run --help` for the NAME options",
+                    USAGE_ERROR,
+                )
+        for name in _SYSTEM_OPTIONS:
+            if _given(ctx, name):
+                raise CliError(
+                    f"{_flag(ctx, name)}: the staged pipeline of {path!r} measures lasagna's "
+                    "BM25 and --generator, not your own system; a system is benchmarked on "
+                    "data files and BEIR folders: lasagna benchmark run DATA --system ... (or "
+                    "--predictions ...)",
+                    USAGE_ERROR,
+                )
+        from lasagna_cli.commands._run import default_output
+        from lasagna_cli.engine.staged import PipelineOptions
+
+        output: Path | None = options.get("output")
+        _run_pipeline(
+            PipelineOptions(
+                name=path,
+                data_dir=options.get("data_dir"),
+                out=output if output is not None else default_output(path),
+                step=options.get("step") or "all",
+                split=options.get("split") if _given(ctx, "split") else None,
+                profile=options.get("profile") or "speed",
+                top_k=options["top_k"],
+                max_queries=options.get("max_queries"),
+                retrieval_instruction=options.get("retrieval_instruction"),
+                generator=options.get("generator"),
+                judge=options.get("judge"),
+                rubric=options.get("rubric") if _given(ctx, "rubric") else None,
+                concurrency=options.get("concurrency") or 8,
+            )
+        )
+    return True
+
+
+def _run_pipeline(options: PipelineOptions) -> None:
+    """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
+    import asyncio
+
+    from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine._executor import LocalExecutor
+    from lasagna_cli.engine._runner import Models
+    from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
+
+    check_options(options)
+    # A malformed model name fails now, before any stage runs.
+    if options.generator is not None:
+        resolve_model(options.generator, {}, "--generator")
+    if options.judge is not None:
+        resolve_model(options.judge, {}, "--judge")
+
+    def make(spec: ModelSpec, role: str) -> LLM:
+        # A judge named only by the run's record (the generator) is named without a flag.
+        flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
+        return build_llm(spec.name, concurrency=options.concurrency, flag=flag, base_url_flag=None)
+
+    bars: list[TaskProgress] = []
+
+    def reporter() -> TaskProgress:
+        if bars:
+            bars[-1].__exit__(None, None, None)
+        bars.append(TaskProgress(0, "").__enter__())
+        return bars[-1]
+
+    try:
+        failed = asyncio.run(
+            run_pipeline(
+                options,
+                executor=LocalExecutor(options.concurrency),
+                models=Models(make),
+                load_rubric=_load_rubric,
+                text_cache=text_cache(),
+                say=typer.echo,
+                reporter=reporter,
+            )
+        )
+    except KeyboardInterrupt:
+        # Each finished question is a whole file in gen/ or eval/: nothing is lost.
+        typer.echo(
+            f"interrupted: finished questions are kept in {options.out}; run the same command "
+            "again to go on from there",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    finally:
+        if bars:
+            bars[-1].__exit__(None, None, None)
+    typer.echo(f"report: {options.out / REPORT_FILE}")
+    if failed:
+        typer.echo(
+            f"{failed} question(s) failed and are not scored; run the same command again to "
+            "retry them (finished ones are kept)",
+        )
+        raise typer.Exit(DATA_ERROR)

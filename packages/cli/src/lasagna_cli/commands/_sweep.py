@@ -1,0 +1,266 @@
+"""`lasagna benchmark sweep`: every setup on every question, resumably, in parallel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._groups import benchmark_app
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._config import ModelSpec, ProviderSpec, Setup
+    from lasagna_judge import LLM
+
+DEFAULT_OUTPUT = Path("results")
+MAX_LOGGED_ERRORS = 5
+
+
+def provider_api_key(provider: ProviderSpec, setup: str) -> str | None:
+    """The key of a config.toml provider, from the variable it names (CLI layer only)."""
+    from lasagna_cli.commands._llm import key_from_variable
+
+    if provider.api_key_env is None:
+        return None
+    value = key_from_variable(provider.api_key_env)
+    if value is None:
+        raise CliError(
+            f"setup {setup!r}: provider {provider.name!r} reads its API key from "
+            f"${provider.api_key_env}, which is not set; export it, or point the setup at "
+            "another provider (e.g. local, which needs no key)",
+            USAGE_ERROR,
+        )
+    return value
+
+
+def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str], LLM]:
+    """One LLM object per (provider, model), all built (and every key checked) before any
+    call. Built-in providers go through `build_llm`, so they read the same variables as
+    every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
+    config.toml providers use their base_url and the key variable they name."""
+    from lasagna_cli.commands._llm import build_llm
+    from lasagna_cli.engine._config import BUILTIN_PROVIDERS
+    from lasagna_judge import make_llm
+
+    llms: dict[tuple[str, str], LLM] = {}
+    for setup in setups:
+        model = setup.generator
+        if model is None or model.key in llms:
+            continue
+        provider = model.provider
+        assert provider is not None
+        # The result files are the sweep's record and --continue its resume: no LLM cache.
+        if provider == BUILTIN_PROVIDERS.get(provider.name):
+            try:
+                llms[model.key] = build_llm(
+                    model.name, concurrency=parallel, cache=False, flag=None, base_url_flag=None
+                )
+            except CliError as exc:
+                raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
+        else:
+            llms[model.key] = make_llm(
+                model.name,
+                base_url=provider.base_url,
+                api_key=provider_api_key(provider, setup.name),
+                cache=False,
+                concurrency=parallel,
+            )
+    return llms
+
+
+def _split_names(text: str | None) -> list[str]:
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+@benchmark_app.command("sweep")
+def sweep(
+    datasets: Annotated[
+        Path,
+        typer.Option(
+            "-d", "--datasets", help="DATASETS.json: dataset -> question -> {input, output?}."
+        ),
+    ],
+    benchmark: Annotated[
+        Path,
+        typer.Option(
+            "-b", "--benchmark", help="SETUPS.toml: the setups to compare (MiniJinja-rendered)."
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "-c",
+            "--config",
+            help="config.toml with providers, databases and retrievers "
+            "[default: config.toml beside SETUPS.toml, if present].",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", "-p", "--parallel", min=1, help="Tasks in flight at most."),
+    ] = 8,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            "--continue",
+            help="Skip tasks whose result file holds their result (kag's --continue).",
+        ),
+    ] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option("--retry-errors", help='With --resume, run failed tasks ({"error"}) again.'),
+    ] = False,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="The results folder.")
+    ] = DEFAULT_OUTPUT,
+    prefix: Annotated[
+        str, typer.Option("--prefix", help="Prepended to every result file name.")
+    ] = "",
+    skip: Annotated[str | None, typer.Option("--skip", help="Setups to leave out: a,b.")] = None,
+) -> None:
+    """Run every setup on every question: one result file per task, resumable."""
+    with user_errors():
+        exit_code = _sweep(
+            datasets,
+            benchmark,
+            config,
+            concurrency,
+            resume,
+            retry_errors,
+            output,
+            prefix,
+            _split_names(skip),
+        )
+    if exit_code:
+        raise typer.Exit(exit_code)
+
+
+def _sweep(
+    datasets_path: Path,
+    setups_path: Path,
+    config_path: Path | None,
+    parallel: int,
+    resume: bool,
+    retry_errors: bool,
+    output: Path,
+    prefix: str,
+    skip: list[str],
+) -> int:
+    import asyncio
+    import os
+    import time
+
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine._executor import LocalExecutor
+    from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
+    from lasagna_cli.engine._store import open_folder
+    from lasagna_cli.engine._system_tasks import SystemState
+    from lasagna_cli.engine.kag import (
+        KagStore,
+        check_prefix,
+        load_databases,
+        load_sweep,
+        refuse_overwrite,
+        sweep_tasks,
+    )
+
+    if retry_errors and not resume:
+        raise CliError("--retry-errors goes with --continue", USAGE_ERROR)
+    check_prefix(prefix)
+    if output.exists() and not output.is_dir():
+        raise CliError(
+            f"--output {output}: exists and is not a folder; choose another", USAGE_ERROR
+        )
+    # Everything is read and checked before any model is called.
+    loaded = load_sweep(datasets_path, setups_path, config_path, skip, os.environ)
+    store = KagStore(output, prefix, loaded.setups)
+    tasks = sweep_tasks(loaded.plan)
+    if not resume:
+        refuse_overwrite(tasks, store, output)
+    removed = open_folder(output, f"--output {output}")
+    if removed:
+        typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
+
+    options = RunOptions(
+        resume=resume, retry_failed=retry_errors, probe_systems=False, concurrency=parallel
+    )
+    by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
+
+    def make(spec: ModelSpec, role: str) -> LLM:
+        # Asked for by the runner only for pending tasks, each before any call is made.
+        return make_setup_llms([by_model[spec.key]], parallel)[spec.key]
+
+    logged = [0]
+
+    def failure(path: Path, error: str) -> None:
+        if logged[0] < MAX_LOGGED_ERRORS:
+            typer.echo(f"task {path}: {error}", err=True)
+        elif logged[0] == MAX_LOGGED_ERRORS:
+            typer.echo("more tasks failed; their errors are in their result files", err=True)
+        logged[0] += 1
+
+    progress = TaskProgress(len(tasks), "sweep")
+    start = time.perf_counter()
+    interrupted = False
+    nothing = [False]
+
+    async def main() -> None:
+        state = SystemState()
+        models = Models(make)
+        try:
+            plan = await prepare(loaded.plan, options, state, lambda line: None)
+            databases = {s.database.name: s.database for s in loaded.setups.values() if s.database}
+            if databases:
+                typer.echo(f"indexing {len(databases)} database(s)...", err=True)
+            options.databases = load_databases(databases.values())
+
+            def started(finished: int, total: int) -> None:
+                nothing[0] = finished == total
+
+            await execute(
+                plan,
+                sweep_tasks(plan),
+                store,
+                LocalExecutor(parallel),
+                models,
+                options,
+                state,
+                on_progress=progress.advance,
+                on_failure=failure,
+                say=lambda line: None,
+                before_start=started,
+            )
+        finally:
+            await models.aclose()
+            await state.aclose()
+
+    with progress:
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            interrupted = True
+    if nothing[0] and not interrupted:
+        typer.echo(f"nothing to do: all {len(tasks)} results exist in {output}", err=True)
+        return 0
+    seconds = time.perf_counter() - start
+    ran = progress.done + progress.failed
+    rate = ran / seconds if seconds > 0 else 0.0
+    typer.echo(
+        f"sweep: {progress.done} done, {progress.failed} failed, {progress.skipped} skipped "
+        f"of {len(tasks)} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
+        err=True,
+    )
+    if interrupted:
+        typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
+        return INTERRUPTED
+    if progress.failed:
+        typer.echo(
+            f'{progress.failed} tasks failed (recorded as {{"error": ...}}); run them again '
+            "with --continue --retry-errors",
+            err=True,
+        )
+        return 1
+    return 0

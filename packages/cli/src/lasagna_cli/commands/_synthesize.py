@@ -1,0 +1,380 @@
+"""`lasagna benchmark synthesize CORPUS`: question sets from the user's own documents.
+
+Parses, plans (refusing bad input before any call), then either prints the dry run or
+runs the calls with a progress bar and writes the rows atomically at the end. The heavy
+work lives in lasagna_synth, imported inside the command.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._llm import load_prices
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
+
+DEFAULT_OUT = "synthetic_qa.jsonl"
+_LISTED = 20  # documents and skipped files listed by name in the dry run
+_PREVIEW = 10  # planned questions shown in the dry run
+REMINDER = "Synthetic questions are for development: report results on human-written questions."
+
+
+def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise CliError(f"{flag} takes a whole number, got {text!r}", USAGE_ERROR) from None
+    if minimum is not None and value < minimum:
+        raise CliError(f"{flag} must be at least {minimum}, got {value}", USAGE_ERROR)
+    return value
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
+    """What the dry run prints: the same folder and seed always give the same lines."""
+    from lasagna_synth import QUESTION_TYPES, describe_chunker
+
+    per_doc = Counter(p.doc_id for p in plan.passages)
+    kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
+    lines = ["Dry run: no LLM is called and nothing is written.", ""]
+    lines.append(
+        f"Documents:  {len(plan.documents):,} read from {plan.root} ("
+        + ", ".join(f"{kind} {n:,}" for kind, n in sorted(kinds.items()))
+        + ")"
+    )
+    width = max((len(d.id) for d in plan.documents[:_LISTED]), default=0)
+    for document in plan.documents[:_LISTED]:
+        lines.append(f"  {document.id:<{width}}  {_count(per_doc[document.id], 'passage')}")
+    if len(plan.documents) > _LISTED:
+        lines.append(f"  ... and {len(plan.documents) - _LISTED:,} more")
+    if plan.skipped:
+        lines.append(f"Skipped:    {len(plan.skipped):,}")
+        for skipped in plan.skipped[:_LISTED]:
+            lines.append(f"  {skipped.path}: {skipped.reason}")
+        if len(plan.skipped) > _LISTED:
+            rest = Counter(s.reason for s in plan.skipped[_LISTED:])
+            lines.append(
+                f"  ... and {len(plan.skipped) - _LISTED:,} more: "
+                + "; ".join(f"{reason} ({n:,})" for reason, n in rest.most_common())
+            )
+    lines.append(
+        f"Passages:   {len(plan.passages):,} from {len(per_doc):,} documents "
+        f"({describe_chunker(plan.chunker, plan.chunk_words)})"
+    )
+    lines.append(
+        f"Questions:  {plan.n:,} ("
+        + ", ".join(f"{t} {plan.counts[t]:,}" for t in QUESTION_TYPES)
+        + f"), seed {plan.seed}"
+    )
+    for i, item in enumerate(plan.items[:_PREVIEW]):
+        label = "Plan:" if i == 0 else ""
+        sources = " + ".join(p.id for p in item.passages)
+        lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
+    if len(plan.items) > _PREVIEW:
+        lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
+    lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
+    lines.append(
+        f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
+        "tokenizer over the filled prompts and schemas"
+    )
+    lines.append(
+        "            (checks without the question they will quote; unanswerable checks with "
+        "the source's nearest passages)"
+    )
+    lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
+    cost = estimate.max_cost_usd
+    if cost is not None and estimate.price is not None:
+        per_input, per_output = estimate.price
+        lines.append(
+            f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
+            f"${per_output:g} out per 1M tokens"
+        )
+    elif estimate.model is None:
+        lines.append("Cost:       give --model and --prices to price the run")
+    else:
+        lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
+    if out.exists() and not overwrite:
+        lines.append(f"Note:       {out} exists: the real run needs --overwrite")
+    return lines
+
+
+def summary_lines(result: Synthesis, out: Path, spent: str) -> list[str]:
+    """What a finished run prints; `spent` is the line on this run's calls and tokens."""
+    per_type = result.rows_per_type
+    dropped = sum(result.drops.values())
+    lines = [
+        f"Wrote {_count(len(result.rows), 'row')} to {out}: "
+        + ", ".join(f"{t} {n:,}" for t, n in per_type.items())
+        + f" (model {result.model})",
+        f"Dropped {dropped:,}: " + ", ".join(f"{r} {n:,}" for r, n in result.drops.items()),
+    ]
+    if result.drops.get("error"):
+        lines.append(
+            f"{_count(result.drops['error'], 'question')} failed on a call error (first: "
+            f"{result.errors[0] if result.errors else 'unknown'}); run the same command again "
+            "with --overwrite to retry them: finished calls come from the cache"
+        )
+    lines.append(spent)
+    lines.append(REMINDER)
+    return lines
+
+
+def _spent_line(llm: LLM, prices: Path | None) -> str:
+    usage, cost = llm.usage, llm.cost_usd
+    line = (
+        f"Calls:      {_count(llm.calls_made, 'call')} made this run (cache hits are free), "
+        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+    )
+    if cost is not None:
+        return line + f", ${cost:,.4f}"
+    if prices is not None:
+        return line + f"; no price for {llm.model} in {prices}"
+    return line
+
+
+class _Bar:
+    """A rich progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.kept = 0
+        self.dropped = 0
+        self.errors = 0
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Bar:
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("synthesize"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("synthesize", total=self.total, counts="")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, done: int, total: int, reason: str | None) -> None:
+        if reason is None:
+            self.kept += 1
+        elif reason == "error":
+            self.errors += 1
+        else:
+            self.dropped += 1
+        if self._progress is not None:
+            self._progress.update(
+                self._task,
+                completed=done,
+                counts=f"kept {self.kept}  dropped {self.dropped}  errors {self.errors}",
+            )
+
+
+@benchmark_app.command("synthesize")
+def synthesize_command(
+    corpus: Annotated[
+        str,
+        typer.Argument(
+            help="A folder of documents (.md, .txt, .pdf, .docx, .html, ...) or one file.",
+            show_default=False,
+        ),
+    ],
+    n: Annotated[str, typer.Option("--n", metavar="N", help="Questions to plan.")] = "100",
+    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")] = Path(
+        DEFAULT_OUT
+    ),
+    mix: Annotated[
+        str,
+        typer.Option("--mix", help="Share of each question type, type=share pairs summing to 1."),
+    ] = "factoid=0.6,multihop=0.3,unanswerable=0.1",
+    seed: Annotated[str, typer.Option("--seed", metavar="SEED", help="Seed of the plan.")] = "42",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="provider/name of the LLM (default: MODEL_NAME).", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="An OpenAI-compatible server.", show_default=False),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the plan, calls, tokens and cost; call nothing."),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace --out if it exists.")
+    ] = False,
+    concurrency: Annotated[
+        str, typer.Option("--concurrency", metavar="N", help="Questions in flight at once.")
+    ] = "8",
+    chunker: Annotated[
+        str, typer.Option("--chunker", help="fixed (word windows) or sentences.")
+    ] = "fixed",
+    chunk_words: Annotated[
+        str, typer.Option("--chunk-words", metavar="WORDS", help="Words per passage.")
+    ] = "200",
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            help="A JSON or TOML price table, to price the dry run and the run: "
+            '{"openai/gpt-4o-mini": [0.15, 0.6]} in USD per 1M input and output tokens.',
+            show_default=False,
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache", help="Do not use the LLM cache (a rerun then repeats every call)."
+        ),
+    ] = False,
+) -> None:
+    """Write a question set from your documents: factoid, multihop and unanswerable
+    questions, each checked by a second LLM call. Use --dry-run first."""
+    with user_errors():
+        _synthesize(
+            corpus,
+            n=_whole_number(n, "--n", 1),
+            out=out,
+            mix=mix,
+            seed=_whole_number(seed, "--seed"),
+            model=model,
+            base_url=base_url,
+            dry_run=dry_run,
+            overwrite=overwrite,
+            concurrency=_whole_number(concurrency, "--concurrency", 1),
+            chunker=chunker,
+            chunk_words=_whole_number(chunk_words, "--chunk-words", 1),
+            prices=prices,
+            no_cache=no_cache,
+        )
+
+
+def _synthesize(
+    corpus: str,
+    *,
+    n: int,
+    out: Path,
+    mix: str,
+    seed: int,
+    model: str | None,
+    base_url: str | None,
+    dry_run: bool,
+    overwrite: bool,
+    concurrency: int,
+    chunker: str,
+    chunk_words: int,
+    prices: Path | None,
+    no_cache: bool,
+) -> None:
+    from lasagna_synth import check_chunking, parse_mix
+
+    parsed_mix = parse_mix(mix)
+    checked_chunker = check_chunking(chunker, chunk_words)
+    if not Path(corpus).exists():
+        raise CliError(
+            f"corpus not found: {corpus!r}: expected a folder of documents or one file",
+            USAGE_ERROR,
+        )
+    if out.is_dir():
+        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
+    if not dry_run and out.exists() and not overwrite:
+        raise CliError(
+            f"{out} exists: pass --overwrite to replace it, or choose another --out",
+            USAGE_ERROR,
+        )
+    price_table = load_prices(prices) if prices is not None else None
+
+    if dry_run:
+        from lasagna_synth import cl100k_base, estimate, plan
+
+        # The tokenizer first: its loading peak then does not add up with the corpus's.
+        cl100k_base()
+        planned = plan(
+            corpus, n=n, mix=parsed_mix, seed=seed, chunker=checked_chunker, chunk_words=chunk_words
+        )
+        for warning in planned.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        figures = estimate(planned, model=model, prices=price_table)
+        typer.echo("\n".join(dry_run_lines(planned, figures, out, overwrite)))
+        return
+
+    from lasagna_cli.commands._llm import build_llm
+
+    llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
+    result = _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
+    typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices))))
+
+
+def _run(
+    llm: LLM,
+    corpus: str,
+    n: int,
+    mix: Mix,
+    seed: int,
+    chunker: Chunker,
+    chunk_words: int,
+    concurrency: int,
+    out: Path,
+) -> Synthesis:
+    import asyncio
+
+    from lasagna_synth import generate, plan, write_jsonl
+
+    async def go() -> Synthesis:
+        async with llm:
+            planned = plan(
+                corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words
+            )
+            for warning in planned.warnings:
+                typer.echo(f"warning: {warning}", err=True)
+            with _Bar(len(planned.items)) as bar:
+                return await generate(planned, llm, concurrency=concurrency, on_progress=bar)
+
+    try:
+        result = asyncio.run(go())
+    except KeyboardInterrupt:
+        typer.echo(
+            f"interrupted: {out} was not written; finished calls are cached, so the same "
+            "command (with --overwrite if the file exists) resumes where this one stopped",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    if not result.rows and result.drops.get("error"):
+        raise CliError(
+            f"every question failed on a call error, so {out} was not written (first: "
+            f"{result.errors[0] if result.errors else 'unknown'})",
+            DATA_ERROR,
+        )
+    write_jsonl(result.rows, out)
+    return result

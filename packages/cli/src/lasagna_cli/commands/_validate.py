@@ -1,0 +1,119 @@
+"""`lasagna benchmark validate-data PATH`: is this data runnable, and how?"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._groups import benchmark_app
+
+if TYPE_CHECKING:
+    from lasagna_synth import BenchmarkData
+
+
+def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
+    """The lines validate-data prints, and whether the data can be run."""
+    rows = data.rows()
+    kind = {"jsonl": "JSONL", "csv": "CSV", "beir": "BEIR folder", "squad": "SQuAD JSON"}
+    lines = [f"{data.label}: valid {kind[data.kind]} data"]
+    if data.kind == "beir":
+        splits = ", ".join(f"{s} ({len(r):,} judged)" for s, r in sorted(data.splits.items()))
+        lines.append(f"  Questions:      {len(rows):,} with a relevant document; splits: {splits}")
+    else:
+        lines += [
+            f"  Questions:      {len(rows):,}",
+            f"  With answers:   {sum(1 for r in rows if r.answers):,}",
+            f"  With contexts:  {sum(1 for r in rows if r.contexts):,}",
+            f"  Unanswerable:   {sum(1 for r in rows if r.unanswerable):,}",
+        ]
+    provenance = {
+        "native": "the folder's corpus",
+        "pooled_gold": "every row's passages pooled; results labelled pooled_gold",
+        "none": "nothing to retrieve",
+    }[data.corpus_provenance]
+    lines.append(f"  Documents:      {len(data.corpus):,} ({provenance})")
+    lines.append(f"  Name:           {data.name()}")
+    lines.append(f"  Revision:       {data.revision}")
+    for note in data.notes:
+        lines.append(f"  Note:           {note}")
+    lines.append("  Tracks:")
+    support = data.track_support()
+    for track, found in support.items():
+        verdict = "yes" if found.supported else "no"
+        fix = f" (fix: {found.fix})" if not found.supported and found.fix else ""
+        lines.append(f"    {track + ':':<13} {verdict}, {found.reason}{fix}")
+    supported = [t for t, s in support.items() if s.supported]
+    if not supported:
+        lines.append("Nothing can be measured on this data; fix it as above and run this again.")
+        return lines, False
+    quoted = shlex.quote(path)
+    extra = " --drop-unknown-judgments" if any("dropped" in n for n in data.notes) else ""
+    split = "" if "test" in data.splits else f" --split {sorted(data.splits)[0]}"
+    if "retrieval" in supported:
+        lines.append(
+            f"Run it:  lasagna benchmark run {quoted} --profile speed{split}{extra}   "
+            "(BM25 retrieval, no key)"
+        )
+    answering = [t for t in supported if t != "retrieval"]
+    if answering:
+        tracks = ",".join(
+            ["retrieval", "generation"] if "retrieval" in supported else ["generation"]
+        )
+        lines.append(
+            f"{'With a model' if 'retrieval' in supported else 'Run it'}:  lasagna benchmark run "
+            f"{quoted} --tracks {tracks} --generator local/smollm2{split}{extra}"
+        )
+    return lines, True
+
+
+# Shared with `benchmark run`, which reads the same data.
+DropUnknownJudgments = Annotated[
+    bool,
+    typer.Option(
+        "--drop-unknown-judgments",
+        help="BEIR: drop qrels naming documents or queries the folder lacks (counted).",
+    ),
+]
+
+
+@benchmark_app.command("validate-data")
+def validate_data(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="A .jsonl, .csv or SQuAD .json file, or a BEIR folder (corpus.jsonl, "
+            "queries.jsonl, qrels/<split>.tsv).",
+            show_default=False,
+        ),
+    ],
+    drop_unknown_judgments: DropUnknownJudgments = False,
+) -> None:
+    """Check your benchmark data: counts, the name it runs under, the tracks it supports.
+
+    Exit 0 when it can be run; exit 1 with every problem listed (each naming its row and
+    field) when it cannot.
+    """
+    with user_errors():
+        from lasagna_cli.engine._sweepfile import SWEEP_SUFFIXES
+        from lasagna_synth import DataError, load_data
+
+        if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():
+            raise CliError(
+                f"{path}: validate-data checks one data file or BEIR folder, and this is a sweep "
+                "file; validate each `path:` it lists, or run it: `lasagna benchmark run "
+                f"{shlex.quote(path)}` checks every benchmark before anything loads",
+                USAGE_ERROR,
+            )
+        try:
+            data = load_data(path, drop_unknown_judgments=drop_unknown_judgments)
+        except DataError as exc:
+            typer.echo(str(exc))
+            raise typer.Exit(DATA_ERROR) from None
+        lines, runnable = report(data, path)
+        typer.echo("\n".join(lines))
+        if not runnable:
+            raise typer.Exit(DATA_ERROR)

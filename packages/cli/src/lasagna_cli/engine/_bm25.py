@@ -1,0 +1,306 @@
+"""BM25 retrieval over sparse matrices: the `--profile speed` retriever, needing no model.
+
+The index is one term-major sparse matrix of precomputed BM25 weights (one row per term, one
+column per document). Scoring a query adds the rows of its terms (their posting lists) into
+a dense score array with numpy, touching only the documents that share a term with it; no
+Python loop runs over the corpus at query time. That is where the speed over rank-bm25
+(which loops over every document for every query term) comes from.
+
+Text analysis, recorded by `describe()` with every result: lower-cased, tokens are runs of
+two or more word characters (`\\w\\w+`, Unicode-aware, so Arabic works too), Lucene's 33
+English stopwords removed, and Snowball stemming through PyStemmer (English by default;
+any Snowball language, or none).
+
+Scoring variants:
+- `lucene` (default): idf = ln(1 + (N - df + 0.5) / (df + 0.5)), tf part
+  tf / (tf + k1 (1 - b + b dl / avgdl)), as Lucene and bm25s score.
+- `okapi`: exactly rank-bm25's BM25Okapi (idf = ln((N - df + 0.5) / (df + 0.5)), negative
+  idf replaced by 0.25 x the mean idf, tf part multiplied by k1 + 1), so the two can be
+  compared number for number.
+A term repeated in the query counts once per occurrence, as in both references.
+Results are best first; equal scores are ordered by corpus position; documents that share
+no term with the query are not returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any, Literal
+
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import scipy.sparse as sp  # type: ignore[import-untyped]
+
+Variant = Literal["lucene", "okapi"]
+
+# Lucene's default English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET).
+LUCENE_ENGLISH_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their "  # noqa: SIM905
+    "then there these they this to was will with".split()
+)
+TOKEN_PATTERN = r"\w\w+"
+_TOKEN = re.compile(TOKEN_PATTERN)
+
+
+class RetrievalError(EngineUsageError, ValueError):
+    """Bad retriever settings or input; the message names the setting and the fix."""
+
+
+def _pystemmer_version() -> str:
+    try:
+        return version("PyStemmer")
+    except PackageNotFoundError:  # pragma: no cover - a dependency of lasagna-cli
+        return "unknown"
+
+
+def stemmer_languages() -> list[str]:
+    """The Snowball languages PyStemmer offers."""
+    import Stemmer  # type: ignore[import-not-found]
+
+    return sorted(Stemmer.algorithms())
+
+
+@dataclass(frozen=True)
+class Analyzer:
+    """Turns text into index terms; the same for documents and queries."""
+
+    stemmer: str = "english"
+    stopwords: Literal["lucene-english", "none"] = "lucene-english"
+
+    def __post_init__(self) -> None:
+        if self.stemmer != "none":
+            languages = stemmer_languages()
+            if self.stemmer not in languages:
+                raise RetrievalError(
+                    f'unknown stemmer "{self.stemmer}"{did_you_mean(self.stemmer, languages)}; '
+                    f'use "none" or one of {", ".join(languages)}'
+                )
+        if self.stopwords not in ("lucene-english", "none"):
+            raise RetrievalError(
+                f'unknown stopwords "{self.stopwords}"; use "lucene-english" or "none"'
+            )
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "tokenizer": f"lowercase, regex {TOKEN_PATTERN} (unicode)",
+            "stopwords": "lucene-english-33" if self.stopwords == "lucene-english" else "none",
+            "stemmer": "none"
+            if self.stemmer == "none"
+            else f"snowball-{self.stemmer} (PyStemmer {_pystemmer_version()})",
+        }
+
+    def term_mapper(self) -> _TermMapper:
+        return _TermMapper(self)
+
+
+class _TermMapper:
+    """Words to terms, each distinct word analysed once (stemming is the slow part)."""
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self._stop = (
+            LUCENE_ENGLISH_STOPWORDS if analyzer.stopwords == "lucene-english" else frozenset()
+        )
+        self._stem: Any = None
+        if analyzer.stemmer != "none":
+            import Stemmer
+
+            self._stem = Stemmer.Stemmer(analyzer.stemmer).stemWord
+        self._cache: dict[str, str | None] = {}
+
+    def terms(self, text: str) -> list[str]:
+        cache = self._cache
+        out: list[str] = []
+        for word in _TOKEN.findall(text.lower()):
+            term = cache.get(word, "")
+            if term == "":
+                term = None if word in self._stop else (self._stem(word) if self._stem else word)
+                cache[word] = term
+            if term is not None:
+                out.append(term)
+        return out
+
+
+class BM25Index:
+    """A BM25 index over a fixed corpus. Build it with `BM25Index.build`."""
+
+    def __init__(
+        self,
+        doc_ids: list[str],
+        vocabulary: dict[str, int],
+        weights: sp.csr_matrix,
+        analyzer: Analyzer,
+        k1: float,
+        b: float,
+        variant: Variant,
+    ) -> None:
+        self._doc_ids = doc_ids
+        self._vocabulary = vocabulary
+        self._weights = weights  # terms x documents
+        self._analyzer = analyzer
+        self._mapper = analyzer.term_mapper()
+        self.k1 = k1
+        self.b = b
+        self.variant: Variant = variant
+
+    @classmethod
+    def build(
+        cls,
+        doc_ids: Sequence[str],
+        texts: Sequence[str],
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        variant: Variant = "lucene",
+        stemmer: str = "english",
+        stopwords: Literal["lucene-english", "none"] = "lucene-english",
+    ) -> BM25Index:
+        """Index `texts`, named by `doc_ids` (unique, same length)."""
+        import numpy as np
+        import scipy.sparse as sp
+
+        if len(doc_ids) != len(texts):
+            raise RetrievalError(
+                f"doc_ids has {len(doc_ids)} items but texts has {len(texts)}; they pair up"
+            )
+        if len(set(doc_ids)) != len(doc_ids):
+            raise RetrievalError("doc_ids must be unique; a document id appears twice")
+        if not k1 >= 0 or not 0 <= b <= 1:
+            raise RetrievalError(f"BM25 needs k1 >= 0 and 0 <= b <= 1; got k1={k1}, b={b}")
+        if variant not in ("lucene", "okapi"):
+            raise RetrievalError(f'unknown BM25 variant "{variant}"; use "lucene" or "okapi"')
+        analyzer = Analyzer(stemmer=stemmer, stopwords=stopwords)
+        mapper = analyzer.term_mapper()
+
+        vocabulary: dict[str, int] = {}
+        term_ids: list[int] = []
+        lengths = np.zeros(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            terms = mapper.terms(text)
+            lengths[i] = len(terms)
+            term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in terms])
+        n_docs, n_terms = len(texts), len(vocabulary)
+        columns = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
+        rows = np.asarray(term_ids, dtype=np.int32)
+        del term_ids
+        # COO -> CSR sums the duplicates: entry (t, d) becomes the frequency of t in d.
+        tf = sp.csr_matrix(
+            (np.ones(len(rows), dtype=np.float64), (rows, columns)), shape=(n_terms, n_docs)
+        )
+        del rows, columns
+        tf.sum_duplicates()
+        df = np.diff(tf.indptr).astype(np.float64)
+        idf = _idf(df, n_docs, variant)
+        avgdl = float(lengths.sum()) / n_docs if n_docs else 0.0
+        norm = k1 * (1.0 - b + b * lengths / avgdl) if avgdl > 0 else np.full(n_docs, k1)
+        freq = tf.data
+        doc_of_entry = tf.indices
+        scale = (k1 + 1.0) if variant == "okapi" else 1.0
+        tf.data = np.repeat(idf, np.diff(tf.indptr)) * freq * scale / (freq + norm[doc_of_entry])
+        return cls(list(doc_ids), vocabulary, tf, analyzer, k1, b, variant)
+
+    def __len__(self) -> int:
+        return len(self._doc_ids)
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that decides the rankings, recorded with the results."""
+        return {
+            "method": "bm25",
+            "variant": self.variant,
+            "k1": self.k1,
+            "b": self.b,
+            **self._analyzer.describe(),
+            "implementation": "lasagna BM25Index (scipy sparse)",
+            "documents": len(self._doc_ids),
+        }
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        """The `k` best documents for `query`, best first, as (doc_id, score)."""
+        return self.search_many([query], k)[0]
+
+    def search_many(
+        self, queries: Sequence[str], k: int, *, seconds: list[float] | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """`search` for each query, in order; each query's time is appended to `seconds`."""
+        import time
+
+        import numpy as np
+
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise RetrievalError(f"k must be a whole number >= 1, got {k!r}")
+        weights = self._weights
+        indptr, indices, data = weights.indptr, weights.indices, weights.data
+        n_docs = len(self._doc_ids)
+        scores = np.zeros(n_docs, dtype=np.float64)  # reused: only touched entries are reset
+        ids = self._doc_ids
+        results: list[list[tuple[str, float]]] = []
+        clock = time.perf_counter
+        for query in queries:
+            started = clock()
+            terms: dict[int, int] = {}
+            for term in self._mapper.terms(query):
+                term_id = self._vocabulary.get(term)
+                if term_id is not None:
+                    terms[term_id] = terms.get(term_id, 0) + 1
+            if not terms:
+                results.append([])
+                if seconds is not None:
+                    seconds.append(clock() - started)
+                continue
+            postings = 0
+            # Sorted term ids: the sum runs in one fixed order, so scores are reproducible.
+            for term_id in sorted(terms):
+                lo, hi = indptr[term_id], indptr[term_id + 1]
+                docs = indices[lo:hi]
+                if terms[term_id] == 1:
+                    scores[docs] += data[lo:hi]
+                else:  # a repeated query term counts once per occurrence
+                    scores[docs] += terms[term_id] * data[lo:hi]
+                postings += hi - lo
+            if postings * 16 < n_docs:  # few matches: gather them rather than scan
+                touched = np.unique(
+                    np.concatenate([indices[indptr[t] : indptr[t + 1]] for t in terms])
+                )
+            else:
+                touched = np.flatnonzero(scores)
+            values = scores[touched]
+            scores[touched] = 0.0
+            keep = values > 0
+            found = _top_k(touched[keep], values[keep], k)
+            results.append([(ids[d], s) for d, s in found])
+            if seconds is not None:
+                seconds.append(clock() - started)
+        return results
+
+
+def _idf(df: npt.NDArray[np.float64], n_docs: int, variant: Variant) -> npt.NDArray[np.float64]:
+    import numpy as np
+
+    if variant == "lucene":
+        return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+    if len(idf):
+        # rank-bm25: a term in more than half the documents gets epsilon x the mean idf. The
+        # sum runs term by term in vocabulary order, as rank-bm25's does: numpy's pairwise
+        # sum rounds otherwise, and a mean near 0 could then change sign.
+        idf[idf < 0] = 0.25 * (sum(idf.tolist()) / len(idf))
+    return idf
+
+
+def _top_k(
+    docs: npt.NDArray[np.int32], values: npt.NDArray[np.float64], k: int
+) -> list[tuple[int, float]]:
+    """The k highest values, ties broken by document position, without sorting them all."""
+    import numpy as np
+
+    if len(values) > k:
+        threshold = np.partition(values, len(values) - k)[len(values) - k]
+        chosen = values >= threshold  # every tie at the threshold, so the cut is stable
+        docs, values = docs[chosen], values[chosen]
+    order = np.lexsort((docs, -values))[:k]
+    return list(zip(docs[order].tolist(), values[order].tolist(), strict=True))

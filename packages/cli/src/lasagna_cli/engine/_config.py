@@ -1,0 +1,217 @@
+"""The one typed configuration of a benchmark run: what is measured, on what, with what.
+
+Three front doors fill it: `benchmark run` (flags, or a sweep file: `_sweepfile`), kag's
+`benchmark sweep` (SETUPS.toml + DATASETS.json + config.toml: `kag/`) and the staged
+pipeline (`run NAME --data-dir`: `_staged`). Everything after this point (plan, tasks,
+runner, records, reports) sees only these types.
+
+    RunConfig
+      benchmarks: BenchmarkEntry ...   a data file / BEIR folder, a registered benchmark
+                                       read from its raw files, or questions in memory
+      setups: Setup ...                what answers: a retriever (RetrieverSpec) over a
+                                       corpus, a generator (ModelSpec) with a prompt
+                                       (PromptSpec), or the user's own system (SystemSpec)
+      judge, rubric, seed, concurrency
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._data import Dataset
+    from lasagna_cli.engine.systems import SystemSpec
+
+TRACK_NAMES = ("retrieval", "generation", "closed-book")
+#: Passages retrieved per question (recall@k, hit@k, what the generator reads), for every
+#: door: OpenViking's `retrieval_topk` and kag's retrievers default to 5, so users of both
+#: get the figures they know. Rankings are kept at least 10 deep, so nDCG@10 is unaffected.
+DEFAULT_TOP_K = 5
+DEFAULT_SEED = 42
+DEFAULT_CONCURRENCY = 8
+PromptStyle = Literal["answer", "template", "benchmark"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrieverSpec:
+    """BM25 settings. `top_k` passages go to the generator; recall and hit rate are @top_k."""
+
+    top_k: int = DEFAULT_TOP_K
+    k1: float = 1.5
+    b: float = 0.75
+    variant: str = "lucene"
+    stemmer: str = "english"
+    stopwords: str = "lucene-english"
+
+    @property
+    def depth(self) -> int:
+        """How many documents each ranking keeps: enough for nDCG@10 and recall@top_k."""
+        return max(self.top_k, 10)
+
+    def index_key(self) -> tuple[str, float, float, str, str]:
+        """The settings that decide the index (top_k does not)."""
+        return (self.variant, self.k1, self.b, self.stemmer, self.stopwords)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """Where a model is served: a built-in provider (openai, anthropic, ollama, local) or a
+    kag config.toml entry with its own base URL and the NAME of its key variable."""
+
+    name: str
+    api: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """What result files record: the key variable's name, never its value."""
+        return {
+            "name": self.name,
+            "api": self.api,
+            "base_url": without_credentials(self.base_url),
+            "api_key_env": self.api_key_env,
+        }
+
+
+BUILTIN_PROVIDERS = {
+    "openai": ProviderSpec("openai", "openai", None, "OPENAI_API_KEY"),
+    "anthropic": ProviderSpec("anthropic", "anthropic", None, "ANTHROPIC_API_KEY"),
+    "ollama": ProviderSpec("ollama", "ollama"),
+    "local": ProviderSpec("local", "local"),
+}
+
+
+def without_credentials(url: str | None) -> str | None:
+    """A base URL without user:password@ (which would be a secret in a result file)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A model that answers: `name` is provider/model as `lasagna_judge.make_llm` takes it."""
+
+    name: str
+    provider: ProviderSpec | None = None
+    """A kag config.toml provider; None for the built-in ones, set up from the environment."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """One LLM object serves every setup with the same provider and model."""
+        return (self.provider.name if self.provider else "", self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpec:
+    """How a question and its passages become chat messages (`_prompts`).
+
+    - "answer": lasagna's short-answer prompt (numbered passages, or closed-book);
+    - "template": kag's `system_prompt` and `prompt` with {{INPUT}}, {{RETRIEVAL}},
+      {{CHOICE}};
+    - "benchmark": a registered benchmark's own prompt (its per-category instruction and the
+      "Not mentioned" rule), as OpenViking's RAG benchmark asks it.
+    """
+
+    style: PromptStyle = "answer"
+    system: str = ""
+    user: str = "{{INPUT}}"
+    benchmark: str | None = None
+    max_passage_chars: int | None = None
+    """Each passage is cut to this many characters in the prompt (None: whole)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSpec:
+    """A corpus a setup brings (kag's databases): a folder of documents to chunk, or the
+    corpus of a BEIR folder. Without one, a setup searches its benchmark's own corpus."""
+
+    name: str
+    kind: Literal["documents", "beir"]
+    path: Path
+    chunker: str = "fixed"
+    chunk_words: int = 200
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "path": str(self.path)}
+        if self.kind == "documents":
+            out.update(chunker=self.chunker, chunk_words=self.chunk_words)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """One system under test: a retriever and/or a generator, or the user's own system."""
+
+    name: str
+    retriever: RetrieverSpec | None = field(default_factory=RetrieverSpec)
+    """None: retrieves nothing (a kag setup without a retriever)."""
+    generator: ModelSpec | None = None
+    prompt: PromptSpec = field(default_factory=PromptSpec)
+    tracks: tuple[str, ...] | None = None
+    """None: the tracks the data supports that this setup can run."""
+    system: SystemSpec | None = None
+    """The user's system answers and ranks for itself (of the retriever only top_k applies)."""
+    database: DatabaseSpec | None = None
+    datasets: tuple[str, ...] | None = None
+    """The datasets the setup covers (kag's `datasets`); None: every one."""
+    query_prefix: str = ""
+    """Put before the question in the retrieval query (OpenViking's retrieval_instruction)."""
+    retriever_name: str | None = None
+    """The config.toml retriever it names (kag), for the record."""
+
+    @property
+    def top_k(self) -> int:
+        return self.retriever.top_k if self.retriever is not None else DEFAULT_TOP_K
+
+    def covers(self, dataset: str) -> bool:
+        return self.datasets is None or dataset in self.datasets
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkEntry:
+    """One benchmark of a run: a file or folder (`path`), a registered public benchmark
+    (`benchmark`, read from `data_dir`), or a data set already in memory (`dataset`)."""
+
+    where: str
+    """How messages name this entry: the path as given, or `locomo (data_dir: DIR)`."""
+    path: Path | None = None
+    name: str | None = None
+    benchmark: str | None = None
+    data_dir: Path | None = None
+    dataset: Dataset | None = None
+    split: str = "test"
+    n_samples: int | None = None
+    max_queries: int | None = None
+    """The first N questions, in the benchmark's order (the staged pipeline's --max-queries)."""
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    setups: tuple[str, ...] | None = None
+    """Only these setups on this benchmark (None: every setup that covers it)."""
+    drop_unknown_judgments: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    benchmarks: tuple[BenchmarkEntry, ...]
+    setups: tuple[Setup, ...]
+    judge: str | None = None
+    rubric: str = "binary"
+    seed: int = DEFAULT_SEED
+    profile: str = "speed"
+    concurrency: int = DEFAULT_CONCURRENCY
+    source: str = ""
+    """The PATH or file the run was started with, as given."""

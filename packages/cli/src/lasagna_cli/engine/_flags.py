@@ -1,0 +1,239 @@
+"""`benchmark run PATH`: one benchmark and one setup from the command's flags, and the checks
+every run configuration shares (tracks, filters, retriever settings, setup names).
+
+A sweep file (`_sweepfile`) takes these flags as the defaults of what it leaves out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli.engine._config import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_SEED,
+    DEFAULT_TOP_K,
+    TRACK_NAMES,
+    BenchmarkEntry,
+    ModelSpec,
+    RetrieverSpec,
+    RunConfig,
+    Setup,
+)
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.systems import SystemSpec
+
+PROFILES = ("speed",)
+_SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
+RETRIEVER_KEYS = ("top_k", "k1", "b", "variant", "stemmer", "stopwords")
+
+
+def usage(message: str) -> EngineUsageError:
+    return EngineUsageError(message)
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The command's flags, the defaults of a sweep file's values."""
+
+    profile: str = "speed"
+    tracks: tuple[str, ...] | None = None
+    generator: str | None = None
+    judge: str | None = None
+    rubric: str = "binary"
+    n_samples: int | None = None
+    seed: int = DEFAULT_SEED
+    split: str = "test"
+    split_given: bool = True
+    """False when --split was left at its default: a registered benchmark in a sweep file
+    then runs its own default split (SQuAD and Qasper have no "test")."""
+    top_k: int = DEFAULT_TOP_K
+    filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    concurrency: int = DEFAULT_CONCURRENCY
+    drop_unknown_judgments: bool = False
+    system: SystemSpec | None = None
+    """The system --system or --predictions names, if any."""
+
+
+def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
+    items = [t.strip() for t in value.split(",")] if isinstance(value, str) else list(value)
+    tracks: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or item not in TRACK_NAMES:
+            hint = did_you_mean(str(item), TRACK_NAMES)
+            raise usage(
+                f'{where}: unknown track "{item}"{hint}; the tracks are {", ".join(TRACK_NAMES)}'
+            )
+        if item not in tracks:
+            tracks.append(item)
+    if not tracks:
+        raise usage(f"{where}: name at least one track ({', '.join(TRACK_NAMES)})")
+    return tuple(tracks)
+
+
+def parse_filter_flags(values: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """`--filter key=value`, repeatable; several values for one key match any of them."""
+    filters: dict[str, tuple[str, ...]] = {}
+    for value in values:
+        key, sep, wanted = value.partition("=")
+        if not sep or not key.strip():
+            raise usage(
+                f'--filter: expected key=value, e.g. --filter question_type=multihop; got "{value}"'
+            )
+        filters[key.strip()] = (*filters.get(key.strip(), ()), wanted.strip())
+    return filters
+
+
+def check_positive(value: object, where: str, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise usage(f"{where}: expected a whole number >= 1, got {value!r}")
+    return value
+
+
+def check_keys(mapping: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    for key in mapping:
+        if key not in known:
+            raise usage(
+                f'{where}: unknown key "{key}"{did_you_mean(str(key), known)}; the keys are '
+                f"{', '.join(known)}"
+            )
+
+
+def mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise usage(f"{where}: expected a mapping of keys to values, got {type(value).__name__}")
+    return value
+
+
+def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -> RetrieverSpec:
+    check_keys(values, RETRIEVER_KEYS, where)
+    spec = replace(base, **values)
+    check_positive(spec.top_k, f"{where}.top_k")
+    for key in ("k1", "b"):
+        number = getattr(spec, key)
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float)
+            or not math.isfinite(number)
+        ):
+            raise usage(f"{where}.{key}: expected a number, got {number!r}")
+    if not spec.k1 >= 0 or not 0 <= spec.b <= 1:
+        raise usage(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={spec.k1}, b={spec.b}")
+    if spec.variant not in ("lucene", "okapi"):
+        raise usage(f'{where}.variant: expected "lucene" or "okapi", got {spec.variant!r}')
+    if spec.stopwords not in ("lucene-english", "none"):
+        raise usage(
+            f'{where}.stopwords: expected "lucene-english" or "none", got {spec.stopwords!r}'
+        )
+    if not isinstance(spec.stemmer, str):
+        raise usage(f"{where}.stemmer: expected a language name or none, got {spec.stemmer!r}")
+    _check_stemmer(spec.stemmer, f"{where}.stemmer")
+    return replace(spec, k1=float(spec.k1), b=float(spec.b))
+
+
+def _check_stemmer(stemmer: str, where: str) -> None:
+    if stemmer == "none":
+        return
+    from lasagna_cli.engine._bm25 import stemmer_languages
+
+    languages = stemmer_languages()
+    if stemmer not in languages:
+        raise usage(
+            f'{where}: unknown stemmer "{stemmer}"{did_you_mean(stemmer, languages)}; '
+            f"use none or one of {', '.join(languages)}"
+        )
+
+
+def check_setup_name(name: object, where: str) -> str:
+    if not isinstance(name, str) or not _SETUP_NAME.match(name):
+        raise usage(
+            f"{where}: a setup name is letters, digits, dots, hyphens and underscores "
+            f"(it names a folder), got {name!r}"
+        )
+    return name
+
+
+def default_setup_name(flags: Flags) -> str:
+    name = f"bm25-k{flags.top_k}"
+    if flags.generator:
+        name += "+" + re.sub(r"[^A-Za-z0-9._-]+", "-", flags.generator).strip("-")
+    return name
+
+
+def config_from_path(path: str, flags: Flags) -> RunConfig:
+    """One benchmark (a data file or BEIR folder) and one setup, from the flags."""
+    check_profile(flags.profile, "--profile")
+    check_positive(flags.top_k, "--top-k")
+    if flags.system is not None:
+        setup = system_setup(flags.system, None, flags.generator, flags.tracks, flags.top_k)
+    else:
+        setup = Setup(
+            name=default_setup_name(flags),
+            retriever=retriever_spec({}, "--top-k", RetrieverSpec(top_k=flags.top_k)),
+            generator=ModelSpec(flags.generator) if flags.generator else None,
+            tracks=flags.tracks,
+        )
+    entry = BenchmarkEntry(
+        where=path,
+        path=Path(path),
+        n_samples=check_positive(flags.n_samples, "-n", allow_none=True),
+        split=flags.split,
+        filters=dict(flags.filters),
+        drop_unknown_judgments=flags.drop_unknown_judgments,
+    )
+    return RunConfig(
+        benchmarks=(entry,),
+        setups=(setup,),
+        judge=flags.judge,
+        rubric=flags.rubric,
+        seed=flags.seed,
+        profile=flags.profile,
+        concurrency=check_positive(flags.concurrency, "--concurrency") or 1,
+        source=path,
+    )
+
+
+def system_setup(
+    system: SystemSpec,
+    name: str | None,
+    generator: str | None,
+    tracks: tuple[str, ...] | None,
+    top_k: int,
+    where: str = "--system",
+) -> Setup:
+    """A setup whose answers and rankings come from the user's system."""
+    from lasagna_cli.engine.systems import default_setup_name as system_name
+
+    if generator is not None:
+        raise usage(
+            f"{where}: a system answers by itself; --generator (or `generator:`) is for the "
+            "built-in BM25 setup. To compare both, list two setups in a sweep file"
+        )
+    if tracks is not None and "closed-book" in tracks:
+        raise usage(
+            f"{where}: closed-book is the built-in generator without passages; a system is "
+            "measured on the retrieval and generation tracks"
+        )
+    return Setup(
+        name=name or system_name(system),
+        retriever=retriever_spec({}, f"{where}: top_k", RetrieverSpec(top_k=top_k)),
+        generator=None,
+        tracks=tracks,
+        system=system,
+    )
+
+
+def check_profile(profile: object, where: str) -> None:
+    if profile not in PROFILES:
+        raise usage(
+            f'{where}: unknown profile "{profile}"{did_you_mean(str(profile), PROFILES)}; '
+            f"the profiles are {', '.join(PROFILES)} (BM25 retrieval, no model or key needed)"
+        )

@@ -1,0 +1,144 @@
+"""The one prompt builder: a question and its passages to chat messages, pure functions.
+
+Three styles (`PromptSpec.style`):
+- "answer" (`benchmark run`): a short-answer system prompt, then the numbered passages
+  and the question, or the question alone (closed-book); a missing answer is written
+  "Not mentioned".
+- "template" (kag's SETUPS.toml): the setup's `system_prompt` (when not empty) and `prompt`
+  with {{INPUT}} (the question), {{CHOICE}} (an MCQ's options as "key: value" lines, empty
+  for a free-form question) and {{RETRIEVAL}} (the passages, separated by blank lines)
+  filled in one pass. When a setup shows no {{CHOICE}} and its prompt is the default, an MCQ
+  question's options follow the input, so a plain setup can answer MCQ sets too.
+- "benchmark" (the staged pipeline): a registered benchmark's own prompt, one user message
+  (the passages, the category's instruction, the "Not mentioned" rule, the question), as
+  OpenViking's RAG benchmark asks it.
+`max_passage_chars` cuts each passage in the prompt (OpenViking keeps 8,000 characters).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING
+
+from lasagna_cli.engine._config import PromptSpec
+from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._scoring import NO_ANSWER
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.benchmarks import BenchmarkSpec
+
+PROMPT_ID = "answer-v1"
+SYSTEM_PROMPT = (
+    "You answer questions briefly. Reply with the answer only: a short phrase, no "
+    "explanation, no full sentence."
+)
+RAG_TEMPLATE = (
+    "Passages:\n{passages}\n\nQuestion: {question}\n\nAnswer from the passages only. If they "
+    f'do not contain the answer, reply exactly "{NO_ANSWER}".'
+)
+CLOSED_BOOK_TEMPLATE = (
+    f'Question: {{question}}\n\nIf you do not know the answer, reply exactly "{NO_ANSWER}".'
+)
+DEFAULT_TEMPLATE = "{{INPUT}}"
+DEFAULT_MCQ_TEMPLATE = DEFAULT_TEMPLATE + "\n\n{{CHOICE}}"
+PLACEHOLDERS = ("INPUT", "RETRIEVAL", "CHOICE")
+_PLACEHOLDER = re.compile(r"\{\{(INPUT|RETRIEVAL|CHOICE)\}\}")
+
+Messages = list[dict[str, str]]
+
+
+def answer_prompt_sha256() -> str:
+    """Identifies the "answer" prompts: recorded with every generated answer."""
+    text = "\x1f".join((SYSTEM_PROMPT, RAG_TEMPLATE, CLOSED_BOOK_TEMPLATE))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@cache
+def prompt_sha256(spec: PromptSpec) -> str:
+    """What identifies a setup's prompts (part of every task's fingerprint)."""
+    if spec.style == "answer":
+        return answer_prompt_sha256()
+    if spec.style == "template":
+        text = "\x1f".join(("template", spec.system, spec.user))
+    else:
+        bench = _benchmark(spec)
+        filled = [
+            bench.build_prompt("{question}", c, ["{context}"]) for c in sorted(bench.categories)
+        ]
+        filled.append(bench.build_prompt("{question}", "", ["{context}"]))
+        text = "\x1f".join(("benchmark", str(spec.max_passage_chars), *filled))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _benchmark(spec: PromptSpec) -> BenchmarkSpec:
+    from lasagna_cli.engine.benchmarks import get_benchmark_spec
+
+    assert spec.benchmark is not None
+    return get_benchmark_spec(spec.benchmark)
+
+
+def uses(spec: PromptSpec, placeholder: str) -> bool:
+    token = "{{" + placeholder + "}}"
+    return token in spec.system or token in spec.user
+
+
+def format_choices(question: Question) -> str:
+    if question.options is None:
+        return ""
+    return "\n".join(f"{key}: {text}" for key, text in question.options.items())
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """One pass, so a question that itself contains "{{CHOICE}}" is not filled again."""
+    if "{{" not in template:
+        return template
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def _cut(spec: PromptSpec, passages: Sequence[str]) -> list[str]:
+    limit = spec.max_passage_chars
+    return [p[:limit] for p in passages] if limit is not None else list(passages)
+
+
+def build_messages(
+    spec: PromptSpec, question: Question, passages: Sequence[str] | None
+) -> Messages:
+    """The chat messages for one question; `passages` None is closed-book."""
+    if spec.style == "answer":
+        if passages is None:
+            user = CLOSED_BOOK_TEMPLATE.format(question=question.text)
+        else:
+            numbered = "\n\n".join(f"[{i}] {t}" for i, t in enumerate(_cut(spec, passages), 1))
+            user = RAG_TEMPLATE.format(
+                passages=numbered or "(no passage was retrieved)", question=question.text
+            )
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    if spec.style == "benchmark":
+        prompt = _benchmark(spec).build_prompt(
+            question.text, question.category, _cut(spec, passages or ())
+        )
+        return [{"role": "user", "content": prompt}]
+    values = {
+        "INPUT": question.text,
+        "CHOICE": format_choices(question),
+        "RETRIEVAL": "\n\n".join(p.strip() for p in _cut(spec, passages or ())),
+    }
+    user = spec.user
+    if question.is_mcq and user == DEFAULT_TEMPLATE and not uses(spec, "CHOICE"):
+        user = DEFAULT_MCQ_TEMPLATE
+    messages = []
+    if spec.system.strip():
+        messages.append({"role": "system", "content": fill(spec.system, values)})
+    messages.append({"role": "user", "content": fill(user, values)})
+    return messages
+
+
+def system_input(spec: PromptSpec, question: Question) -> str:
+    """What a user's system is asked: the question, or a template setup's prompt filled
+    (with the MCQ options, no passages: the system retrieves for itself)."""
+    if spec.style != "template":
+        return question.text
+    return build_messages(spec, question, ())[-1]["content"]

@@ -1,0 +1,322 @@
+"""The one runner: tasks in, records out, every door.
+
+Given a plan, it makes the tasks, reads what a store already holds and applies the resume
+rule (`_records`), ranks every pending query in one batch (`_rankings`), loads the user's
+systems (`_system_tasks`), asks the model provider for the models the pending tasks need,
+and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
+one writer: the record is written atomically on a writer thread (fsync releases the GIL, so
+a slow disk delays only the task being written) and the slot is freed only once it is on
+disk, so a run killed at any moment loses at most the tasks in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._data import Corpus
+from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine._executor import Executor, Outcome
+from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
+from lasagna_cli.engine._rankings import rank_tasks
+from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
+from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
+from lasagna_cli.engine._system_tasks import SystemState, settle_systems
+from lasagna_cli.engine._tasks import TaskContext, grade_task, run_task
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM, Rubric
+
+WRITER_THREADS = 8
+Role = Literal["generator", "judge"]
+Progress = Callable[[str], None]
+"""Told "done", "failed" or "skipped" once per task."""
+
+
+class Reporter(Protocol):
+    """How a long job shows its progress; the commands draw it, the engine only reports."""
+
+    def start(self, total: int, description: str) -> None: ...
+
+    def advance(self, status: str) -> None:
+        """One task: "done", "failed" or "skipped"."""
+        ...
+
+
+class Quiet:
+    """A reporter that shows nothing (the Python API's default)."""
+
+    def start(self, total: int, description: str) -> None:
+        return None
+
+    def advance(self, status: str) -> None:
+        return None
+
+
+class Models:
+    """The LLM objects of a run, one per (provider, model), made on first use inside the
+    run's event loop by `make` and closed at its end. `shared()` wraps objects the caller
+    owns: they are used as given and never closed."""
+
+    def __init__(self, make: Callable[[ModelSpec, Role], LLM], *, owned: bool = True) -> None:
+        self._make = make
+        self._owned = owned
+        self._made: dict[tuple[Role, tuple[str, str]], LLM] = {}
+
+    @classmethod
+    def shared(cls, llms: Mapping[str, LLM], judge: LLM | None = None) -> Models:
+        def pick(spec: ModelSpec, role: Role) -> LLM:
+            if role == "judge" and judge is not None:
+                return judge
+            if spec.name not in llms:
+                raise KeyError(f"no LLM object is given for the model {spec.name!r}")
+            return llms[spec.name]
+
+        return cls(pick, owned=False)
+
+    def get(self, spec: ModelSpec, role: Role) -> LLM:
+        key = (role, spec.key)
+        if key not in self._made:
+            self._made[key] = self._make(spec, role)
+        return self._made[key]
+
+    async def aclose(self) -> None:
+        if self._owned:
+            for llm in self._made.values():
+                await llm.aclose()
+        self._made.clear()
+
+
+@dataclass
+class RunOptions:
+    judge: str | None = None
+    """The judge's model name; its rubric is `rubric`."""
+    rubric: Rubric | None = None
+    resume: bool = False
+    retry_failed: bool = True
+    """Failed tasks are run again on resume (kag's sweep keeps them unless asked)."""
+    probe_systems: bool = True
+    concurrency: int = 8
+    databases: Mapping[str, Corpus] = field(default_factory=dict)
+
+
+@dataclass
+class RunOutcome:
+    plan: list[PlannedDataset]
+    tasks: list[Task]
+    records: dict[int, Record | None]
+    """Task index -> its record after the run (None: it never ran)."""
+    paths: list[Path]
+    finished_before: int
+    done: int = 0
+    failed: int = 0
+    failures: list[tuple[Task, str]] = field(default_factory=list)
+    reused: set[int] = field(default_factory=set)
+    """The tasks whose records were kept as they were."""
+
+
+def judge_identity(options: RunOptions) -> dict[str, Any] | None:
+    if options.judge is None or options.rubric is None:
+        return None
+    rubric = options.rubric
+    return {"model": options.judge, "rubric": rubric.id, "rubric_version": rubric.version}
+
+
+async def prepare(
+    plan: Sequence[PlannedDataset], options: RunOptions, state: SystemState, say: Progress
+) -> list[PlannedDataset]:
+    """The plan with every system setup's tracks settled (systems loaded, probed)."""
+    if any(p.setup.system is not None for b in plan for p in b.setups):
+        return await settle_systems(
+            plan, options.concurrency, state, probe=options.probe_systems, say=say
+        )
+    return list(plan)
+
+
+def plan_tasks(plan: Sequence[PlannedDataset], options: RunOptions) -> list[Task]:
+    return make_tasks(plan, judge_identity(options))
+
+
+async def execute(
+    plan: Sequence[PlannedDataset],
+    tasks: Sequence[Task],
+    store: RecordStore,
+    executor: Executor,
+    models: Models,
+    options: RunOptions,
+    state: SystemState,
+    *,
+    on_progress: Progress = lambda status: None,
+    on_failure: Callable[[Path, str], None] = lambda path, error: None,
+    say: Progress = lambda line: print(line, file=sys.stderr, flush=True),
+    before_start: Callable[[int, int], None] = lambda finished, total: None,
+) -> RunOutcome:
+    """Run what the store does not already hold; see the module docstring."""
+    paths = [store.path(t) for t in tasks]
+    existing = [read_record(store, p) for p in paths] if options.resume else [None] * len(tasks)
+    statuses = [
+        resume_status(r, t, retry_failed=options.retry_failed)
+        for r, t in zip(existing, tasks, strict=True)
+    ]
+    outcome = RunOutcome(
+        list(plan),
+        list(tasks),
+        dict(enumerate(existing)),
+        paths,
+        finished_before=statuses.count("done"),
+        reused={i for i, status in enumerate(statuses) if status == "done"},
+    )
+    before_start(outcome.finished_before, len(tasks))
+    to_run = [i for i, s in enumerate(statuses) if s == "run"]
+    to_grade = [i for i, s in enumerate(statuses) if s == "grade"]
+    for _ in range(outcome.finished_before):
+        on_progress("skipped")
+    if not to_run and not to_grade:
+        return outcome
+
+    datasets = [b.dataset for b in plan]
+    ctx = TaskContext(datasets, systems=state, databases=options.databases)
+    identity = judge_identity(options)
+    # Models first: a missing key is refused before an index is built.
+    answering = [tasks[i] for i in to_run if tasks[i].planned.answers]
+    for task in answering:
+        spec = task.setup.generator
+        if spec is not None and task.setup.system is None and spec.key not in ctx.generators:
+            ctx.generators[spec.key] = models.get(spec, "generator")
+    if identity is not None and options.judge is not None and (answering or to_grade):
+        ctx.judge = models.get(ModelSpec(options.judge), "judge")
+        ctx.rubric = options.rubric
+        ctx.judge_identity = identity
+    ranked = rank_tasks(
+        [tasks[i] for i in to_run], ctx.corpus, lambda t: _corpus_label(t, plan), say
+    )
+    for i, task in zip(to_run, ranked, strict=True):
+        outcome.tasks[i] = task
+
+    work: list[tuple[int, Literal["run", "grade"]]] = [(i, "run") for i in to_run]
+    work += [(i, "grade") for i in to_grade]
+    work.sort()
+
+    async def compute(item: tuple[int, Literal["run", "grade"]]) -> Record:
+        i, kind = item
+        if kind == "grade":
+            record = existing[i]
+            assert record is not None
+            return await grade_task(record, ctx, outcome.tasks[i].question)
+        return await run_task(outcome.tasks[i], ctx)
+
+    def failed(item: tuple[int, Literal["run", "grade"]], error: BaseException) -> Record:
+        return failure_record(outcome.tasks[item[0]], error)
+
+    async with Writer() as writer:
+
+        async def on_outcome(result: Outcome[tuple[int, Literal["run", "grade"]], Record]) -> None:
+            i = result.task[0]
+            record = result.result if result.error is None else None
+            if record is None:
+                record = failed(result.task, result.error or RuntimeError("no record"))
+            await writer.write(paths[i], store.encode(record))
+            outcome.records[i] = record
+            _count(outcome, outcome.tasks[i], paths[i], record, on_progress, on_failure)
+
+        await executor.run(work, compute, on_outcome)
+    return outcome
+
+
+def _count(
+    outcome: RunOutcome,
+    task: Task | None,
+    path: Path,
+    record: Record,
+    on_progress: Progress,
+    on_failure: Callable[[Path, str], None],
+) -> None:
+    error = record.get("error")
+    if error is None:
+        outcome.done += 1
+        on_progress("done")
+        return
+    outcome.failed += 1
+    if task is not None:
+        outcome.failures.append((task, str(error)))
+    on_failure(path, str(error))
+    on_progress("failed")
+
+
+class Writer:
+    """The one writer of a run's records: each atomically (lasagna-synth's writer) on a
+    thread, awaited by the task's slot; closing waits for the writes in progress, so they
+    end whole even when the run is cancelled (Ctrl-C)."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="lasagna-write")
+
+    async def __aenter__(self) -> Writer:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._pool.shutdown(wait=True)
+
+    async def write(self, path: Path, data: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._pool, write_bytes_atomic, path, data)
+        except OSError as exc:
+            raise EngineError(
+                f"cannot write {path} ({exc.strerror or exc}); the run stops here, and the "
+                "results written before are kept"
+            ) from None
+
+
+async def grade_records(
+    graded: Sequence[tuple[Record, Path, Record | None]],
+    store: RecordStore,
+    executor: Executor,
+    ctx: TaskContext,
+    *,
+    retry_failed: bool = True,
+    on_progress: Progress = lambda status: None,
+) -> RunOutcome:
+    """Grade answer records (the staged pipeline's eval): each `(answer record, where its
+    graded record goes, the graded record there now)`; a graded record whose fingerprint
+    says these answers and this judge, with no failed grade, is kept."""
+    identity = ctx.judge_identity if ctx.judge is not None else None
+    outcome = RunOutcome([], [], {}, [p for _, p, _ in graded], finished_before=0)
+    pending = []
+    for i, (record, _path, before) in enumerate(graded):
+        wanted = judged_fingerprint(str(record.get("answer_fingerprint")), identity)
+        current = before is not None and before.get("fingerprint") == wanted
+        if current and not (retry_failed and failed_grade(before or {})):
+            outcome.records[i] = before
+            outcome.finished_before += 1
+            outcome.reused.add(i)
+            on_progress("skipped")
+        else:
+            pending.append(i)
+
+    async def compute(i: int) -> Record:
+        return await grade_task(graded[i][0], ctx, None)
+
+    async with Writer() as writer:
+
+        async def on_outcome(result: Outcome[int, Record]) -> None:
+            i = result.task
+            if result.error is not None or result.result is None:
+                raise result.error or RuntimeError("no record")
+            await writer.write(graded[i][1], store.encode(result.result))
+            outcome.records[i] = result.result
+            _count(outcome, None, graded[i][1], result.result, on_progress, lambda p, e: None)
+
+        await executor.run(pending, compute, on_outcome)
+    return outcome
+
+
+def _corpus_label(task: Task, plan: Sequence[PlannedDataset]) -> str:
+    database = task.setup.database
+    return f"database {database.name}" if database is not None else plan[task.position].name

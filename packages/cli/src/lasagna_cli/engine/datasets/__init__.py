@@ -1,0 +1,43 @@
+"""The engine's datasets layer: every source of questions becomes one `Dataset`.
+
+- `_own`: the user's files (JSONL, CSV, SQuAD JSON, BEIR folders), read by lasagna-synth;
+- `_named`: the registered public benchmarks (`engine.benchmarks`), read from their raw files;
+- kag's DATASETS.json is read by the kag door (`engine.kag`);
+- `_passages`: the one way documents are cut into passages;
+- `_select`: filters, seeded samples and the first N questions.
+"""
+
+from lasagna_cli.engine.datasets._load import DatasetLoader
+from lasagna_cli.engine.datasets._named import (
+    JUDGED_DOCUMENTS,
+    NAMED_KIND,
+    PASSAGES_RULE,
+    WHOLE_DOCUMENTS_RULE,
+    data_revision,
+    file_digests,
+    named_corpus,
+    named_dataset,
+    read_named,
+)
+from lasagna_cli.engine.datasets._own import own_dataset, read_own
+from lasagna_cli.engine.datasets._passages import CHUNK_RULE, chunk_rule, cut_documents
+from lasagna_cli.engine.datasets._select import select_questions
+
+__all__ = [
+    "CHUNK_RULE",
+    "JUDGED_DOCUMENTS",
+    "NAMED_KIND",
+    "PASSAGES_RULE",
+    "WHOLE_DOCUMENTS_RULE",
+    "DatasetLoader",
+    "chunk_rule",
+    "cut_documents",
+    "data_revision",
+    "file_digests",
+    "named_corpus",
+    "named_dataset",
+    "own_dataset",
+    "read_named",
+    "read_own",
+    "select_questions",
+]

@@ -1,0 +1,409 @@
+"""SETUPS.toml: the generation setups to compare, one top-level table each.
+
+    [rag-bm25]
+    provider = "local"               # a provider of config.toml (or a built-in one)
+    model = "smollm2"
+    temperature = 0.0
+    tokens = 64                      # max output tokens
+    system_prompt = '''{{ file("prompts/rag.txt") }}'''
+    prompt = "{{INPUT}}"             # the user message (this is the default)
+    datasets = ["facts"]             # optional: the datasets this setup answers
+    retriever = "bm25-top3"          # optional, with database
+    database = "handbook"
+
+    [my-rag]                         # the user's own system (see `_parse_system_setup`)
+    system = "my_rag.pipeline:answer"    # or an http(s):// URL; with datasets and prompt
+
+The file is rendered with MiniJinja before it is parsed, with `file(path)` (a file's text,
+relative to the TOML's folder) and `env(name, default)`. Prompt placeholders are written
+in capitals - {{INPUT}}, {{RETRIEVAL}}, {{CHOICE}} - and MiniJinja leaves every
+`{{ CAPITALS }}` expression untouched, so they reach the prompts as written and are filled
+per task; MiniJinja's own variables and functions are lowercase. Text returned by file()
+is not rendered again, so a prompt file uses the same placeholders.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from lasagna_cli.engine._config import ModelSpec, PromptSpec, RetrieverSpec, Setup
+from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+from lasagna_cli.engine._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, uses
+from lasagna_cli.engine.kag._config import Config, read_text_file
+from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
+
+TRACKS = ("generation",)
+SETUP_KEYS = (
+    "provider",
+    "model",
+    "temperature",
+    "tokens",
+    "system_prompt",
+    "prompt",
+    "datasets",
+    "retriever",
+    "database",
+    "system",
+)
+DEFAULT_PROMPT = DEFAULT_TEMPLATE
+PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
+_CAPITALS = re.compile(r"\{\{-?\s*[A-Z][A-Z0-9_]*\s*-?\}\}")
+_ANY_PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]", re.MULTILINE)
+
+
+def describe_setup(setup: Setup) -> dict[str, Any]:
+    """The exact setup, as recorded with every result: names of key variables only."""
+    datasets = list(setup.datasets) if setup.datasets is not None else None
+    if setup.system is not None:
+        return {
+            "name": setup.name,
+            "system": setup.system.describe(),
+            "prompt": setup.prompt.user,
+            "datasets": datasets,
+        }
+    model = setup.generator
+    assert model is not None and model.provider is not None
+    return {
+        "name": setup.name,
+        "provider": model.provider.describe(),
+        "model": model.name.partition("/")[2],
+        "model_id": model.name,
+        "temperature": model.temperature,
+        "tokens": model.max_tokens,
+        "system_prompt": setup.prompt.system,
+        "prompt": setup.prompt.user,
+        "datasets": datasets,
+        "retriever": {"name": setup.retriever_name, "type": "bm25", "top_k": setup.top_k}
+        if setup.retriever is not None
+        else None,
+        "database": setup.database.describe() if setup.database else None,
+    }
+
+
+class _TemplateFunctionError(Exception):
+    """Raised inside file()/env() and reported with the template's name."""
+
+
+def protect_placeholders(source: str) -> str:
+    """Wrap every `{{ CAPITALS }}` in a raw block so MiniJinja copies it unchanged."""
+    return _CAPITALS.sub(
+        lambda m: "{% raw %}{{" + m.group(0).strip("{}-").strip() + "}}{% endraw %}", source
+    )
+
+
+def _setup_at_line(source: str, line: int | None) -> str | None:
+    """The setup whose table holds `line` (1-based) of the source, for error messages."""
+    if line is None:
+        return None
+    name = None
+    for match in _HEADER.finditer(source):
+        if source.count("\n", 0, match.start()) + 1 > line:
+            break
+        name = match.group(1).strip().strip('"')
+    return name
+
+
+def render_setups(source: str, path: Path, environ: Mapping[str, str]) -> str:
+    """The TOML text after MiniJinja: file() and env() filled, placeholders kept."""
+    import minijinja
+
+    folder = path.parent
+
+    def file(name: str) -> str:
+        target = folder / name
+        try:
+            return target.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise _TemplateFunctionError(
+                f"file({name!r}): not found: {target} (paths are relative to {path.name})"
+            ) from None
+        except (IsADirectoryError, UnicodeDecodeError) as exc:
+            raise _TemplateFunctionError(f"file({name!r}): cannot read {target}: {exc}") from None
+
+    def env(name: str, default: str | None = None) -> str:
+        value = environ.get(name)
+        if value is None:
+            if default is None:
+                raise _TemplateFunctionError(
+                    f"env({name!r}): the variable is not set and no default is given; set it "
+                    f'or write env("{name}", "default")'
+                )
+            return default
+        return value
+
+    environment: Any = minijinja.Environment(
+        undefined_behavior="strict", keep_trailing_newline=True
+    )
+    environment.add_function("file", file)
+    environment.add_function("env", env)
+    try:
+        return str(environment.render_str(protect_placeholders(source), path.name))
+    except _TemplateFunctionError as exc:
+        raise EngineError(f"{path}: {exc}") from None
+    except minijinja.TemplateError as exc:
+        line = getattr(exc, "line", None)
+        setup = _setup_at_line(source, line)
+        where = f" line {line}" if line else ""
+        where += f" (setup {setup!r})" if setup else ""
+        hint = ""
+        if "undefined" in str(getattr(exc, "message", exc)):
+            hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
+        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        message = re.sub(r"\s*\(in [^()]*:\d+\)\s*$", "", str(message))
+        raise EngineError(f"{path}{where}: template error: {message}{hint}") from None
+
+
+def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
+    for match in _ANY_PLACEHOLDER.finditer(text):
+        name = match.group(1)
+        if name not in PLACEHOLDERS:
+            raise EngineError(
+                f"{path}: setup {setup!r}: {key}: unknown placeholder {{{{{name}}}}}"
+                f"{did_you_mean(name.upper(), PLACEHOLDERS)}; the placeholders are "
+                f"{PLACEHOLDER_LIST}"
+            )
+
+
+def _normalise_placeholders(text: str) -> str:
+    return _ANY_PLACEHOLDER.sub(lambda m: "{{" + m.group(1) + "}}", text)
+
+
+def _component(
+    path: Path, setup: str, key: str, body: dict[str, Any], known: Collection[str], kind: str
+) -> str | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in known:
+        raise EngineError(
+            f"{path}: setup {setup!r}: {key} {value!r} is not a {kind} of the config"
+            f"{did_you_mean(str(value), known)}; known: {one_of(known)}"
+        )
+    return value
+
+
+def _datasets_list(
+    path: Path, name: str, body: dict[str, Any], datasets: Collection[str]
+) -> tuple[str, ...] | None:
+    """A setup's `datasets`, each checked against the datasets file; None when absent."""
+    chosen = body.get("datasets")
+    if chosen is None:
+        return None
+    if not isinstance(chosen, list) or not all(isinstance(d, str) for d in chosen):
+        raise EngineError(f"{path}: setup {name!r}: expected `datasets` to be a list of names")
+    for dataset in chosen:
+        if dataset not in datasets:
+            raise EngineError(
+                f"{path}: setup {name!r}: datasets: {dataset!r} is not in the datasets "
+                f"file{did_you_mean(dataset, datasets)}; known: {one_of(datasets)}"
+            )
+    return tuple(chosen)
+
+
+def _parse_setup(
+    path: Path,
+    name: str,
+    body: Any,
+    config: Config,
+    datasets: Collection[str],
+    environ: Mapping[str, str],
+) -> Setup:
+    if not is_component_name(name):
+        raise EngineError(
+            f"{path}: setup {name!r}: expected a component name (lowercase letters, digits and "
+            f"hyphens), e.g. {suggest_name(name)!r}; rename the table"
+        )
+    if not isinstance(body, dict):
+        raise EngineError(
+            f"{path}: {name!r}: expected a [{name}] table of settings, found a value; every "
+            "top-level entry of the setups file is a setup"
+        )
+    for key in body:
+        if key not in SETUP_KEYS:
+            hint = did_you_mean(key, SETUP_KEYS)
+            if "key" in key.lower() and not hint:
+                hint = " (API keys belong in the environment; config.toml names the variable)"
+            raise EngineError(
+                f"{path}: setup {name!r}: unknown key {key!r}{hint}; expected "
+                f"{', '.join(SETUP_KEYS)}"
+            )
+    if "system" in body:
+        return _parse_system_setup(path, name, body, datasets, environ)
+    provider_name = _component(path, name, "provider", body, config.providers, "provider")
+    if provider_name is None:
+        raise EngineError(
+            f"{path}: setup {name!r}: missing `provider`; name one of {one_of(config.providers)}"
+        )
+    model = body.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise EngineError(
+            f"{path}: setup {name!r}: expected `model` to be a model name, e.g. "
+            '"gpt-4o-mini" or "smollm2"'
+        )
+    temperature = body.get("temperature")
+    if temperature is not None and (
+        not isinstance(temperature, int | float)
+        or isinstance(temperature, bool)
+        or not 0 <= temperature <= 2
+    ):
+        raise EngineError(
+            f"{path}: setup {name!r}: expected `temperature` between 0 and 2, found {temperature!r}"
+        )
+    tokens = body.get("tokens")
+    if tokens is not None and (
+        not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1
+    ):
+        raise EngineError(
+            f"{path}: setup {name!r}: expected `tokens` (max output tokens) to be a positive "
+            f"integer, found {tokens!r}"
+        )
+    texts: dict[str, str] = {}
+    for key, default in (("system_prompt", ""), ("prompt", DEFAULT_PROMPT)):
+        value = body.get(key, default)
+        if not isinstance(value, str):
+            raise EngineError(f"{path}: setup {name!r}: expected `{key}` to be a string")
+        _check_placeholders(path, name, key, value)
+        texts[key] = _normalise_placeholders(value)
+    if not texts["prompt"].strip():
+        raise EngineError(f"{path}: setup {name!r}: `prompt` (the user message) is empty")
+    chosen = _datasets_list(path, name, body, datasets)
+    retriever = _component(path, name, "retriever", body, config.retrievers, "retriever")
+    database = _component(path, name, "database", body, config.databases, "database")
+    if (retriever is None) != (database is None):
+        raise EngineError(
+            f"{path}: setup {name!r}: a retrieval setup names both `retriever` and `database` "
+            f"(found only {'retriever' if retriever else 'database'})"
+        )
+    provider = config.providers[provider_name]
+    found = config.retrievers[retriever] if retriever else None
+    setup = Setup(
+        name=name,
+        retriever=RetrieverSpec(top_k=found.top_k) if found is not None else None,
+        retriever_name=found.name if found is not None else None,
+        generator=ModelSpec(
+            f"{provider.api}/{model.strip()}",
+            provider=provider,
+            temperature=float(temperature) if temperature is not None else None,
+            max_tokens=tokens,
+        ),
+        prompt=PromptSpec("template", texts["system_prompt"], texts["prompt"]),
+        tracks=TRACKS,
+        datasets=chosen,
+        database=config.databases[database] if database else None,
+    )
+    if setup.retriever is not None and not uses(setup.prompt, "RETRIEVAL"):
+        raise EngineError(
+            f"{path}: setup {name!r}: it retrieves passages but no prompt shows them; put "
+            "{{RETRIEVAL}} in system_prompt or prompt"
+        )
+    if setup.retriever is None and uses(setup.prompt, "RETRIEVAL"):
+        raise EngineError(
+            f"{path}: setup {name!r}: {{{{RETRIEVAL}}}} needs passages; name a `retriever` and "
+            "a `database` of the config, or remove the placeholder"
+        )
+    return setup
+
+
+SYSTEM_SETUP_KEYS = ("system", "datasets", "prompt")
+
+
+def _parse_system_setup(
+    path: Path,
+    name: str,
+    body: dict[str, Any],
+    datasets: Collection[str],
+    environ: Mapping[str, str],
+) -> Setup:
+    """A setup whose answers come from the user's system:
+
+        [my-rag]
+        system = "my_rag.pipeline:answer"        # or "http://127.0.0.1:8765/answer", or
+        # system = {url = "http://...", timeout = 30, retries = 3, headers = {...}}
+        datasets = ["facts"]                     # optional, as for any setup
+        prompt = "{{INPUT}}"                     # optional: the question the system is asked
+
+    It answers by itself, so it names no provider, model, prompts for a model, retriever or
+    database. It is asked the question's input (an MCQ's options follow it, unless `prompt`
+    places {{CHOICE}} itself); the row it may take is `{"id": "<dataset>/<question>",
+    "question", "metadata": {"dataset", "question", "options"}}`.
+    """
+    from lasagna_cli.engine.systems import spec_from_sweep
+
+    where = f"{path}: setup {name!r}: system"
+    for key in body:
+        if key not in SYSTEM_SETUP_KEYS:
+            raise EngineError(
+                f"{path}: setup {name!r}: `{key}` does not apply to a system setup (the system "
+                f"answers by itself); a system setup takes {', '.join(SYSTEM_SETUP_KEYS)}"
+            )
+    try:
+        spec = spec_from_sweep(body["system"], where, path.parent, environ)
+    except EngineError as exc:  # a setups-file problem, like every other in that file: exit 1
+        raise EngineError(str(exc)) from None
+    if spec.kind == "predictions":
+        raise EngineError(
+            f"{where}: a sweep asks its questions live, so it takes a callable or a URL; a "
+            "predictions file is scored by `lasagna benchmark run DATA --predictions FILE`"
+        )
+    prompt = body.get("prompt", DEFAULT_PROMPT)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise EngineError(f"{path}: setup {name!r}: expected `prompt` to be a non-empty string")
+    _check_placeholders(path, name, "prompt", prompt)
+    if "{{RETRIEVAL}}" in _normalise_placeholders(prompt):
+        raise EngineError(
+            f"{path}: setup {name!r}: a system retrieves for itself: {{{{RETRIEVAL}}}} has "
+            "nothing to show; remove it"
+        )
+    return Setup(
+        name=name,
+        retriever=None,
+        prompt=PromptSpec("template", "", _normalise_placeholders(prompt)),
+        tracks=TRACKS,
+        system=spec,
+        datasets=_datasets_list(path, name, body, datasets),
+    )
+
+
+def parse_setups(
+    text: str,
+    path: Path,
+    config: Config,
+    datasets: Collection[str],
+    environ: Mapping[str, str],
+) -> dict[str, Setup]:
+    """Setups from the rendered TOML text, every reference checked."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise EngineError(f"{path}: not valid TOML after rendering ({exc}); fix the file") from None
+    if not data:
+        raise EngineError(f"{path}: holds no setup; add a [name] table per setup")
+    return {
+        name: _parse_setup(path, name, body, config, datasets, environ)
+        for name, body in data.items()
+    }
+
+
+def load_setups(
+    path: Path, config: Config, datasets: Collection[str], environ: Mapping[str, str]
+) -> dict[str, Setup]:
+    """SETUPS.toml rendered (`env()` reads `environ`, the command's environment), parsed
+    and checked against the config and the datasets."""
+    source = read_text_file(path, "setups file")
+    return parse_setups(render_setups(source, path, environ), path, config, datasets, environ)
+
+
+def select_setups(setups: dict[str, Setup], skip: Collection[str]) -> dict[str, Setup]:
+    """The setups minus those named in --skip; an unknown name is a usage error."""
+    for name in skip:
+        if name not in setups:
+            raise EngineUsageError(
+                f"--skip: no setup named {name!r}{did_you_mean(name, setups)}; the setups are "
+                f"{one_of(setups)}"
+            )
+    return {name: setup for name, setup in setups.items() if name not in skip}

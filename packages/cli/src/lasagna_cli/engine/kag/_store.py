@@ -1,0 +1,93 @@
+"""kag's result files: where a sweep task's record lives and how it looks on disk.
+
+A task's file is `<output>/<dataset>/<question>/<prefix><setup>.json` and holds
+`{"ok": {"result": ..., "stats": {...}}}` or `{"error": "..."}`, exactly the two shapes
+kag's users parse. The engine's record is encoded into them: the answer is the `result`;
+`stats` has kag's figures (generation and retrieval time, tokens, context length, the
+retrieved passages, the exact setup) and the record's `task` and `fingerprint`, by which a
+resumed sweep knows whether the file is this task's result with these very settings. A
+file without a fingerprint (written by kag itself, or by lasagna before 0.2) is kept as kag
+keeps it: a file that exists and is not empty is finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lasagna_cli.engine._config import Setup
+from lasagna_cli.engine._records import TASK_FORMAT
+from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
+from lasagna_cli.engine.kag._setups import describe_setup
+
+
+def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:
+    return output / dataset / question / f"{prefix}{setup}.json"
+
+
+class KagStore:
+    """The records of a sweep, in kag's layout."""
+
+    def __init__(self, root: Path, prefix: str, setups: Mapping[str, Setup]) -> None:
+        self.root = root
+        self.prefix = prefix
+        self._described = {name: describe_setup(setup) for name, setup in setups.items()}
+        self._top_k = {name: setup.top_k for name, setup in setups.items()}
+
+    def path(self, task: TaskKey) -> Path:
+        return result_path(self.root, task.dataset_name, task.item, self.prefix, task.setup_name)
+
+    def encode(self, record: Record) -> bytes:
+        if record.get("error") is not None:
+            return dump_task_json({"error": record["error"]})
+        setup = record["task"]["setup"]
+        answer = record["generation"]
+        retrieval = record.get("retrieval")
+        system = answer.get("mode") == "system"
+        passages: Any = answer.get("passages")
+        if retrieval is not None:
+            top = retrieval["ranking"][: self._top_k[setup]]
+            passages = [{"id": doc, "score": score} for doc, score in top]
+        stats = {
+            "generation_time_s": answer["latency_s"],
+            "retrieval_time_s": retrieval.get("seconds") if retrieval is not None else None,
+            "passages": passages,
+            "input_tokens": None if system else answer["input_tokens"],
+            "output_tokens": None if system else answer["output_tokens"],
+            "context_length": answer["context_length"],
+            "attempts": None if system else answer["attempts"],
+            "cached": bool(answer.get("cached", False)),
+            "setup": self._described[setup],
+            "task": record["task"],
+            "fingerprint": record["fingerprint"],
+        }
+        return dump_task_json({"ok": {"result": answer["prediction"], "stats": stats}})
+
+    def decode(self, data: Any) -> Record | None:
+        return decode_result(data)
+
+
+def decode_result(data: Any) -> Record | None:
+    """A kag result file's content as a record (`answer` and kag's `stats` kept as they
+    are), or None when it is neither of kag's two shapes."""
+    if not isinstance(data, dict):
+        return None
+    ok = data.get("ok")
+    if isinstance(ok, dict) and isinstance(ok.get("result"), str):
+        raw = ok.get("stats")
+        stats: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        record: Record = {
+            "format": TASK_FORMAT,
+            "task": stats.get("task"),
+            "fingerprint": stats.get("fingerprint"),
+            "error": None,
+            "generation": {"prediction": ok["result"]},
+            "stats": stats,
+        }
+        if record["fingerprint"] is None:
+            record["legacy"] = True
+        return record
+    if "error" in data:
+        return {"error": str(data["error"] or "malformed result file"), "legacy": True}
+    return None

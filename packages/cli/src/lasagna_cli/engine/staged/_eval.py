@@ -1,0 +1,194 @@
+"""Stage eval: the generated answers graded, as the one runner's grade phase.
+
+F1 is the engine's one rule (SQuAD's, the best over the references; a refusal is right for
+an unanswerable question); accuracy is lasagna-judge's grade with the benchmark's rubric
+(binary 0/4 for LoCoMo, the 0-4 scale for the others), every reference shown to the judge;
+an answer and a reference that both refuse get the top score with no call
+("Heuristic_Refusal_Check"). A grade the judge could not give (unparsed, a failed call) is
+counted apart, never averaged as 0. Questions with no reference (BEIR) are counted apart.
+
+What is graded is the last gen's answers (generated_answers.json names them): each graded
+record goes to `eval/<i>.json`, written as it finishes, so an interrupted stage resumes and
+answers already graded by this judge are not graded again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._executor import Executor
+from lasagna_cli.engine._runner import Models, Reporter, grade_records
+from lasagna_cli.engine._store import read_json, read_record, write_json_atomic
+from lasagna_cli.engine._tasks import TaskContext
+from lasagna_cli.engine.benchmarks import get_benchmark_spec
+from lasagna_cli.engine.staged._options import (
+    EVAL_TASKS_DIR,
+    GEN_TASKS_DIR,
+    PipelineOptions,
+    PipelineStore,
+)
+from lasagna_cli.engine.staged._report import (
+    ACCURACY_KEY,
+    DATASET,
+    EVALUATED_FILE,
+    F1_KEY,
+    GENERATED_FILE,
+    LASAGNA,
+    NORMALIZED_KEY,
+    PERFORMANCE,
+    QUERY,
+    RECALL_KEY,
+    TOTAL_EVALUATED,
+    mean,
+    query_efficiency,
+    update_report,
+)
+from lasagna_cli.engine.staged._views import REFUSAL_HEURISTIC, evaluated_item
+
+Say = Callable[[str], None]
+
+
+def _generated(options: PipelineOptions) -> list[dict[str, Any]]:
+    out, name = options.out, options.name
+    saved = read_json(out / GENERATED_FILE)
+    if not isinstance(saved, dict) or not isinstance(saved.get("results"), list):
+        raise EngineUsageError(
+            f"eval needs {out / GENERATED_FILE}: run --step gen (with --generator) first, with "
+            f"the same -o"
+        )
+    items: list[dict[str, Any]] = saved["results"]
+    if saved.get("summary", {}).get("dataset") not in (None, name):
+        raise EngineUsageError(
+            f"{out / GENERATED_FILE} holds answers for {saved['summary']['dataset']!r}, not "
+            f"{name!r}; use another -o"
+        )
+    unanswered = [i for i in items if (i.get("llm") or {}).get("final_answer") is None]
+    if unanswered:
+        raise EngineUsageError(
+            f"{len(unanswered)} of {len(items)} questions in {out / GENERATED_FILE} have no "
+            "generated answer (gen ran without --generator); run --step gen --generator MODEL "
+            "first"
+        )
+    return items
+
+
+def judge_of(options: PipelineOptions, items: list[dict[str, Any]]) -> str | None:
+    """--judge, else the generator (when one model generated every answer)."""
+    generators = {(i.get("llm") or {}).get("model") for i in items}
+    return options.judge or (next(iter(generators)) if len(generators) == 1 else None)
+
+
+async def stage_eval(
+    options: PipelineOptions,
+    *,
+    executor: Executor,
+    models: Models,
+    load_rubric: Callable[[str], Any],
+    say: Say,
+    reporter: Reporter,
+) -> int:
+    """Run eval; returns how many grades failed (run again to retry them)."""
+    out = options.out
+    items = _generated(options)
+    judge_model = judge_of(options, items)
+    spec = get_benchmark_spec(options.name)
+    rubric = load_rubric(options.rubric or spec.rubric) if judge_model is not None else None
+    if judge_model is None:
+        say("no --judge: accuracy is not graded (F1 and the refusal heuristic only)")
+    gen = PipelineStore(out, GEN_TASKS_DIR)
+    graded_store = PipelineStore(out, EVAL_TASKS_DIR)
+    work = []
+    for item in items:
+        index = int(item["_global_index"])
+        record = read_record(gen, gen.at(index))
+        if record is None:
+            raise EngineUsageError(
+                f"eval needs the answers of {out / GENERATED_FILE} in {out / GEN_TASKS_DIR}: run "
+                "--step gen again with the same -o"
+            )
+        work.append(
+            (record, graded_store.at(index), read_record(graded_store, graded_store.at(index)))
+        )
+    ctx = TaskContext([])
+    if judge_model is not None and rubric is not None:
+        ctx.judge = models.get(ModelSpec(judge_model), "judge")
+        ctx.rubric = rubric
+        ctx.judge_identity = {
+            "model": judge_model,
+            "rubric": rubric.id,
+            "rubric_version": rubric.version,
+        }
+    started = time.perf_counter()
+    reporter.start(len(work), "eval: score and judge")
+    outcome = await grade_records(work, graded_store, executor, ctx, on_progress=reporter.advance)
+    seconds = time.perf_counter() - started
+    highest = rubric.highest if rubric is not None else 4
+    records = [
+        evaluated_item(item, outcome.records[i] or work[i][0], highest)
+        for i, item in enumerate(items)
+    ]
+    write_json_atomic(out / EVALUATED_FILE, {"results": records})
+    f1_mean, with_refs = mean(r["metrics"]["F1"] for r in records)
+    recall, with_evidence = mean(r["metrics"].get("Recall") for r in records)
+    accuracy, graded = mean(r["metrics"]["Accuracy"] for r in records)
+    statuses: dict[str, int] = {}
+    for r in records:
+        status = str(r["llm_evaluation"].get("status"))
+        statuses[status] = statuses.get(status, 0) + 1
+    heuristic = sum(1 for r in records if r["llm_evaluation"]["prompt_used"] == REFUSAL_HEURISTIC)
+    judged = sum(
+        1
+        for i, record in outcome.records.items()
+        if i not in outcome.reused and record is not None and _asked(record)
+    )
+    update_report(
+        out,
+        {
+            DATASET: options.name,
+            TOTAL_EVALUATED: len(records),
+            QUERY: query_efficiency(items),
+            PERFORMANCE: {
+                F1_KEY: f1_mean,
+                RECALL_KEY: recall,
+                ACCURACY_KEY: accuracy,
+                NORMALIZED_KEY: accuracy / 4 if accuracy is not None else None,
+            },
+            LASAGNA: {
+                "questions_with_references": with_refs,
+                "questions_with_evidence": with_evidence,
+                "questions_without_evidence": len(records) - with_evidence,
+                "accuracy_graded": graded,
+                "grade_statuses": statuses,
+                "refusal_heuristic": heuristic,
+                "judge": judge_model,
+                "rubric": [rubric.id, rubric.version] if rubric is not None else None,
+                "accuracy_note": "Average Accuracy is over graded answers only; unparsed and "
+                "failed grades are counted in grade_statuses, never averaged as 0",
+                "f1_note": "Average F1 Score is SQuAD's token F1 (official normalisation; "
+                'OpenViking also drops "and"), the best over the references, over the '
+                "questions with references",
+                "eval_seconds": seconds,
+            },
+        },
+    )
+
+    def shown(value: float | None) -> str:
+        return f"{value:.4f}" if value is not None else "n/a"
+
+    say(
+        f"eval: {len(records)} answers ({outcome.finished_before} reused, {judged} sent to the "
+        f"judge) in {seconds:.2f}s; F1 {shown(f1_mean)}, accuracy (0-4) "
+        f"{shown(accuracy)} over {graded} graded, recall {shown(recall)}; refusal heuristic "
+        f"{heuristic}; grades {statuses}"
+    )
+    return statuses.get("error", 0)
+
+
+def _asked(record: dict[str, Any]) -> bool:
+    """Whether grading the record asked the judge (not the refusal heuristic, not ungradable)."""
+    grade = (record.get("generation") or {}).get("judge")
+    return isinstance(grade, dict) and grade.get("path") != "refusal-heuristic"

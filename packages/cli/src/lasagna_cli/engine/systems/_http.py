@@ -1,0 +1,125 @@
+"""`--system http://host:port/path`: a system behind an HTTP endpoint.
+
+The contract (README, "Benchmark your own system"): lasagna POSTs, per question,
+
+    {"question": "...", "id": "q01", "top_k": 10}          Content-Type: application/json
+
+and expects 200 with a JSON body in any shape a Python system may return, usually
+
+    {"answer": "...", "retrieved": ["doc-id or passage text", ...]}
+
+- Up to `--concurrency` requests are in flight (one connection each, kept alive).
+- Each attempt has `--system-timeout` seconds (default 60) for the whole exchange.
+- 408, 409, 429 and 5xx replies, timeouts and connection errors are retried up to
+  `--system-retries` times (default 3), with exponential backoff and full jitter; a
+  Retry-After header (seconds or an HTTP date) or OpenAI's retry-after-ms sets the least
+  wait, at most 60 s. The rules are lasagna-judge's, the same as for every model call.
+- Any other 4xx is final at once (retrying a bad request cannot help), and so is a 2xx
+  body that is not JSON.
+- A question whose last attempt fails is recorded as that item's error, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli.engine.systems._errors import SystemFailure, SystemOutputError
+from lasagna_cli.engine.systems._spec import SystemSpec, redact_url
+from lasagna_judge import RetryPolicy, is_retryable_status, parse_retry_after
+
+if TYPE_CHECKING:
+    import aiohttp
+
+MAX_RETRY_AFTER = 60.0
+MAX_BACKOFF = 10.0
+
+
+def _snippet(body: bytes) -> str:
+    text = " ".join(body.decode("utf-8", "replace").split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+class HttpSystem:
+    """POSTs each question to the endpoint, with retries; the JSON reply is the output."""
+
+    kind = "http"
+
+    def __init__(self, spec: SystemSpec, concurrency: int, *, seed: int | None = None) -> None:
+        self.spec = spec
+        self.url = spec.target
+        self.shown = redact_url(spec.target)
+        self._concurrency = concurrency
+        self._session: aiohttp.ClientSession | None = None
+        self._rng = random.Random(seed)
+        self._policy = RetryPolicy(
+            max_retries=spec.retries,
+            base_delay=spec.backoff,
+            max_delay=MAX_BACKOFF,
+            max_retry_after=MAX_RETRY_AFTER,
+        )
+        self.attempts = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"adapter": "http"}
+
+    def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._concurrency),
+                timeout=aiohttp.ClientTimeout(total=self.spec.http_timeout),
+                headers=dict(self.spec.headers),
+            )
+        return self._session
+
+    async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
+        body = json.dumps({"question": question, "id": row["id"], "top_k": top_k}).encode()
+        attempts = self.spec.retries + 1
+        problem = ""
+        for attempt in range(attempts):
+            status, reply, wait = await self._attempt(body)
+            if status is not None and 200 <= status < 300:
+                try:
+                    return json.loads(reply)
+                except ValueError:
+                    raise SystemOutputError(
+                        f"{self.shown} replied {status} with a body that is not JSON: "
+                        f"{_snippet(reply)!r}"
+                    ) from None
+            if status is not None and not is_retryable_status(status):
+                raise SystemFailure(f"HTTP {status} from {self.shown}: {_snippet(reply)}")
+            problem = f"HTTP {status}: {_snippet(reply)}" if status is not None else reply.decode()
+            if attempt + 1 < attempts:
+                await asyncio.sleep(self._policy.delay(attempt, wait, self._rng))
+        tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
+        raise SystemFailure(f"{self.shown}: {problem} (after {tries})")
+
+    async def _attempt(self, body: bytes) -> tuple[int | None, bytes, float | None]:
+        """(status, body, Retry-After) of one request; status None for a transport failure,
+        with the reason as the body."""
+        import aiohttp
+
+        self.attempts += 1
+        try:
+            async with self._client().post(
+                self.url, data=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                reply = await response.read()
+                wait = parse_retry_after(response.headers, time.time())
+                return response.status, reply, wait
+        except TimeoutError:
+            return None, f"no reply within {self.spec.http_timeout:g} s".encode(), None
+        except aiohttp.ClientError as exc:
+            reason = str(exc) or type(exc).__name__
+            return None, f"cannot reach the endpoint ({reason})".encode(), None
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None

@@ -1,0 +1,331 @@
+"""How a setup names its system under test, from flags or a sweep file.
+
+    --predictions PRED.jsonl [--allow-missing]
+    --system package.module:attr [--system-timeout S]     (or path/to/file.py:attr)
+    --system http://host:port/path [--system-timeout S] [--system-retries N]
+                                   [--system-header 'Authorization: Bearer ${TOKEN}']
+
+In a sweep file a setup says `system: <target>` or
+`system: {predictions: PRED.jsonl, allow_missing: true}`,
+`system: {callable: pkg.mod:attr, timeout: 120}` or
+`system: {url: http://..., timeout: 30, retries: 3, backoff: 0.25, headers: {...}}`.
+
+The timeout of an HTTP system is per attempt (default 60 s); of a callable, per question
+(default: none, since a local pipeline may be slow by design).
+
+`${NAME}` in a header value is read from the environment, so a key need not be typed on a
+command line or written in a file. Header values are never recorded anywhere: the
+description that goes into results names the headers, not their values, and a URL's
+password and query-string values are masked.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+
+SystemKind = Literal["predictions", "callable", "http"]
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.25
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_SWEEP_KEYS = (
+    "predictions",
+    "allow_missing",
+    "callable",
+    "url",
+    "timeout",
+    "retries",
+    "backoff",
+    "headers",
+)
+TARGET_HELP = (
+    "package.module:attr (a function, a LangChain retriever or runnable, or a factory "
+    "returning one; path/to/file.py:attr works too) or an http(s):// URL"
+)
+
+
+def usage(message: str) -> EngineUsageError:
+    return EngineUsageError(message)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """One system under test. `target` is as the user gave it."""
+
+    kind: SystemKind
+    target: str = field(repr=False)  # a URL may carry a password: `describe()` masks it
+    path: Path | None = None
+    """predictions: the file (resolved against the sweep file's folder)."""
+    allow_missing: bool = False
+    timeout: float | None = None
+    """Seconds: per attempt for http (None: DEFAULT_TIMEOUT), per question for a callable."""
+    retries: int = DEFAULT_RETRIES
+    backoff: float = DEFAULT_BACKOFF
+    """The first retry waits up to this many seconds; each later one up to twice as long."""
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+    @property
+    def label(self) -> str:
+        """How messages name the system."""
+        if self.kind == "predictions":
+            return f"--predictions {self.target}"
+        if self.kind == "http":
+            return f"--system {redact_url(self.target)}"
+        return f"--system {self.target}"
+
+    @property
+    def http_timeout(self) -> float:
+        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT
+
+    def describe(self) -> dict[str, Any]:
+        """What results and manifests record: never a header value or a password."""
+        if self.kind == "predictions":
+            return {"kind": "predictions", "file": self.target, "allow_missing": self.allow_missing}
+        if self.kind == "callable":
+            described: dict[str, Any] = {"kind": "callable", "target": self.target}
+            if self.timeout is not None:
+                described["timeout_s"] = self.timeout
+            return described
+        return {
+            "kind": "http",
+            "url": redact_url(self.target),
+            "timeout_s": self.http_timeout,
+            "retries": self.retries,
+            "headers": sorted({name for name, _ in self.headers}),
+        }
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password and with query values masked (keys may sit there)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user = userinfo.partition(":")[0]
+        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{user}@{host}"
+    query = "&".join(
+        f"{pair.partition('=')[0]}=***" if "=" in pair else pair
+        for pair in parts.query.split("&")
+        if pair
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def expand_env(text: str, where: str, env: Mapping[str, str]) -> str:
+    """`${NAME}` replaced by the variable's value in `env` (the command passes the
+    environment); a missing one is an error."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        found = env.get(name)
+        if found is None:
+            raise usage(f"{where}: the environment variable {name} is not set; export it first")
+        return found
+
+    return _ENV_REFERENCE.sub(value, text)
+
+
+def parse_header(text: str, where: str, env: Mapping[str, str]) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise usage(
+            f"{where}: expected 'Name: value', e.g. 'Authorization: Bearer ${{TOKEN}}'; got a "
+            "header without a name"
+            if sep
+            else f"{where}: expected 'Name: value', e.g. 'Authorization: Bearer ${{TOKEN}}'"
+        )
+    return name.strip(), expand_env(value.strip(), where, env)
+
+
+def _check_url(url: str, where: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise usage(f"{where}: expected an http(s)://host[:port]/path URL, got {url!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise usage(f"{where}: the port of {redact_url(url)} is not a number 0-65535") from None
+    return url
+
+
+def _check_callable(target: str, where: str) -> str:
+    module, sep, attr = target.rpartition(":")
+    if not sep or not module.strip() or not _ATTRIBUTE.match(attr):
+        hint = ""
+        if target.lower().endswith((".jsonl", ".json")):
+            hint = "; a file of outputs is given with --predictions (or `predictions:`)"
+        raise usage(f"{where}: expected {TARGET_HELP}; got {target!r}{hint}")
+    return target
+
+
+def spec_from_target(target: str, where: str, **http: Any) -> SystemSpec:
+    """`--system TARGET`: a URL or a `module:attr` callable."""
+    target = target.strip()
+    if "://" in target:
+        return SystemSpec(kind="http", target=_check_url(target, where), **http)
+    if http.get("headers"):
+        raise usage(f"{where}: headers are for an http(s):// system, not {target!r}")
+    return SystemSpec(
+        kind="callable", target=_check_callable(target, where), timeout=http.get("timeout")
+    )
+
+
+def _positive_number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise usage(f"{where}: expected a number of seconds above 0, got {value!r}")
+    if not math.isfinite(value):
+        raise usage(f"{where}: expected a finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def _retries(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise usage(f"{where}: expected a whole number >= 0, got {value!r}")
+    return value
+
+
+def spec_from_flags(
+    *,
+    system: str | None,
+    predictions: str | None,
+    allow_missing: bool,
+    timeout: float | None,
+    retries: int | None,
+    headers: Sequence[str],
+    env: Mapping[str, str],
+) -> SystemSpec | None:
+    """The system the command's flags name, or None for the built-in BM25 setup."""
+    if system is not None and predictions is not None:
+        raise usage(
+            "--system and --predictions name two systems; give one (a sweep file compares "
+            "several, each a setup with `system:`)"
+        )
+    http_flags = [
+        flag
+        for flag, given in (
+            ("--system-timeout", timeout is not None),
+            ("--system-retries", retries is not None),
+            ("--system-header", bool(headers)),
+        )
+        if given
+    ]
+    if predictions is not None:
+        if http_flags:
+            raise usage(f"{http_flags[0]} is for an http(s):// --system, not --predictions")
+        path = Path(predictions).expanduser()
+        return SystemSpec(
+            kind="predictions", target=predictions, path=path, allow_missing=allow_missing
+        )
+    if allow_missing:
+        raise usage(
+            "--allow-missing is for --predictions (questions a predictions file leaves out); "
+            "a --system is asked every question"
+        )
+    if system is None:
+        if http_flags:
+            raise usage(f"{http_flags[0]} needs --system http(s)://...")
+        return None
+    options: dict[str, Any] = {}
+    if timeout is not None:
+        options["timeout"] = _positive_number(timeout, "--system-timeout")
+    if retries is not None:
+        options["retries"] = _retries(retries, "--system-retries")
+    if headers:
+        options["headers"] = tuple(parse_header(h, "--system-header", env) for h in headers)
+    only_http = [flag for flag in http_flags if flag != "--system-timeout"]
+    if "://" not in system and only_http:
+        raise usage(f"{only_http[0]} is for an http(s):// --system, not {system!r}")
+    return spec_from_target(system, "--system", **options)
+
+
+def spec_from_sweep(
+    value: object, where: str, base_dir: Path, env: Mapping[str, str]
+) -> SystemSpec:
+    """A sweep setup's `system:`: a target string or a mapping (see the module docstring)."""
+    if isinstance(value, str):
+        return spec_from_target(value, where)
+    if not isinstance(value, Mapping):
+        raise usage(
+            f"{where}: expected {TARGET_HELP}, or a mapping with `predictions:`, `callable:` "
+            f"or `url:`; got {type(value).__name__}"
+        )
+    for key in value:
+        if key not in _SWEEP_KEYS:
+            hint = did_you_mean(str(key), _SWEEP_KEYS)
+            raise usage(
+                f'{where}: unknown key "{key}"{hint}; the keys are {", ".join(_SWEEP_KEYS)}'
+            )
+    kinds = [k for k in ("predictions", "callable", "url") if k in value]
+    if len(kinds) != 1:
+        raise usage(
+            f"{where}: give exactly one of `predictions:` (a JSONL file), `callable:` "
+            f"(package.module:attr) or `url:` (http(s)://...); got {len(kinds)}"
+        )
+    kind = kinds[0]
+    given = value[kind]
+    if not isinstance(given, str) or not given.strip():
+        raise usage(f"{where}.{kind}: expected a non-empty string, got {given!r}")
+    http_keys = [k for k in ("retries", "backoff", "headers") if k in value]
+    if kind != "url" and http_keys:
+        raise usage(f"{where}.{http_keys[0]}: applies to a `url:` system only")
+    if kind == "predictions" and "timeout" in value:
+        raise usage(f"{where}.timeout: applies to a `callable:` or `url:` system only")
+    if kind != "predictions" and "allow_missing" in value:
+        raise usage(f"{where}.allow_missing: applies to a `predictions:` file only")
+    if kind == "predictions":
+        allow = value.get("allow_missing", False)
+        if not isinstance(allow, bool):
+            raise usage(f"{where}.allow_missing: expected true or false, got {allow!r}")
+        path = Path(given).expanduser()
+        if not path.is_absolute():
+            path = base_dir / path
+        return SystemSpec(kind="predictions", target=given, path=path, allow_missing=allow)
+    options: dict[str, Any] = {}
+    if "timeout" in value:
+        options["timeout"] = _positive_number(value["timeout"], f"{where}.timeout")
+    if kind == "callable":
+        return SystemSpec(
+            kind="callable", target=_check_callable(given.strip(), f"{where}.callable"), **options
+        )
+    if "retries" in value:
+        options["retries"] = _retries(value["retries"], f"{where}.retries")
+    if "backoff" in value:
+        options["backoff"] = _positive_number(value["backoff"], f"{where}.backoff")
+    if "headers" in value:
+        raw = value["headers"]
+        if not isinstance(raw, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
+        ):
+            raise usage(f"{where}.headers: expected a mapping of header names to strings")
+        options["headers"] = tuple(
+            (name, expand_env(text, f"{where}.headers.{name}", env)) for name, text in raw.items()
+        )
+    return SystemSpec(kind="http", target=_check_url(given.strip(), f"{where}.url"), **options)
+
+
+def default_setup_name(spec: SystemSpec) -> str:
+    """A setup name (letters, digits, `._-`) that says which system it is."""
+    if spec.kind == "predictions":
+        raw = Path(spec.target).stem
+    elif spec.kind == "callable":
+        module, _, attr = spec.target.rpartition(":")
+        module = Path(module).stem if module.endswith(".py") else module.rpartition(".")[2]
+        raw = f"{module}.{attr}"
+    else:
+        parts = urlsplit(spec.target)
+        raw = "-".join(
+            p
+            for p in ("http", parts.hostname or "", str(parts.port or ""), parts.path.strip("/"))
+            if p
+        )
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-._")[:100]
+    return name or "system"
