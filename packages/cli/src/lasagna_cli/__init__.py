@@ -1,7 +1,125 @@
-"""The `lasagna` command: synthesize, validate, run, sweep and grade RAG benchmarks."""
+"""The `lasagna` command and its benchmark engine, and the engine's Python API.
 
+    from lasagna_cli import run_benchmark, load_results
+    results = run_benchmark("examples/data/pasta.jsonl", "runs/notebook")
+    for r in load_results("runs/notebook"):
+        print(r.dataset, r.setup, r.metric("retrieval", "ndcg@10").mean)
+
+The names below load on first use, so `import lasagna_cli` (and `lasagna --help`) stays
+light.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
 from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
 
 __version__ = version("lasagna-cli")
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from lasagna_cli.engine._api import arun_benchmark, run_benchmark
+    from lasagna_cli.engine._config import (
+        BenchmarkEntry,
+        DatabaseSpec,
+        ModelSpec,
+        PromptSpec,
+        ProviderSpec,
+        RetrieverSpec,
+        RunConfig,
+        Setup,
+    )
+    from lasagna_cli.engine._errors import EngineError, EngineUsageError
+    from lasagna_cli.engine._executor import Executor, LocalExecutor, Outcome
+    from lasagna_cli.engine.benchmarks import BenchmarkAdapter, register_benchmark
+    from lasagna_cli.engine.reports._typed import (
+        BenchmarkResult,
+        MetricSummary,
+        QueryResult,
+        Results,
+        load_results,
+    )
+    from lasagna_cli.engine.systems import (
+        RetrievedItem,
+        Row,
+        System,
+        SystemReply,
+        SystemResult,
+        SystemSpec,
+    )
+
+_LAZY = {
+    "run_benchmark": "lasagna_cli.engine._api",
+    "arun_benchmark": "lasagna_cli.engine._api",
+    "load_results": "lasagna_cli.engine.reports._typed",
+    "Results": "lasagna_cli.engine.reports._typed",
+    "BenchmarkResult": "lasagna_cli.engine.reports._typed",
+    "MetricSummary": "lasagna_cli.engine.reports._typed",
+    "QueryResult": "lasagna_cli.engine.reports._typed",
+    "RunConfig": "lasagna_cli.engine._config",
+    "BenchmarkEntry": "lasagna_cli.engine._config",
+    "Setup": "lasagna_cli.engine._config",
+    "RetrieverSpec": "lasagna_cli.engine._config",
+    "ModelSpec": "lasagna_cli.engine._config",
+    "ProviderSpec": "lasagna_cli.engine._config",
+    "PromptSpec": "lasagna_cli.engine._config",
+    "DatabaseSpec": "lasagna_cli.engine._config",
+    "Executor": "lasagna_cli.engine._executor",
+    "LocalExecutor": "lasagna_cli.engine._executor",
+    "Outcome": "lasagna_cli.engine._executor",
+    "EngineError": "lasagna_cli.engine._errors",
+    "EngineUsageError": "lasagna_cli.engine._errors",
+    "System": "lasagna_cli.engine.systems",
+    "SystemReply": "lasagna_cli.engine.systems",
+    "SystemResult": "lasagna_cli.engine.systems",
+    "SystemSpec": "lasagna_cli.engine.systems",
+    "Row": "lasagna_cli.engine.systems",
+    "RetrievedItem": "lasagna_cli.engine.systems",
+    "BenchmarkAdapter": "lasagna_cli.engine.benchmarks",
+    "register_benchmark": "lasagna_cli.engine.benchmarks",
+}
+
+__all__ = [
+    "BenchmarkAdapter",
+    "BenchmarkEntry",
+    "BenchmarkResult",
+    "DatabaseSpec",
+    "EngineError",
+    "EngineUsageError",
+    "Executor",
+    "LocalExecutor",
+    "MetricSummary",
+    "ModelSpec",
+    "Outcome",
+    "PromptSpec",
+    "ProviderSpec",
+    "QueryResult",
+    "Results",
+    "RetrievedItem",
+    "RetrieverSpec",
+    "Row",
+    "RunConfig",
+    "Setup",
+    "System",
+    "SystemReply",
+    "SystemResult",
+    "SystemSpec",
+    "__version__",
+    "arun_benchmark",
+    "load_results",
+    "register_benchmark",
+    "run_benchmark",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lasagna_cli' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -24,7 +24,8 @@ from lasagna_synth._chunking import (
 from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._estimate import Estimate, estimate
-from lasagna_synth._formats import CSV_CONTEXT_SEPARATOR, load_data
+from lasagna_synth._format_csv import CSV_CONTEXT_SEPARATOR
+from lasagna_synth._formats import load_data
 from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
 from lasagna_synth._jsonl import write_jsonl
 from lasagna_synth._langchain import (

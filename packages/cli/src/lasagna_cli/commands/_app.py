@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import typer
 
 from lasagna_cli.commands import (
+    _calibrate,  # noqa: F401  (registers its commands)
     _datasets,  # noqa: F401  (registers its commands)
     _judge,  # noqa: F401  (registers its commands)
     _metrics,  # noqa: F401  (registers its commands)

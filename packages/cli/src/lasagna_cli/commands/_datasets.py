@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
@@ -21,12 +21,34 @@ def _wrap(text: str, indent: str = "  ") -> str:
 
 
 @benchmark_app.command("list")
-def list_command() -> None:
+def list_command(
+    output_format: Annotated[
+        str, typer.Option("--format", help="text (a table) or json.")
+    ] = "text",
+) -> None:
     """List the public benchmarks lasagna reads, with licence, splits and categories."""
     with user_errors():
         from lasagna_cli.engine.benchmarks import list_benchmarks
 
+        check_format(output_format)
         specs = list_benchmarks()
+        if output_format == "json":
+            import json
+
+            listed = [
+                {
+                    "name": spec.name,
+                    "title": spec.title,
+                    "splits": list(spec.splits),
+                    "default_split": spec.default_split,
+                    "categories": dict(spec.categories),
+                    "licence": spec.licence,
+                    "homepage": spec.homepage,
+                }
+                for spec in specs
+            ]
+            typer.echo(json.dumps(listed, indent=1, ensure_ascii=False))
+            return
         rows = [
             (
                 spec.name,

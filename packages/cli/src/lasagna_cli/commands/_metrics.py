@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import metrics_app
 
 if TYPE_CHECKING:
@@ -103,6 +103,9 @@ def squad(
         bool,
         typer.Option("--json", help="Print exactly what the official evaluation script prints."),
     ] = False,
+    output_format: Annotated[
+        str, typer.Option("--format", help="text (a table) or json (as --json).")
+    ] = "text",
 ) -> None:
     """Exact match and F1 of SQuAD predictions, overall and for answerable (HasAns) and
     unanswerable (NoAns) questions, equal to the official evaluation scripts.
@@ -113,6 +116,8 @@ def squad(
     with user_errors():
         from lasagna_metrics import evaluate_squad_files
 
+        check_format(output_format)
+        as_json = as_json or output_format == "json"
         if na_prob_thresh is not None and na_prob is None:
             raise CliError("--na-prob-thresh needs --na-prob NA_PROB.json", USAGE_ERROR)
         if v1 and na_prob is not None:

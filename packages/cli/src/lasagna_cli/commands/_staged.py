@@ -88,7 +88,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                     "--predictions ...)",
                     USAGE_ERROR,
                 )
-        from lasagna_cli.commands._run import default_output
+        from lasagna_cli.commands._run_folders import default_output
         from lasagna_cli.engine.staged import PipelineOptions
 
         output: Path | None = options.get("output")

@@ -209,9 +209,9 @@ def synthesize_command(
         ),
     ],
     n: Annotated[str, typer.Option("--n", metavar="N", help="Questions to plan.")] = "100",
-    out: Annotated[Path, typer.Option("--out", help="The JSONL file to write.")] = Path(
-        DEFAULT_OUT
-    ),
+    out: Annotated[
+        Path, typer.Option("-o", "--output", "--out", help="The JSONL file to write.")
+    ] = Path(DEFAULT_OUT),
     mix: Annotated[
         str,
         typer.Option("--mix", help="Share of each question type, type=share pairs summing to 1."),

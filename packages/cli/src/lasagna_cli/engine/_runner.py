@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lasagna_cli.engine._config import ModelSpec
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
@@ -75,7 +75,10 @@ class Models:
             if role == "judge" and judge is not None:
                 return judge
             if spec.name not in llms:
-                raise KeyError(f"no LLM object is given for the model {spec.name!r}")
+                raise EngineUsageError(
+                    f"a setup answers with {spec.name!r}, and no LLM object is given for it: "
+                    f"pass llms={{{spec.name!r}: make_llm({spec.name!r})}}"
+                )
             return llms[spec.name]
 
         return cls(pick, owned=False)

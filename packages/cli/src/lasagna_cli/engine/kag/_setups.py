@@ -35,6 +35,7 @@ from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_me
 from lasagna_cli.engine._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, uses
 from lasagna_cli.engine.kag._config import Config, read_text_file
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
+from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
 
 TRACKS = ("generation",)
 SETUP_KEYS = (
@@ -50,10 +51,7 @@ SETUP_KEYS = (
     "system",
 )
 DEFAULT_PROMPT = DEFAULT_TEMPLATE
-PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
-_CAPITALS = re.compile(r"\{\{-?\s*[A-Z][A-Z0-9_]*\s*-?\}\}")
 _ANY_PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
-_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]", re.MULTILINE)
 
 
 def describe_setup(setup: Setup) -> dict[str, Any]:
@@ -83,79 +81,6 @@ def describe_setup(setup: Setup) -> dict[str, Any]:
         else None,
         "database": setup.database.describe() if setup.database else None,
     }
-
-
-class _TemplateFunctionError(Exception):
-    """Raised inside file()/env() and reported with the template's name."""
-
-
-def protect_placeholders(source: str) -> str:
-    """Wrap every `{{ CAPITALS }}` in a raw block so MiniJinja copies it unchanged."""
-    return _CAPITALS.sub(
-        lambda m: "{% raw %}{{" + m.group(0).strip("{}-").strip() + "}}{% endraw %}", source
-    )
-
-
-def _setup_at_line(source: str, line: int | None) -> str | None:
-    """The setup whose table holds `line` (1-based) of the source, for error messages."""
-    if line is None:
-        return None
-    name = None
-    for match in _HEADER.finditer(source):
-        if source.count("\n", 0, match.start()) + 1 > line:
-            break
-        name = match.group(1).strip().strip('"')
-    return name
-
-
-def render_setups(source: str, path: Path, environ: Mapping[str, str]) -> str:
-    """The TOML text after MiniJinja: file() and env() filled, placeholders kept."""
-    import minijinja
-
-    folder = path.parent
-
-    def file(name: str) -> str:
-        target = folder / name
-        try:
-            return target.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise _TemplateFunctionError(
-                f"file({name!r}): not found: {target} (paths are relative to {path.name})"
-            ) from None
-        except (IsADirectoryError, UnicodeDecodeError) as exc:
-            raise _TemplateFunctionError(f"file({name!r}): cannot read {target}: {exc}") from None
-
-    def env(name: str, default: str | None = None) -> str:
-        value = environ.get(name)
-        if value is None:
-            if default is None:
-                raise _TemplateFunctionError(
-                    f"env({name!r}): the variable is not set and no default is given; set it "
-                    f'or write env("{name}", "default")'
-                )
-            return default
-        return value
-
-    environment: Any = minijinja.Environment(
-        undefined_behavior="strict", keep_trailing_newline=True
-    )
-    environment.add_function("file", file)
-    environment.add_function("env", env)
-    try:
-        return str(environment.render_str(protect_placeholders(source), path.name))
-    except _TemplateFunctionError as exc:
-        raise EngineError(f"{path}: {exc}") from None
-    except minijinja.TemplateError as exc:
-        line = getattr(exc, "line", None)
-        setup = _setup_at_line(source, line)
-        where = f" line {line}" if line else ""
-        where += f" (setup {setup!r})" if setup else ""
-        hint = ""
-        if "undefined" in str(getattr(exc, "message", exc)):
-            hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
-        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
-        message = re.sub(r"\s*\(in [^()]*:\d+\)\s*$", "", str(message))
-        raise EngineError(f"{path}{where}: template error: {message}{hint}") from None
 
 
 def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:

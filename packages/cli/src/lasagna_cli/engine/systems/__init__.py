@@ -26,6 +26,13 @@ from lasagna_cli.engine.systems._predictions import (
     count_reasons,
     quoted,
 )
+from lasagna_cli.engine.systems._protocol import (
+    RetrievedItem,
+    Row,
+    System,
+    SystemReply,
+    SystemResult,
+)
 from lasagna_cli.engine.systems._spec import (
     SystemSpec,
     default_setup_name,
@@ -43,10 +50,15 @@ __all__ = [
     "PredictionCheck",
     "Predictions",
     "Retrieved",
+    "RetrievedItem",
+    "Row",
+    "System",
     "SystemAdapter",
     "SystemFailure",
     "SystemOutput",
     "SystemOutputError",
+    "SystemReply",
+    "SystemResult",
     "SystemSpec",
     "check_predictions",
     "count_reasons",

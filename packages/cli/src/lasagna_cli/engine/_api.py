@@ -1,0 +1,159 @@
+"""`run_benchmark`: the engine from Python, what `lasagna benchmark run` does from a shell.
+
+    from lasagna_cli import LocalExecutor, run_benchmark
+    from lasagna_judge import make_llm
+
+    results = run_benchmark("examples/data/sweep.yaml", "runs/notebook")       # BM25: no model
+    results = run_benchmark(
+        "examples/data/pasta.jsonl", "runs/gen", generator="local/smollm2",
+        llms={"local/smollm2": make_llm("local/smollm2")},
+    )
+    results.get(setup="bm25-k5").metric("retrieval", "ndcg@10").mean
+
+It takes the same configuration as the command (a `RunConfig`, or the path of a data file,
+BEIR folder or sweep file), the LLM objects the setups name (by model name; the library
+reads no environment variable, so it builds none itself) and an executor, and returns the
+typed results. It writes the same run folder as the command, so a run started here resumes
+from the shell and the reverse. Inside a running event loop (Jupyter) call `arun_benchmark`
+with await, or `run_benchmark`, which then runs the engine on a thread of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli.engine._benchmark import run_benchmarks
+from lasagna_cli.engine._config import RunConfig
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._executor import Executor, LocalExecutor
+from lasagna_cli.engine._runner import Models
+from lasagna_cli.engine.datasets import DatasetLoader
+from lasagna_cli.engine.reports._typed import Results
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+
+
+def config_of(
+    source: RunConfig | str | Path,
+    *,
+    tracks: Sequence[str] | None = None,
+    top_k: int | None = None,
+    generator: str | None = None,
+    judge: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunConfig:
+    """A RunConfig as given, or read from a data file, BEIR folder or sweep file with the
+    command's defaults (`env` fills `${VAR}` in a sweep file's system headers)."""
+    if isinstance(source, RunConfig):
+        return source
+    from lasagna_cli.engine._config import DEFAULT_TOP_K
+    from lasagna_cli.engine._flags import Flags, config_from_path, parse_tracks
+    from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
+
+    flags = Flags(
+        tracks=parse_tracks(list(tracks), "tracks") if tracks is not None else None,
+        top_k=top_k if top_k is not None else DEFAULT_TOP_K,
+        generator=generator,
+        judge=judge,
+        split_given=False,
+    )
+    path = str(source)
+    if is_sweep_file(path):
+        return config_from_sweep(path, flags, env or {})
+    return config_from_path(path, flags)
+
+
+async def arun_benchmark(
+    config: RunConfig | str | Path,
+    output: str | Path,
+    *,
+    llms: Mapping[str, LLM] | None = None,
+    judge: LLM | None = None,
+    executor: Executor | None = None,
+    resume: bool = False,
+    tracks: Sequence[str] | None = None,
+    top_k: int | None = None,
+    generator: str | None = None,
+    text_cache: str | Path | None = None,
+) -> Results:
+    """Run the benchmark(s) and return their results (see the module docstring).
+
+    `llms` maps the model names the setups give (`generator:`, `--generator`) to LLM
+    objects; `judge` grades the answers (its model is the config's `judge`, or the LLM's own
+    name). The caller owns these objects: they are used, never closed.
+    """
+    run_config = config_of(
+        config,
+        tracks=tracks,
+        top_k=top_k,
+        generator=generator,
+        judge=judge.model if judge is not None else None,
+    )
+    if judge is not None and run_config.judge is None:
+        from dataclasses import replace
+
+        run_config = replace(run_config, judge=judge.model)
+    out = Path(output)
+    run = await run_benchmarks(
+        run_config,
+        out,
+        resume=resume,
+        executor=executor or LocalExecutor(run_config.concurrency),
+        models=Models.shared(llms or {}, judge),
+        loader=DatasetLoader(Path(text_cache) if text_cache is not None else None),
+        say=lambda line: None,
+    )
+    return Results.from_dict(run.results, out / "results.json")
+
+
+def run_benchmark(
+    config: RunConfig | str | Path,
+    output: str | Path,
+    *,
+    llms: Mapping[str, LLM] | None = None,
+    judge: LLM | None = None,
+    executor: Executor | None = None,
+    resume: bool = False,
+    tracks: Sequence[str] | None = None,
+    top_k: int | None = None,
+    generator: str | None = None,
+    text_cache: str | Path | None = None,
+) -> Results:
+    """`arun_benchmark`, from code that is not async; safe inside a running event loop."""
+    kwargs: dict[str, Any] = {
+        "llms": llms,
+        "judge": judge,
+        "executor": executor,
+        "resume": resume,
+        "tracks": tracks,
+        "top_k": top_k,
+        "generator": generator,
+        "text_cache": text_cache,
+    }
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun_benchmark(config, output, **kwargs))
+    # A loop runs in this thread (Jupyter): the engine gets a loop of its own on another.
+    found: list[Results] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            found.append(asyncio.run(arun_benchmark(config, output, **kwargs)))
+        except BaseException as exc:  # handed back to the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="lasagna-run")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    if not found:  # pragma: no cover - the thread either returns or raises
+        raise EngineUsageError("the run ended without results")
+    return found[0]

@@ -1,0 +1,104 @@
+"""The shape of the code, checked by the build: no import cycle anywhere, small modules, and
+an engine that a notebook can import without the command line.
+
+The arrows between packages and layers are import-linter contracts (pyproject.toml,
+`uv run lint-imports` in .ci/run); these tests add what import-linter does not check.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("lasagna_cli", "lasagna_synth", "lasagna_judge", "lasagna_metrics")
+MAX_LINES = 400
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = counter[0]
+        counter[0] += 1
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in graph.modules:
+                continue
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(10_000)
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_cycle_between_modules_anywhere() -> None:
+    # Every import counts: module level, inside functions and under TYPE_CHECKING.
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    assert _cycles(graph) == []
+
+
+def _modules() -> list[Path]:
+    return sorted((ROOT / "packages").glob("*/src/*/**/*.py"))
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_over_400_lines_unless_its_docstring_says_why(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    lines = text.count("\n")
+    if lines <= MAX_LINES:
+        return
+    docstring = ast.get_docstring(ast.parse(text)) or ""
+    assert f"over {MAX_LINES} lines" in docstring, (
+        f"{path.relative_to(ROOT)} has {lines} lines: split it, or say in its docstring why it "
+        f"stays over {MAX_LINES} lines"
+    )
+
+
+def test_the_engine_imports_without_typer_or_rich() -> None:
+    code = (
+        "import sys, lasagna_cli, lasagna_cli.engine._benchmark, lasagna_cli.engine.kag, "
+        "lasagna_cli.engine.staged; "
+        "print(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert found.strip() == "[]"
+
+
+def test_the_engine_reads_no_environment_variable() -> None:
+    # Only the commands read the environment (lasagna_cli.commands._llm, mostly).
+    engine = ROOT / "packages" / "cli" / "src" / "lasagna_cli" / "engine"
+    for path in sorted(engine.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("os.environ", "os.getenv", "getenv("):
+            assert needle not in text, f"{path.relative_to(ROOT)} reads {needle}"
