@@ -192,8 +192,9 @@ def test_the_example_locomo_gives_the_same_figures_through_every_door(
     questions = {q.id: q.question for q in load_benchmark("locomo", MINI_LOCOMO).questions}
     named_f1 = {questions[q["id"]]: q["generation"]["f1"] for q in result["per_query"]}
     assert staged_f1 == named_f1 and len(named_f1) == len(questions)
-    stats = invoke(["benchmark", "stats", "-d", str(tmp_path / "kag" / "datasets.json"),
-                    "--results", str(tmp_path / "kag" / "out"), "--format", "json"], env)  # fmt: skip
+    kag = tmp_path / "kag"
+    stats = invoke(["benchmark", "stats", "-d", str(kag / "datasets.json"), "--results",
+                    str(kag / "out"), "--format", "json"], env)  # fmt: skip
     (row,) = json.loads(stats.stdout)["setups"]
     answerable = [q for q, refs in references_of(MINI_LOCOMO).items() if refs != [MISSING_ANSWER]]
     expected = sum(named_f1[q] for q in answerable) / len(answerable)
