@@ -140,7 +140,7 @@ def test_an_http_system_retries_a_409(tmp_path: Path) -> None:
     seen: dict[str, int] = {}
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen[body["id"]] = seen.get(body["id"], 0) + 1
             status, reply = 200, {"answer": "Not mentioned"}
@@ -165,6 +165,7 @@ def test_an_http_system_retries_a_409(tmp_path: Path) -> None:
                          "-o", str(tmp_path / "run")])  # fmt: skip
     finally:
         httpd.shutdown()
+        httpd.server_close()
     assert result.exit_code == 0, result.output
     assert seen["q02"] == 2  # the 409, then the answer
     (found,) = json.loads((tmp_path / "run" / "results.json").read_text())["results"]
