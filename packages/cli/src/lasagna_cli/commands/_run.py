@@ -275,10 +275,10 @@ def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
     import asyncio
     import sys
 
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import build_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._benchmark import run_benchmarks
-    from lasagna_cli.engine._executor import LocalExecutor
     from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.datasets import DatasetLoader
 
@@ -294,7 +294,7 @@ def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
                     config,
                     out,
                     resume=resume,
-                    executor=LocalExecutor(config.concurrency),
+                    executor=make_executor(config.concurrency),
                     models=Models(make),
                     loader=DatasetLoader(text_cache()),
                     on_progress=progress.advance,

@@ -116,9 +116,9 @@ def _run_pipeline(options: PipelineOptions) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
     import asyncio
 
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._executor import LocalExecutor
     from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 
@@ -146,7 +146,7 @@ def _run_pipeline(options: PipelineOptions) -> None:
         failed = asyncio.run(
             run_pipeline(
                 options,
-                executor=LocalExecutor(options.concurrency),
+                executor=make_executor(options.concurrency),
                 models=Models(make),
                 load_rubric=_load_rubric,
                 text_cache=text_cache(),

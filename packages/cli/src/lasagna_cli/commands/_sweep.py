@@ -153,8 +153,8 @@ def _sweep(
     import os
     import time
 
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._executor import LocalExecutor
     from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
     from lasagna_cli.engine._store import open_folder
     from lasagna_cli.engine._system_tasks import SystemState
@@ -224,7 +224,7 @@ def _sweep(
                 plan,
                 sweep_tasks(plan),
                 store,
-                LocalExecutor(parallel),
+                make_executor(parallel),
                 models,
                 options,
                 state,
