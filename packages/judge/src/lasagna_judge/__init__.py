@@ -13,7 +13,8 @@ from lasagna_judge._grading import (
     grade_batch,
     summarize_grades,
 )
-from lasagna_judge._llm import LLM, make_llm, parse_model
+from lasagna_judge._llm import LLM
+from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after

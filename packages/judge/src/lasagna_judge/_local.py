@@ -26,13 +26,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._providers import (
-    Backend,
-    CallOptions,
-    Message,
-    StructuredOutcome,
-    drive_structured,
-)
+from lasagna_judge._providers import Backend, CallOptions, Message, StructuredOutcome
+from lasagna_judge._structured import drive_structured
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, record_attempt
 

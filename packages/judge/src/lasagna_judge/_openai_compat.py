@@ -24,9 +24,9 @@ from lasagna_judge._providers import (
     StructuredOutcome,
     _short,
     call_failed,
-    drive_structured,
     is_reasoning_model,
 )
+from lasagna_judge._structured import drive_structured
 from lasagna_judge._transport import RetryingSender
 from lasagna_judge._wire import WireError, WireRequest
 

@@ -1,0 +1,196 @@
+"""`make_llm`: an `LLM` for `provider/model`, its arguments checked before anything is built.
+
+It picks the backend (OpenAI-compatible, Anthropic or an embedded llama.cpp model), puts the
+retrying sender under it (retries, the concurrency bound, the rate limit) and opens the
+response cache; vendor SDKs and the HTTP stack are imported only for the provider asked for.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from lasagna_judge._cache import ResponseCache, default_cache_path
+from lasagna_judge._errors import JudgeError
+from lasagna_judge._llm import LLM
+from lasagna_judge._providers import STRUCTURED_MODES, Backend, StructuredMode
+from lasagna_judge._ratelimit import RateLimiter
+from lasagna_judge._retry import RetryPolicy
+from lasagna_judge._usage import Meter, Prices
+
+PROVIDERS = ("openai", "anthropic", "ollama", "local")
+OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+
+
+def parse_model(model: str) -> tuple[str, str]:
+    """Split `provider/name`; a JudgeError says what a model name looks like."""
+    provider, sep, name = model.partition("/")
+    if not sep or not name or provider not in PROVIDERS:
+        raise JudgeError(
+            f"expected a model named provider/model with provider one of {', '.join(PROVIDERS)} "
+            f"(e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, "
+            f"local/smollm2), got {model!r}"
+        )
+    return provider, name
+
+
+def make_llm(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    cache: bool | Path | str = True,
+    concurrency: int = 8,
+    requests_per_minute: float | None = None,
+    max_retries: int = 5,
+    timeout: float = 60.0,
+    prices: Prices | None = None,
+    mode: StructuredMode | None = None,
+    temperature: float | None = 0.0,
+    retry_policy: RetryPolicy | None = None,
+    seed: int | None = None,
+) -> LLM:
+    """Build an LLM for `provider/model`.
+
+    - `openai/<model>`: OpenAI, or any OpenAI-compatible server at `base_url` (vLLM,
+      llama.cpp server, LM Studio, a FakeLLMServer). Needs `api_key` or `base_url`.
+    - `ollama/<model>`: Ollama's OpenAI-compatible endpoint (default
+      http://localhost:11434/v1).
+    - `anthropic/<model>`: Anthropic (extra `anthropic`); needs `api_key`.
+    - `local/smollm2` or `local/<path.gguf>`: an embedded llama.cpp model (extra `local`),
+      no server, no key.
+
+    `cache`: True for the default file (`<user cache dir>/lasagna/llm-cache.sqlite`), a
+    path for that file, False for none. `concurrency` bounds requests in flight;
+    `requests_per_minute` spaces them; `max_retries` transport retries with backoff.
+    `mode` picks how structured output is asked for: "tools" (default for openai and
+    anthropic), "json_schema" (response_format json_schema; default for ollama), "json"
+    (JSON mode, schema in the prompt) or "md_json". `temperature` is sent when a call
+    gives none (not to models that reject it); None sends none. `prices` maps a model
+    (`provider/name` or `name`) to USD per 1M (input, output) tokens.
+    """
+    provider, name = parse_model(model)
+    if concurrency < 1:
+        raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
+    if max_retries < 0:
+        raise JudgeError(f"max_retries must be >= 0, got {max_retries}")
+    if not timeout > 0:
+        raise JudgeError(f"timeout must be > 0 seconds, got {timeout}")
+    if requests_per_minute is not None and not requests_per_minute > 0:
+        raise JudgeError(f"requests_per_minute must be > 0, got {requests_per_minute}")
+    if mode is not None and mode not in STRUCTURED_MODES:
+        raise JudgeError(f"mode must be one of {', '.join(STRUCTURED_MODES)}, got {mode!r}")
+    if provider == "anthropic" and mode not in (None, "tools", "json"):
+        raise JudgeError(f"anthropic models take mode 'tools' or 'json', got {mode!r}")
+    if base_url is not None:
+        _check_base_url(base_url)
+
+    meter = Meter()
+    policy = retry_policy or RetryPolicy(max_retries=max_retries)
+    if retry_policy is not None and max_retries != retry_policy.max_retries:
+        policy = RetryPolicy(
+            max_retries=max_retries,
+            base_delay=retry_policy.base_delay,
+            max_delay=retry_policy.max_delay,
+            max_retry_after=retry_policy.max_retry_after,
+        )
+    backend: Backend
+    if provider == "local":
+        from lasagna_judge._local import LocalBackend, resolve_local_model
+
+        path = resolve_local_model(name)
+        backend = LocalBackend(name, path, meter=meter)
+    else:
+        if provider == "openai" and not api_key and not base_url:
+            raise JudgeError(
+                f"{model} needs an API key: pass api_key=..., or base_url=... for an "
+                "OpenAI-compatible server; or use local/smollm2, which needs neither"
+            )
+        if provider == "anthropic":
+            from lasagna_judge._anthropic import check_anthropic_installed
+
+            check_anthropic_installed()
+            if not api_key:
+                raise JudgeError(
+                    f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
+                    "which needs none"
+                )
+        sender = _sender(concurrency, requests_per_minute, policy, meter, seed)
+        if provider == "anthropic":
+            from lasagna_judge._anthropic import AnthropicBackend
+            from lasagna_judge._transport import httpx_bridge
+
+            backend = AnthropicBackend(
+                name,
+                api_key=str(api_key),
+                base_url=base_url,
+                timeout=timeout,
+                transport=httpx_bridge(sender),
+                mode=mode or "tools",
+            )
+        else:
+            from lasagna_judge._openai_compat import OpenAICompatBackend
+
+            if provider == "ollama":
+                base_url = base_url or OLLAMA_DEFAULT_BASE_URL
+            backend = OpenAICompatBackend(
+                provider,
+                name,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                sender=sender,
+                mode=mode or ("json_schema" if provider == "ollama" else "tools"),
+            )
+
+    response_cache: ResponseCache | None
+    if cache is False:
+        response_cache = None
+    elif cache is True:
+        response_cache = ResponseCache(default_cache_path())
+    else:
+        response_cache = ResponseCache(Path(cache))
+    return LLM(
+        model,
+        backend,
+        meter=meter,
+        cache=response_cache,
+        temperature=temperature,
+        prices=prices,
+        secrets=[api_key] if api_key else [],
+        endpoint=base_url if provider != "local" else None,
+    )
+
+
+def _check_base_url(base_url: str) -> None:
+    # A URL without its scheme ("localhost:8000/v1") would otherwise fail on every attempt
+    # of every call, after all the retries.
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = "***@" + base_url.rsplit("@", 1)[1] if "@" in base_url else base_url
+        raise JudgeError(
+            f"base_url: expected an http:// or https:// URL such as http://localhost:8000/v1, "
+            f"got {shown!r}"
+        )
+
+
+def _sender(
+    concurrency: int,
+    requests_per_minute: float | None,
+    policy: RetryPolicy,
+    meter: Meter,
+    seed: int | None,
+) -> Any:
+    from lasagna_judge._transport import RetryingSender
+    from lasagna_judge._wire import AiohttpSender
+
+    return RetryingSender(
+        AiohttpSender(limit=concurrency),
+        policy=policy,
+        concurrency=concurrency,
+        meter=meter,
+        limiter=RateLimiter(requests_per_minute) if requests_per_minute else None,
+        rng=random.Random(seed) if seed is not None else None,
+    )

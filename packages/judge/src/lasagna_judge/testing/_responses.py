@@ -1,0 +1,166 @@
+"""The HTTP responses a FakeLLMServer sends: an OpenAI chat completion or an Anthropic
+message made from a `Reply` (a tool call when the request offers tools), with its token
+usage; the error bodies of both APIs; and the HTTP/1.1 bytes around them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from lasagna_judge.testing._script import Reply
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    408: "Request Timeout",
+    409: "Conflict",
+    411: "Length Required",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+    529: "Overloaded",
+}
+
+
+def _estimate_tokens(text: str) -> int:
+    return len(text) // 4 + 1
+
+
+def _input_tokens(request: dict[str, Any]) -> int:
+    parts: list[str] = []
+    system = request.get("system")
+    if system is not None:
+        parts.append(json.dumps(system) if not isinstance(system, str) else system)
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        parts.append(content if isinstance(content, str) else json.dumps(content))
+    return _estimate_tokens("".join(parts))
+
+
+def _usage(request: dict[str, Any], reply: Reply) -> tuple[int, int]:
+    """Input and output tokens: the reply's own figures, else estimates from the texts."""
+    prompt = reply.input_tokens if reply.input_tokens is not None else _input_tokens(request)
+    completion = (
+        reply.output_tokens if reply.output_tokens is not None else _estimate_tokens(reply.content)
+    )
+    return prompt, completion
+
+
+def _tool_name(request: dict[str, Any]) -> str | None:
+    """The tool the request wants called, if it offers any (OpenAI or Anthropic shapes)."""
+    tools = request.get("tools")
+    if not tools:
+        return None
+    choice = request.get("tool_choice")
+    if isinstance(choice, dict):
+        function = choice.get("function")
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            return str(function["name"])
+        if isinstance(choice.get("name"), str):
+            return str(choice["name"])
+    first = tools[0]
+    if isinstance(first, dict):
+        function = first.get("function")
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            return str(function["name"])
+        if isinstance(first.get("name"), str):
+            return str(first["name"])
+    return "tool"
+
+
+def _openai_completion(request: dict[str, Any], reply: Reply, call_id: int) -> dict[str, Any]:
+    tool = _tool_name(request) if reply.tool_call is not False else None
+    if reply.tool_call is True and tool is None:
+        tool = "tool"
+    message: dict[str, Any]
+    if tool is not None:
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{call_id}",
+                    "type": "function",
+                    "function": {"name": tool, "arguments": reply.content},
+                }
+            ],
+        }
+        finish = "tool_calls"
+    else:
+        message = {"role": "assistant", "content": reply.content}
+        finish = "stop"
+    prompt, completion = _usage(request, reply)
+    return {
+        "id": f"chatcmpl-fake-{call_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": str(request.get("model", "fake")),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> dict[str, Any]:
+    tool = _tool_name(request) if reply.tool_call is not False else None
+    block: dict[str, Any] = {"type": "text", "text": reply.content}
+    stop_reason = "end_turn"
+    if tool is not None:
+        try:
+            arguments = json.loads(reply.content)
+        except ValueError:
+            arguments = None
+        # Anthropic's tool input is always an object; other content stays text.
+        if isinstance(arguments, dict):
+            block = {"type": "tool_use", "id": f"toolu_{call_id}", "name": tool, "input": arguments}
+            stop_reason = "tool_use"
+    prompt, completion = _usage(request, reply)
+    return {
+        "id": f"msg_fake_{call_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(request.get("model", "fake")),
+        "content": [block],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": completion},
+    }
+
+
+def _error_body(anthropic: bool, status: int, message: str) -> dict[str, Any]:
+    kind = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }.get(status, "api_error")
+    if anthropic:
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "code": status}}
+
+
+def _http(status: int, payload: dict[str, Any], extra: dict[str, str] | None = None) -> bytes:
+    return _http_raw(status, json.dumps(payload, separators=(",", ":")).encode(), extra)
+
+
+def _http_raw(status: int, body: bytes, extra: dict[str, str] | None = None) -> bytes:
+    head = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Status')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body)}",
+        "Connection: keep-alive",
+    ]
+    for name, value in (extra or {}).items():
+        head.append(f"{name}: {value}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
