@@ -33,10 +33,14 @@ from lasagna_synth._langchain import (
     document_to_passage,
     passage_to_document,
 )
-from lasagna_synth._loading import iter_corpus, load_corpus, supported_suffixes
+from lasagna_synth._loading import (
+    iter_corpus,
+    load_corpus,
+    pdf_reader_identity,
+    supported_suffixes,
+)
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
 from lasagna_synth._naming import dataset_name, passage_id
-from lasagna_synth._pdf import pdf_reader_identity
 from lasagna_synth._plan import Plan, PlanItem, plan
 from lasagna_synth._prompts import PROMPTS
 from lasagna_synth._rows import (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -143,3 +144,19 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
         else:
             skipped.append(entry)
     return Corpus(os.fspath(path), tuple(documents), tuple(skipped))
+
+
+def pdf_reader_identity() -> bytes:
+    """Besides the file, what decides a PDF's extracted text: pdfminer's version and the
+    source of lasagna-synth's loader and PDF reader. A cache of extracted texts keys on it
+    (with the file's sha256), so an edited reader or a new pdfminer makes new keys."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lasagna_synth import _pdf
+
+    try:
+        parts = [f"pdfminer.six {version('pdfminer.six')}".encode()]
+    except PackageNotFoundError:
+        parts = [b"pdfminer.six missing"]
+    parts += [Path(str(module.__file__)).read_bytes() for module in (sys.modules[__name__], _pdf)]
+    return b"\x00".join(parts)

@@ -53,22 +53,3 @@ def read_pdf(path: Path) -> str:
     finally:
         pdfminer_log.setLevel(level)
     return "\n\n".join(pages).translate(_LIGATURES)
-
-
-def pdf_reader_identity() -> bytes:
-    """Besides the file, what decides a PDF's extracted text: pdfminer's version and the
-    source of lasagna-synth's loader and PDF reader. A cache of extracted texts keys on it
-    (with the file's sha256), so an edited reader or a new pdfminer makes new keys."""
-    import sys
-    from importlib.metadata import PackageNotFoundError, version
-
-    from lasagna_synth import _loading
-
-    try:
-        parts = [f"pdfminer.six {version('pdfminer.six')}".encode()]
-    except PackageNotFoundError:
-        parts = [b"pdfminer.six missing"]
-    parts += [
-        Path(str(module.__file__)).read_bytes() for module in (_loading, sys.modules[__name__])
-    ]
-    return b"\x00".join(parts)

@@ -3,7 +3,8 @@
 A `BenchmarkRow` is what every reader produces (JSONL, CSV, BEIR folder, SQuAD JSON) and
 what the runner scores: the question, its reference answers, its passages, and its graded
 judgments over the data set's corpus. A `BenchmarkData` is one validated file or folder:
-its rows per split, the corpus retrieval searches, and the digest that names it.
+its rows per split, the corpus retrieval searches, and the digest that names it; and what
+each track (retrieval, generation, closed-book) needs of it (`track_support`).
 """
 
 from __future__ import annotations
@@ -126,9 +127,72 @@ class BenchmarkData:
 
     def track_support(self) -> dict[Track, TrackSupport]:
         """For each track, whether this data supports it, and the reason."""
-        from lasagna_synth._validate import track_support
-
         return track_support(self)
 
     def supported_tracks(self) -> list[Track]:
         return [t for t, s in self.track_support().items() if s.supported]
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def track_support(data: BenchmarkData) -> dict[Track, TrackSupport]:
+    """What each track needs, checked against the data, with a reason either way."""
+    rows = data.rows()
+    judged = sum(1 for r in rows if r.relevant)
+    answered = sum(1 for r in rows if r.answers)
+    unanswerable = sum(1 for r in rows if r.unanswerable)
+    docs = _count(len(data.corpus), "document")
+
+    if not data.corpus:
+        retrieval = TrackSupport(
+            "retrieval",
+            False,
+            "no row has contexts, so there is nothing to retrieve",
+            'add "contexts" to the rows, or use a BEIR folder',
+        )
+    elif not judged:
+        retrieval = TrackSupport(
+            "retrieval",
+            False,
+            "every row with contexts is unanswerable, so no passage is relevant to any question",
+            'add "contexts" to answerable rows',
+        )
+    elif data.kind == "beir":
+        retrieval = TrackSupport(
+            "retrieval",
+            True,
+            f"{_count(judged, 'query', 'queries')} judged over a corpus of {docs}",
+        )
+    else:
+        retrieval = TrackSupport(
+            "retrieval",
+            True,
+            f"{_count(judged, 'question')} with relevant passages, searched in a pool of {docs} "
+            "(every row's passages: an easier search than a real corpus, labelled pooled_gold)",
+        )
+
+    if data.kind == "beir":
+        why = "a BEIR folder has relevance judgments but no answers"
+        fix = 'use a JSONL file with "answer" fields'
+        generation = TrackSupport("generation", False, why, fix)
+        closed_book = TrackSupport("closed-book", False, why, fix)
+    elif not answered and not unanswerable:
+        why = 'no row has an "answer"'
+        fix = 'add an "answer" to the rows'
+        generation = TrackSupport("generation", False, why, fix)
+        closed_book = TrackSupport("closed-book", False, why, fix)
+    else:
+        scored = f"{_count(answered, 'question')} with answers"
+        if unanswerable:
+            scored += f" and {unanswerable:,} unanswerable (a refusal is the right answer)"
+        if data.corpus:
+            how = "the generator answers from the top-k retrieved passages"
+        else:
+            how = "no contexts, so the generator answers closed-book"
+        generation = TrackSupport("generation", True, f"{scored}; {how}")
+        closed_book = TrackSupport(
+            "closed-book", True, f"{scored}; the generator answers without passages"
+        )
+    return {"retrieval": retrieval, "generation": generation, "closed-book": closed_book}

@@ -17,6 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from importlib.metadata import version
 from typing import Any
 
@@ -30,6 +31,7 @@ from lasagna_cli.engine.datasets import select_questions
 RUN_METRICS_VERSION = "run-metrics-2"
 
 
+@cache
 def metrics_version() -> str:
     """The metric definitions in force: the engine's and lasagna-metrics' versions."""
     return f"{RUN_METRICS_VERSION}; lasagna-metrics {version('lasagna-metrics')}"
