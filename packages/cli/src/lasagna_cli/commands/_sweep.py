@@ -165,6 +165,7 @@ def _sweep(
         load_sweep,
         refuse_overwrite,
         sweep_tasks,
+        task_count,
     )
 
     if retry_errors and not resume:
@@ -177,9 +178,9 @@ def _sweep(
     # Everything is read and checked before any model is called.
     loaded = load_sweep(datasets_path, setups_path, config_path, skip, os.environ)
     store = KagStore(output, prefix, loaded.setups)
-    tasks = sweep_tasks(loaded.plan)
+    total = task_count(loaded.plan)
     if not resume:
-        refuse_overwrite(tasks, store, output)
+        refuse_overwrite(loaded.plan, store, output)
     removed = open_folder(output, f"--output {output}")
     if removed:
         typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
@@ -202,7 +203,7 @@ def _sweep(
             typer.echo("more tasks failed; their errors are in their result files", err=True)
         logged[0] += 1
 
-    progress = TaskProgress(len(tasks), "sweep")
+    progress = TaskProgress(total, "sweep")
     start = time.perf_counter()
     interrupted = False
     nothing = [False]
@@ -243,14 +244,14 @@ def _sweep(
         except KeyboardInterrupt:
             interrupted = True
     if nothing[0] and not interrupted:
-        typer.echo(f"nothing to do: all {len(tasks)} results exist in {output}", err=True)
+        typer.echo(f"nothing to do: all {total} results exist in {output}", err=True)
         return 0
     seconds = time.perf_counter() - start
     ran = progress.done + progress.failed
     rate = ran / seconds if seconds > 0 else 0.0
     typer.echo(
         f"sweep: {progress.done} done, {progress.failed} failed, {progress.skipped} skipped "
-        f"of {len(tasks)} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
+        f"of {total} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
         err=True,
     )
     if interrupted:

@@ -244,33 +244,31 @@ def check_unique_folders(planned: Sequence[PlannedDataset]) -> None:
 
 
 def fingerprint_blob(
-    bench: PlannedDataset, planned: PlannedSetup, question: Question
+    bench: PlannedDataset, planned: PlannedSetup, question: Question | None = None
 ) -> dict[str, Any]:
-    """Everything that decides a task's record but the judge."""
+    """Everything that decides a task's record but the judge; without `question`, what all
+    the questions of one (dataset, setup) share."""
     setup = planned.setup
     generator = setup.generator
     blob: dict[str, Any] = {
         "dataset": bench.name,
         "revision": bench.dataset.revision,
         "split": bench.split,
-        "item": question.id,
         "setup": setup.name,
         "retriever": setup.retriever.to_dict()
         if planned.needs_retrieval and setup.retriever
         else None,
         "generator": generator.name if generator is not None and planned.answers else None,
         "tracks": list(planned.tracks),
-        "judge": None,
         "prompt_sha256": prompt_sha256(setup.prompt),
         "metrics_version": metrics_version(),
     }
     corpus = bench.dataset.corpus
     if corpus is not None and corpus.rule:  # a registered benchmark's passages
         blob["corpus"] = corpus.rule
-    if planned.system_identity is not None:  # only then: BM25 tasks keep their fingerprints
+    if planned.system_identity is not None:
         blob["system"] = dict(planned.system_identity)
         blob["top_k"] = setup.top_k
-    # Set only by the doors that use them, so the other doors' fingerprints stay as they were.
     if generator is not None and planned.answers:
         if generator.provider is not None:
             blob["provider"] = generator.provider.describe()
@@ -282,9 +280,17 @@ def fingerprint_blob(
         blob["query_prefix"] = setup.query_prefix
     if setup.database is not None and planned.needs_retrieval:
         blob["database"] = setup.database.describe()
-    if bench.dataset.kind == "kag":  # the question is the data: its text and options
-        blob["question"] = [question.text, dict(question.options or {}), question.references]
+    if question is not None:
+        blob["item"] = _item(bench, question)
     return blob
+
+
+def _item(bench: PlannedDataset, question: Question) -> Any:
+    """What of the question itself is in its fingerprint: its id, and for kag's files (where
+    the question is the data, with no revision of its own) its text, options and references."""
+    if bench.dataset.kind == "kag":
+        return [question.id, question.text, dict(question.options or {}), question.references]
+    return question.id
 
 
 def _sha(obj: Any) -> str:
@@ -301,14 +307,19 @@ def judged_fingerprint(answer_fingerprint: str, judge: Mapping[str, Any] | None)
 def make_tasks(plan: Sequence[PlannedDataset], judge: Mapping[str, Any] | None) -> list[Task]:
     tasks = []
     for position, bench in enumerate(plan):
+        folder = bench.folder
         for planned in bench.setups:
             grader = judge if judge and planned.answers else None
+            # What the questions share is encoded once; each task adds its own item.
+            shared = json.dumps(fingerprint_blob(bench, planned), sort_keys=True).encode()
             for question in bench.questions:
-                answer = _sha(fingerprint_blob(bench, planned, question))
+                digest = hashlib.sha256(shared)
+                digest.update(json.dumps(_item(bench, question), sort_keys=True).encode())
+                answer = digest.hexdigest()
                 tasks.append(
                     Task(
                         position=position,
-                        folder=bench.folder,
+                        folder=folder,
                         dataset_name=bench.name,
                         split=bench.split,
                         revision=bench.dataset.revision,

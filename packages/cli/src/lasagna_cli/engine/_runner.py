@@ -28,7 +28,7 @@ from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
-from lasagna_cli.engine._tasks import TaskContext, grade_task, run_task
+from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
@@ -47,16 +47,6 @@ class Reporter(Protocol):
     def advance(self, status: str) -> None:
         """One task: "done", "failed" or "skipped"."""
         ...
-
-
-class Quiet:
-    """A reporter that shows nothing (the Python API's default)."""
-
-    def start(self, total: int, description: str) -> None:
-        return None
-
-    def advance(self, status: str) -> None:
-        return None
 
 
 class Models:
@@ -202,33 +192,23 @@ async def execute(
     for i, task in zip(to_run, ranked, strict=True):
         outcome.tasks[i] = task
 
-    work: list[tuple[int, Literal["run", "grade"]]] = [(i, "run") for i in to_run]
-    work += [(i, "grade") for i in to_grade]
-    work.sort()
-
-    async def compute(item: tuple[int, Literal["run", "grade"]]) -> Record:
-        i, kind = item
-        if kind == "grade":
-            record = existing[i]
-            assert record is not None
-            return await grade_task(record, ctx, outcome.tasks[i].question)
-        return await run_task(outcome.tasks[i], ctx)
-
-    def failed(item: tuple[int, Literal["run", "grade"]], error: BaseException) -> Record:
-        return failure_record(outcome.tasks[item[0]], error)
+    work = [Work(i, outcome.tasks[i]) for i in to_run]
+    work += [Work(i, outcome.tasks[i], existing[i]) for i in to_grade]
+    work.sort(key=lambda w: w.index)
+    worker = TaskWorker(ctx)
 
     async with Writer() as writer:
 
-        async def on_outcome(result: Outcome[tuple[int, Literal["run", "grade"]], Record]) -> None:
-            i = result.task[0]
+        async def on_outcome(result: Outcome[Work, Record]) -> None:
+            i = result.task.index
             record = result.result if result.error is None else None
             if record is None:
-                record = failed(result.task, result.error or RuntimeError("no record"))
+                record = failure_record(outcome.tasks[i], result.error or RuntimeError("no record"))
             await writer.write(paths[i], store.encode(record))
             outcome.records[i] = record
             _count(outcome, outcome.tasks[i], paths[i], record, on_progress, on_failure)
 
-        await executor.run(work, compute, on_outcome)
+        await executor.run(work, worker, on_outcome)
     return outcome
 
 
@@ -303,8 +283,10 @@ async def grade_records(
         else:
             pending.append(i)
 
+    worker = TaskWorker(ctx)
+
     async def compute(i: int) -> Record:
-        return await grade_task(graded[i][0], ctx, None)
+        return await worker.grade(graded[i][0], None)
 
     async with Writer() as writer:
 

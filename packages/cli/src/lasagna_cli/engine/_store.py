@@ -149,7 +149,7 @@ class RunStore:
         self.root = root
 
     def path(self, task: TaskKey) -> Path:
-        return self.root / "tasks" / task.folder / slug(task.setup_name) / f"{slug(task.item)}.json"
+        return self.root / f"tasks/{task.folder}/{slug(task.setup_name)}/{slug(task.item)}.json"
 
     def encode(self, record: Record) -> bytes:
         return dump_task_json(record)

@@ -9,6 +9,9 @@
 
 `run_task` returns the record; it never writes (the driver is the one writer), so it can run
 in another process. `grade_task` redoes only the grades of a record whose answers stand.
+An executor gets the `Work` items (plain data: the task, and for a regrade the record it
+had) and the `TaskWorker` that computes them; a cluster executor ships both, the worker's
+context (corpora, models) set up once per worker process.
 """
 
 from __future__ import annotations
@@ -53,6 +56,30 @@ class TaskContext:
         if database is not None:
             return self.databases[database.name]
         return self.datasets[task.position].corpus
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One item for the executor: the task, and the record to regrade (None: run it)."""
+
+    index: int
+    task: Task
+    regrade: Record | None = None
+
+
+class TaskWorker:
+    """Computes `Work` items against one context; called by the executor, once per item."""
+
+    def __init__(self, ctx: TaskContext) -> None:
+        self.ctx = ctx
+
+    async def __call__(self, work: Work) -> Record:
+        if work.regrade is not None:
+            return await grade_task(work.regrade, self.ctx, work.task.question)
+        return await run_task(work.task, self.ctx)
+
+    async def grade(self, record: Record, question: Question | None) -> Record:
+        return await grade_task(record, self.ctx, question)
 
 
 def _answer_section(

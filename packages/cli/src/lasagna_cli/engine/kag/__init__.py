@@ -31,6 +31,7 @@ from lasagna_cli.engine.kag._sweep import (
     load_sweep,
     refuse_overwrite,
     sweep_tasks,
+    task_count,
 )
 
 __all__ = [
@@ -60,4 +61,5 @@ __all__ = [
     "select_setups",
     "summarize",
     "sweep_tasks",
+    "task_count",
 ]

@@ -23,7 +23,8 @@ from lasagna_cli.engine.kag._setups import describe_setup
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:
-    return output / dataset / question / f"{prefix}{setup}.json"
+    # One join, not three: pathlib parses each part, and a sweep makes a path per task.
+    return output / f"{dataset}/{question}/{prefix}{setup}.json"
 
 
 class KagStore:
@@ -36,7 +37,10 @@ class KagStore:
         self._top_k = {name: setup.top_k for name, setup in setups.items()}
 
     def path(self, task: TaskKey) -> Path:
-        return result_path(self.root, task.dataset_name, task.item, self.prefix, task.setup_name)
+        return self.at(task.dataset_name, task.item, task.setup_name)
+
+    def at(self, dataset: str, question: str, setup: str) -> Path:
+        return result_path(self.root, dataset, question, self.prefix, setup)
 
     def encode(self, record: Record) -> bytes:
         if record.get("error") is not None:

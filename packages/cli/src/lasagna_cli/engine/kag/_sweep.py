@@ -106,12 +106,22 @@ def sweep_tasks(plan: Sequence[PlannedDataset]) -> list[Task]:
     )
 
 
-def refuse_overwrite(tasks: Sequence[Task], store: KagStore, output: Path) -> None:
+def task_count(plan: Sequence[PlannedDataset]) -> int:
+    return sum(len(b.questions) * len(b.setups) for b in plan)
+
+
+def refuse_overwrite(plan: Sequence[PlannedDataset], store: KagStore, output: Path) -> None:
     """Without --continue, finished results are never overwritten: that would lose work."""
-    finished = [store.path(t) for t in tasks if is_finished(store.path(t))]
+    finished = [
+        path
+        for bench in plan
+        for question in bench.questions
+        for planned in bench.setups
+        if is_finished(path := store.at(bench.name, question.id, planned.setup.name))
+    ]
     if finished:
         raise EngineUsageError(
-            f"{output} already holds {len(finished)} of these {len(tasks)} results (e.g. "
-            f"{finished[0]}); pass --continue to skip them, or choose another --output "
+            f"{output} already holds {len(finished)} of these {task_count(plan)} results "
+            f"(e.g. {finished[0]}); pass --continue to skip them, or choose another --output "
             "or --prefix"
         )
