@@ -28,9 +28,8 @@ class LLMCallError(JudgeError):
 
 
 class MissingExtraError(JudgeError):
-    """A provider's optional dependency is missing; the message names the install command."""
-
-    exit_code = 2
+    """A provider's optional dependency is missing; the message names the install command
+    (the CLI reports it as a usage error)."""
 
     def __init__(self, provider: str, extra: str, module: str) -> None:
         super().__init__(

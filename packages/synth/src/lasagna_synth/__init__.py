@@ -7,8 +7,13 @@
     write_jsonl(rows, "synthetic_qa.jsonl")
 
 Heavy dependencies (unstructured, pdfminer, nltk, numpy, tiktoken, lasagna_judge's SDKs)
-are imported by the functions that need them, not here.
+are imported by the functions that need them, not here; the writing and checking of
+questions (pydantic's schemas, the judge) load on first use of their names, so reading
+data and documents (what every `lasagna benchmark` command does) stays light.
 """
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from lasagna_synth._atomic import TEMP_PREFIX, atomic_writer, write_bytes_atomic
 from lasagna_synth._chunking import (
@@ -23,10 +28,8 @@ from lasagna_synth._chunking import (
 )
 from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
-from lasagna_synth._estimate import Estimate, estimate
 from lasagna_synth._format_csv import CSV_CONTEXT_SEPARATOR
 from lasagna_synth._formats import load_data
-from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
 from lasagna_synth._jsonl import write_jsonl
 from lasagna_synth._langchain import (
     corpus_to_documents,
@@ -42,7 +45,6 @@ from lasagna_synth._loading import (
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, parse_mix
 from lasagna_synth._naming import dataset_name, passage_id
 from lasagna_synth._plan import Plan, PlanItem, plan
-from lasagna_synth._prompts import PROMPTS
 from lasagna_synth._rows import (
     TRACKS,
     BenchmarkData,
@@ -53,6 +55,31 @@ from lasagna_synth._rows import (
 )
 from lasagna_synth._tokens import cl100k_base, count_tokens
 from lasagna_synth._validate import DataError
+
+if TYPE_CHECKING:
+    from lasagna_synth._estimate import Estimate, estimate
+    from lasagna_synth._generate import DROP_REASONS, Synthesis, generate, make_row, synthesize
+    from lasagna_synth._prompts import PROMPTS
+
+_LAZY = {
+    "Estimate": "lasagna_synth._estimate",
+    "estimate": "lasagna_synth._estimate",
+    "DROP_REASONS": "lasagna_synth._generate",
+    "Synthesis": "lasagna_synth._generate",
+    "generate": "lasagna_synth._generate",
+    "make_row": "lasagna_synth._generate",
+    "synthesize": "lasagna_synth._generate",
+    "PROMPTS": "lasagna_synth._prompts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lasagna_synth' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CHUNKERS",

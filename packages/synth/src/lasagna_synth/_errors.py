@@ -10,6 +10,4 @@ class SynthError(Exception):
 
 
 class SynthUsageError(SynthError):
-    """A bad argument rather than bad data; the CLI reports it with exit code 2."""
-
-    exit_code = 2
+    """A bad argument rather than bad data (the CLI reports it as a usage error)."""

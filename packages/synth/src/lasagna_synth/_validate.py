@@ -18,8 +18,6 @@ MAX_PROBLEMS_SHOWN = 20
 class DataError(SynthError):
     """Benchmark data that cannot be used. `problems` lists every problem found."""
 
-    exit_code = 1
-
     def __init__(self, label: str, problems: Sequence[str]) -> None:
         self.label = label
         self.problems = list(problems)

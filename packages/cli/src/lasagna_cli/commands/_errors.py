@@ -1,11 +1,9 @@
 """Turning user mistakes into one line and an exit code, never a traceback.
 
 Exit codes: 1 for bad data (a file that cannot be used), 2 for bad usage (a flag, a
-missing file named on the command line), 130 for Ctrl-C. The engine's errors carry no
-exit code: an `EngineUsageError` exits 2, any other `EngineError` 1. Errors of the other
-lasagna packages (and `CliError`) carry an `exit_code` attribute when they are usage errors
-(lasagna-synth's `SynthUsageError` is also recognised by its class); everything else of
-theirs is bad data.
+missing file named on the command line), 130 for Ctrl-C. The libraries' errors carry no
+exit code: their usage errors (`EngineUsageError`, `SynthUsageError`, `MissingExtraError`)
+exit 2, everything else of theirs is bad data; a command's own `CliError` says its code.
 """
 
 from __future__ import annotations
@@ -58,16 +56,20 @@ def _lasagna_error_types() -> tuple[type[BaseException], ...]:
     )
 
 
+#: The libraries' usage errors: a flag, an argument or an install to fix, not the data.
+_USAGE_ERRORS = (
+    ("lasagna_cli.engine._errors", "EngineUsageError"),
+    ("lasagna_synth", "SynthUsageError"),
+    ("lasagna_judge", "MissingExtraError"),
+)
+
+
 def exit_code_for(exc: BaseException) -> int:
-    """The exit code of a lasagna error: 2 for a usage error (`EngineUsageError`,
-    `SynthUsageError`), else its `exit_code` attribute, else 1 (bad data)."""
-    usage = _loaded_errors(
-        (("lasagna_cli.engine._errors", "EngineUsageError"), ("lasagna_synth", "SynthUsageError"))
-    )
-    if isinstance(exc, usage):
-        return USAGE_ERROR
-    code = getattr(exc, "exit_code", DATA_ERROR)
-    return code if isinstance(code, int) else DATA_ERROR
+    """The exit code of a lasagna error: the libraries' errors carry none, so a usage error
+    of theirs is 2 and any other 1 (bad data); a `CliError` says its own."""
+    if isinstance(exc, CliError):
+        return exc.exit_code
+    return USAGE_ERROR if isinstance(exc, _loaded_errors(_USAGE_ERRORS)) else DATA_ERROR
 
 
 FORMATS = ("text", "json")
