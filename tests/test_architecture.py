@@ -95,10 +95,17 @@ def test_the_engine_imports_without_typer_or_rich() -> None:
     assert found.strip() == "[]"
 
 
-def test_the_engine_reads_no_environment_variable() -> None:
-    # Only the commands read the environment (lasagna_cli.commands._llm, mostly).
+def test_the_engine_reads_no_environment_variable_and_prints_nothing() -> None:
+    # Only the commands read the environment (lasagna_cli.commands._llm, mostly) and talk to
+    # the terminal; the engine reports through the callbacks it is given.
     engine = ROOT / "packages" / "cli" / "src" / "lasagna_cli" / "engine"
     for path in sorted(engine.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        for needle in ("os.environ", "os.getenv", "getenv("):
-            assert needle not in text, f"{path.relative_to(ROOT)} reads {needle}"
+        for needle in ("os.environ", "os.getenv", "getenv(", "sys.stderr", "sys.stdout"):
+            assert needle not in text, f"{path.relative_to(ROOT)} uses {needle}"
+        calls = [
+            node
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print"
+        ]
+        assert not calls, f"{path.relative_to(ROOT)} prints"

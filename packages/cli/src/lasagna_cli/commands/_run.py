@@ -299,6 +299,7 @@ def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
                     loader=DatasetLoader(text_cache()),
                     on_progress=progress.advance,
                     on_start=progress.start,
+                    say=lambda line: typer.echo(line, err=True),
                 )
             )
     except KeyboardInterrupt:

@@ -9,7 +9,6 @@ rebuilt from the task records at the end.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +67,6 @@ def check_output_folder(out: Path, resume: bool, label: str) -> None:
         )
 
 
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 async def run_benchmarks(
     config: RunConfig,
     out: Path,
@@ -80,7 +75,7 @@ async def run_benchmarks(
     executor: Executor,
     models: Models,
     loader: DatasetLoader | None = None,
-    say: Callable[[str], None] = _say,
+    say: Callable[[str], None] = lambda line: None,
     on_progress: Callable[[str], None] = lambda status: None,
     on_start: Callable[[int, str], None] = lambda total, description: None,
 ) -> BenchmarkRun:

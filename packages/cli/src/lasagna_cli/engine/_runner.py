@@ -12,7 +12,6 @@ disk, so a run killed at any moment loses at most the tasks in flight.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -147,7 +146,7 @@ async def execute(
     *,
     on_progress: Progress = lambda status: None,
     on_failure: Callable[[Path, str], None] = lambda path, error: None,
-    say: Progress = lambda line: print(line, file=sys.stderr, flush=True),
+    say: Progress = lambda line: None,
     before_start: Callable[[int, int], None] = lambda finished, total: None,
 ) -> RunOutcome:
     """Run what the store does not already hold; see the module docstring."""

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -155,17 +154,13 @@ async def _probe(
     )
 
 
-def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 async def settle_systems(
     plan: Sequence[PlannedDataset],
     concurrency: int,
     state: SystemState,
     *,
     probe: bool = True,
-    say: Callable[[str], None] = _say,
+    say: Callable[[str], None] = lambda line: None,
 ) -> list[PlannedDataset]:
     """Load the systems and settle each system setup's tracks (see the module docstring)."""
     specs: dict[str, SystemSpec] = {}
