@@ -81,6 +81,7 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
+
 __all__ = [
     "CHUNKERS",
     "CSV_CONTEXT_SEPARATOR",
