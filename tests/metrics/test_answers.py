@@ -168,3 +168,70 @@ def test_long_answers_are_scored_the_same(official: ModuleType, long: str, short
     for prediction, refs in ((long, [short, long[:300]]), (short, [long]), (long, long)):
         assert f1(prediction, refs) == official.v2_f1(prediction, as_list(refs))
         assert exact_match(prediction, refs) == official.v2_exact(prediction, as_list(refs))
+
+
+# Every path of the normaliser: ASCII text (one bytes.translate), short non-ASCII text
+# (str.translate), long non-ASCII text (through its UTF-8 bytes, lone surrogates included),
+# and the article regex that skips ahead to the next "a" or "t".
+TRICKY = [*PIECES, "\ud800", "\udfff", "\x01", "\x7f", "\x1f", "ta", "at", "ata", "tthe", "aan"]
+any_text = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=200),  # lone surrogates too
+    st.lists(st.sampled_from(TRICKY), max_size=80).map("".join),
+    st.lists(st.sampled_from(TRICKY), max_size=40).map(" ".join),
+)
+
+
+@settings(max_examples=1500)
+@given(any_text)
+@example("\ud800 the" + "é" * 60)
+@example("a" * 47 + "é")
+@example("«the»" * 20)
+@example("Ata the\x01the \x7fan tthe aan")
+def test_every_normalisation_path_equals_official(official: ModuleType, text: str) -> None:
+    assert normalize_answer(text) == official.normalize_answer(text)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(any_text, st.lists(any_text, max_size=3)), min_size=1, max_size=6))
+def test_scores_in_sequence_equal_official(
+    official: ModuleType, pairs: list[tuple[str, list[str]]]
+) -> None:
+    # exact_match and f1 share the last call's tokens: any order of calls on any pairs
+    # gives the official scores.
+    for prediction, refs in pairs + pairs[::-1]:
+        assert f1(prediction, refs) == official.v2_f1(prediction, refs)
+        assert exact_match(prediction, refs) == official.v2_exact(prediction, refs)
+        assert f1(prediction, tuple(refs)) == official.v2_f1(prediction, refs)
+        assert exact_match(prediction, refs[0] if refs else "") == official.v2_exact(
+            prediction, [refs[0] if refs else ""]
+        )
+        if refs:
+            assert f1(prediction, refs, version="1.1") == official.v1_f1(prediction, refs)
+
+
+def test_a_list_changed_between_the_two_calls_is_scored_as_it_is_now() -> None:
+    refs = ["Paris"]
+    assert exact_match("Paris", refs) == 1.0
+    refs[0] = "London"
+    assert f1("Paris", refs) == 0.0
+    assert exact_match("Paris", refs) == 0.0
+    refs.append("the Paris")
+    assert exact_match("Paris", refs) == 1.0
+    refs.append(7)  # type: ignore[arg-type]
+    with pytest.raises(MetricsError, match=r"references\[2\]: expected a string, found int"):
+        f1("Paris", refs)
+
+
+def test_the_shared_tokens_never_call_an_objects_own_equality() -> None:
+    class Touchy(str):
+        def __eq__(self, other: object) -> bool:
+            raise AssertionError("compared")
+
+        __hash__ = str.__hash__
+
+    refs = ["Paris", Touchy("the Paris")]
+    assert exact_match("Paris", refs) == 1.0
+    assert f1("Paris", refs) == 1.0
+    assert f1("Paris", ["Paris", Touchy("London")]) == 1.0
+    with pytest.raises(MetricsError, match="version"):
+        f1("Paris", refs, version="2")  # type: ignore[arg-type]
