@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lasagna_judge import Grade, JudgeError, calibrate, judge_label, normalize_label
@@ -150,3 +150,41 @@ def test_every_financebench_label_is_understood() -> None:
             labels[normalize_label(json.loads(line)["label"])] += 1
     assert set(labels) == {"correct", "incorrect", "refusal"}
     assert sum(labels.values()) == 450
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["correct", "incorrect", "refusal"]),
+            st.sampled_from(["correct", "incorrect", "refusal"]),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+@settings(deadline=None)  # the first example imports scikit-learn
+def test_kappa_and_confusion_equal_scikit_learn(pairs: list[tuple[str, str]]) -> None:
+    # scikit-learn is the reference only here: lasagna-judge does not depend on it.
+    import warnings
+
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    human = [h for h, _ in pairs]
+    judged = [j for _, j in pairs]
+    scores = {"correct": 4, "incorrect": 0, "refusal": 0}
+    predictions = {"correct": "Paris", "incorrect": "Lyon", "refusal": "I don't know"}
+    # A judged class comes from a score and a prediction; build both from the class wanted.
+    result = calibrate(
+        [row(scores[j]) for j in judged], human, [predictions[j] for j in judged], correct_at=3
+    )
+    labels = ["correct", "incorrect", "refusal"]
+    expected = confusion_matrix(human, judged, labels=labels)
+    assert [list(r) for r in result.three_class.confusion] == expected.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the undefined case: NaN with a warning
+        reference = float(cohen_kappa_score(human, judged, labels=labels))
+    if np.isnan(reference):
+        assert result.three_class.kappa is None
+    else:
+        assert result.three_class.kappa == pytest.approx(reference, abs=1e-12)

@@ -216,3 +216,37 @@ def test_every_reader_unstructured_is_asked_for_is_installed() -> None:
     import oxmsg  # partition_msg
 
     assert dateutil and oxmsg
+
+
+def test_a_document_needing_a_missing_extra_stops_loading_naming_it(
+    tmp_path: Path, make: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without the documents extra, a .docx is not skipped in silence: loading (and so the
+    # dry run, which plans) stops before reading anything, naming the file and the extra.
+    import lasagna_synth._extras as extras
+
+    real = extras.find_spec
+    monkeypatch.setattr(
+        extras, "find_spec", lambda name: None if name == "unstructured" else real(name)
+    )
+    (tmp_path / "a.md").write_text("words " * 30, encoding="utf-8")
+    (tmp_path / "b").mkdir()
+    make.docx(tmp_path / "b" / "report.docx", "Report", ["Revenue grew."])
+    (tmp_path / "c.html").write_text("<p>page</p>", encoding="utf-8")
+    (tmp_path / "d.png").write_bytes(b"\x89PNG")
+    expected = (
+        r'^b/report.docx \(and 1 more such files\): reading .docx files needs the documents '
+        r'extra \(unstructured\), which is not installed: pip install "lasagna-synth\[documents\]"'
+    )
+    with pytest.raises(SynthUsageError, match=expected) as caught:
+        load_corpus(tmp_path)
+    assert "\n" not in str(caught.value)
+    assert "uv run --group documents" in str(caught.value)
+    from lasagna_synth import plan
+
+    with pytest.raises(SynthUsageError, match="needs the documents extra"):
+        plan(tmp_path, n=2, mix="factoid=1")
+    # Markdown, text and PDF need no extra.
+    (tmp_path / "b" / "report.docx").unlink()
+    (tmp_path / "c.html").unlink()
+    assert [d.id for d in load_corpus(tmp_path).documents] == ["a.md"]

@@ -17,11 +17,10 @@ refusal merged), which measures the judge alone.
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 from lasagna_judge._errors import JudgeError
@@ -131,16 +130,20 @@ def _agreement(human: Sequence[str], judged: Sequence[str], labels: tuple[str, .
 
 
 def _kappa(human: Sequence[str], judged: Sequence[str], labels: tuple[str, ...]) -> float | None:
-    if len(set(human) | set(judged)) < 2:
-        return None  # one class throughout: chance agreement is 1 and kappa is 0/0
-    # lazy: scikit-learn is slow to import
-    from sklearn.metrics import cohen_kappa_score  # type: ignore[import-untyped]
-
-    with warnings.catch_warnings():
-        # Any other undefined case: sklearn warns and returns NaN, reported here as None.
-        warnings.simplefilter("ignore")
-        kappa = float(cohen_kappa_score(list(human), list(judged), labels=list(labels)))
-    return kappa if math.isfinite(kappa) else None
+    """Cohen's kappa, (p_o - p_e) / (1 - p_e), in exact fractions: p_o the share of pairs
+    that agree, p_e the agreement expected by chance from each side's own label counts.
+    Undefined (None) when chance agreement is certain, as when one class is used throughout
+    (scikit-learn's `cohen_kappa_score` returns NaN there; tests/judge compare the two)."""
+    n = len(human)
+    if n == 0:
+        return None
+    human_counts = Counter(human)
+    judged_counts = Counter(judged)
+    observed = Fraction(sum(1 for h, j in zip(human, judged, strict=True) if h == j), n)
+    chance = Fraction(sum(human_counts[x] * judged_counts[x] for x in labels), n * n)
+    if chance == 1:
+        return None
+    return float((observed - chance) / (1 - chance))
 
 
 def calibrate(

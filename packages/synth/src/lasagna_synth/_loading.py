@@ -1,9 +1,15 @@
 """A folder (or one file) to documents: every supported file in sorted path order.
 
 .md, .markdown and .txt are read as UTF-8 text; .pdf through pdfminer.six; DOCX, HTML,
-PPTX, XML, EML and MSG through unstructured. Hidden files and folders (a name starting
-with ".") are not visited. Unsupported, unreadable and empty files are skipped, each with
-its reason. The heavy readers are imported only when a file needs them.
+PPTX, XML, EML and MSG through unstructured, the `documents` extra. Hidden files and
+folders (a name starting with ".") are not visited. Unsupported, unreadable and empty files
+are skipped, each with its reason. A file whose reader is an extra that is not installed
+is not skipped: loading refuses the corpus (`SynthUsageError`, naming the file and the
+install command) before it reads anything, so a dry run says it too and no call is made.
+The heavy readers are imported only when a file needs them.
+
+Given one `.jsonl` file, the corpus is the LangChain Documents it holds, one
+`{"page_content": ..., "metadata": {...}}` object per line (see `_langchain_corpus`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,24 @@ def _read_text(path: Path) -> str:
 
 class _Unreadable(Exception):
     """A file that cannot be read, with the reason to show the user."""
+
+
+def _refuse_missing_extras(files: list[tuple[str, Path]]) -> None:
+    """A file that needs the documents extra, when it is missing: one line naming the first
+    such file (and how many more), and the install command."""
+    from lasagna_synth._extras import missing_extra, missing_modules
+    from lasagna_synth._unstructured import REQUIRES
+
+    needing = [
+        doc_id
+        for doc_id, file in files
+        if file.suffix.lower() in REQUIRES and missing_modules(*REQUIRES[file.suffix.lower()])
+    ]
+    if not needing:
+        return
+    more = f" (and {len(needing) - 1:,} more such files)" if len(needing) > 1 else ""
+    suffix = Path(needing[0]).suffix.lower()
+    raise missing_extra(f"{needing[0]}{more}: reading {suffix} files", "documents")
 
 
 def _reader_for(suffix: str) -> tuple[str, Callable[[Path], str]] | None:
@@ -130,8 +154,15 @@ def _read_all(files: list[tuple[str, Path]]) -> Iterator[Document | Skipped]:
 def iter_corpus(path: str | os.PathLike[str]) -> Iterator[Document | Skipped]:
     """Each file under `path` in sorted path order, read (a Document) or skipped, one at a
     time, so that a caller can chunk a document and let its text go. A missing path is
-    refused at once."""
-    return _read_all(_check_root(path))
+    refused at once, and so is a file whose reader is an extra that is not installed."""
+    root = Path(path)
+    if root.is_file() and root.suffix.lower() == ".jsonl":
+        from lasagna_synth._langchain_corpus import iter_langchain_jsonl
+
+        return iter_langchain_jsonl(root)
+    files = _check_root(path)
+    _refuse_missing_extras(files)
+    return _read_all(files)
 
 
 def load_corpus(path: str | os.PathLike[str]) -> Corpus:

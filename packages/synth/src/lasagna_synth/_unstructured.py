@@ -32,6 +32,18 @@ PARTITIONERS: dict[str, tuple[str, str, str]] = {
     ".msg": ("unstructured.partition.msg", "partition_msg", "msg"),
 }
 
+# suffix -> the modules its partitioner imports (all come with the `documents` extra)
+REQUIRES: dict[str, tuple[str, ...]] = {
+    ".docx": ("unstructured", "docx"),
+    ".htm": ("unstructured", "lxml", "bs4"),
+    ".html": ("unstructured", "lxml", "bs4"),
+    ".xhtml": ("unstructured", "lxml", "bs4"),
+    ".pptx": ("unstructured", "pptx"),
+    ".xml": ("unstructured", "lxml"),
+    ".eml": ("unstructured", "dateutil"),
+    ".msg": ("unstructured", "oxmsg"),
+}
+
 # Repeated page furniture, not content.
 _DROPPED_CATEGORIES = frozenset({"Header", "Footer", "PageNumber", "PageBreak"})
 
