@@ -65,6 +65,16 @@ def test_all_is_pinned() -> None:
             "synthesize",
             "write_bytes_atomic",
             "write_jsonl",
+            "DATA_FORMATS",
+            "EXPORT_FORMATS",
+            "EXTRAS",
+            "DataAndOutputs",
+            "RecordedOutput",
+            "documents_to_corpus",
+            "load_data_and_outputs",
+            "to_deepeval",
+            "to_ragas",
+            "write_rows",
         ]
     )
     for name in lasagna_synth.__all__:
@@ -75,7 +85,8 @@ def test_import_does_not_load_heavy_packages() -> None:
     code = (
         "import sys, lasagna_synth; print(sorted(m for m in ('unstructured', 'spacy', "
         "'pdfminer', 'nltk', 'sklearn', 'numpy', 'tiktoken', 'openai', 'instructor', "
-        "'lasagna_judge', 'langchain_core') if m in sys.modules))"
+        "'lasagna_judge', 'langchain_core', 'pyarrow', 'pandas', 'datasets') "
+        "if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

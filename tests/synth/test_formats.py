@@ -340,9 +340,13 @@ def test_squad_question_ids_may_be_whole_numbers(tmp_path: Path) -> None:
 
 def test_a_json_file_that_is_not_squad(tmp_path: Path) -> None:
     path = tmp_path / "rows.json"
-    path.write_text('[{"question": "Q"}]', encoding="utf-8")
-    with pytest.raises(DataError, match="expected an official SQuAD JSON file"):
+    # A JSON array of row objects (DeepEval's goldens file) is read as rows.
+    path.write_text('[{"question": "Q"}, 3]', encoding="utf-8")
+    with pytest.raises(DataError, match=r"rows\.json item 2: must be a JSON object, got number"):
         load_data(path)
+    path.write_text('[{"question": "Q"}]', encoding="utf-8")
+    assert [r.question for r in load_data(path).rows()] == ["Q"]
+    assert load_data(path).kind == "json"
     path.write_text("{}", encoding="utf-8")
     with pytest.raises(DataError, match=r"\[articles\]\}\), got \{\}; for your own rows"):
         load_data(path)

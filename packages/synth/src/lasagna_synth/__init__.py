@@ -5,8 +5,13 @@
     print(estimate(p).input_tokens)                  # no call made
     rows = synthesize("docs/", n=100, seed=42, llm=make_llm("openai/gpt-4o-mini", ...))
     write_jsonl(rows, "synthetic_qa.jsonl")
+    write_rows(rows, "ragas.jsonl", format="ragas")   # or "deepeval"
 
-Heavy dependencies (unstructured, pdfminer, nltk, numpy, tiktoken, lasagna_judge's SDKs)
+    data, outputs = load_data_and_outputs("ragas_results.jsonl")  # RAGAS, DeepEval, HF
+    corpus = documents_to_corpus(langchain_documents)  # for plan(corpus) / synthesize(corpus)
+
+Heavy dependencies (unstructured, pyarrow, pdfminer, nltk, numpy, tiktoken, langchain-core,
+lasagna_judge's SDKs)
 are imported by the functions that need them, not here; the writing and checking of
 questions (pydantic's schemas, the judge) load on first use of their names, so reading
 data and documents (what every `lasagna benchmark` command does) stays light.
@@ -28,14 +33,19 @@ from lasagna_synth._chunking import (
 )
 from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
 from lasagna_synth._errors import SynthError, SynthUsageError
+from lasagna_synth._extras import EXTRAS
 from lasagna_synth._format_csv import CSV_CONTEXT_SEPARATOR
-from lasagna_synth._formats import load_data
+from lasagna_synth._format_export import EXPORT_FORMATS, to_deepeval, to_ragas, write_rows
+from lasagna_synth._format_foreign import DATA_FORMATS
+from lasagna_synth._format_records import RecordedOutput
+from lasagna_synth._formats import DataAndOutputs, load_data, load_data_and_outputs
 from lasagna_synth._jsonl import write_jsonl
 from lasagna_synth._langchain import (
     corpus_to_documents,
     document_to_passage,
     passage_to_document,
 )
+from lasagna_synth._langchain_corpus import documents_to_corpus
 from lasagna_synth._loading import (
     iter_corpus,
     load_corpus,
@@ -85,9 +95,12 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CHUNKERS",
     "CSV_CONTEXT_SEPARATOR",
+    "DATA_FORMATS",
     "DEFAULT_CHUNK_WORDS",
     "DEFAULT_MIX",
     "DROP_REASONS",
+    "EXPORT_FORMATS",
+    "EXTRAS",
     "MIN_WORDS",
     "PROMPTS",
     "QUESTION_TYPES",
@@ -98,6 +111,7 @@ __all__ = [
     "Chunker",
     "Corpus",
     "CorpusProvenance",
+    "DataAndOutputs",
     "DataError",
     "Document",
     "DocumentInfo",
@@ -106,6 +120,7 @@ __all__ = [
     "Passage",
     "Plan",
     "PlanItem",
+    "RecordedOutput",
     "Skipped",
     "SynthError",
     "SynthUsageError",
@@ -122,11 +137,13 @@ __all__ = [
     "dataset_name",
     "describe_chunker",
     "document_to_passage",
+    "documents_to_corpus",
     "estimate",
     "generate",
     "iter_corpus",
     "load_corpus",
     "load_data",
+    "load_data_and_outputs",
     "make_row",
     "parse_mix",
     "passage_id",
@@ -135,6 +152,9 @@ __all__ = [
     "plan",
     "supported_suffixes",
     "synthesize",
+    "to_deepeval",
+    "to_ragas",
     "write_bytes_atomic",
     "write_jsonl",
+    "write_rows",
 ]

@@ -9,11 +9,11 @@ from __future__ import annotations
 import csv
 import io
 
+from lasagna_synth._format_foreign import CSV_FORMAT, detect, field_hint
 from lasagna_synth._format_reading import _Draft
-from lasagna_synth._validate import did_you_mean
 
 CSV_CONTEXT_SEPARATOR = "|||"
-CSV_COLUMNS = ("id", "question", "answer", "contexts")
+CSV_COLUMNS = tuple(CSV_FORMAT.fields)
 
 
 def _parse_csv(label: str, text: str, problems: list[str]) -> list[_Draft]:
@@ -25,6 +25,15 @@ def _parse_csv(label: str, text: str, problems: list[str]) -> list[_Draft]:
     if not records:
         return []
     header = [cell.strip() for cell in records[0]]
+    foreign = detect(header, False)
+    if foreign:
+        problems.append(
+            f"{label} row 1: the columns are those of {foreign[0].label} "
+            f"({', '.join(sorted(foreign[0].markers & set(header)))}), which lasagna reads "
+            "from JSONL, Parquet or a Hugging Face dataset, not from CSV (their lists of "
+            "passages do not survive a CSV cell): export the rows as JSONL"
+        )
+        return []
     if "question" not in header:
         shown = ", ".join(f'"{h}"' for h in header) or "nothing"
         problems.append(
@@ -41,7 +50,7 @@ def _parse_csv(label: str, text: str, problems: list[str]) -> list[_Draft]:
                 'unanswerable: use a JSONL file with "metadata": {"unanswerable": true}'
             )
         else:
-            hint = did_you_mean(column, CSV_COLUMNS)
+            hint = field_hint(column, CSV_FORMAT)
             problems.append(
                 f'{label} row 1: unknown column "{column}"{hint}; the columns are '
                 f"{', '.join(CSV_COLUMNS)}"

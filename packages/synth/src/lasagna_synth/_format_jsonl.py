@@ -6,7 +6,9 @@ or a list); `id` (a string or a number; default `row<line number>`; unique);
 `expected_docs` (names for the passages, same order and length as `contexts`); `metadata`
 (an object; `metadata.unanswerable: true` marks a question with no answer, and then the row
 has no answer, `"answer": ""` or `"answers": []`). Any other field is an error with a
-did-you-mean, so a typo never silently leaves rows unanswered. (lasagna-rag takes `answer`
+did-you-mean, so a typo never silently leaves rows unanswered; a did-you-mean names only a
+field of the same meaning (`retrieved_contexts`, RAGAS's system output, is never "did you
+mean contexts"), see `_format_foreign`. (lasagna-rag takes `answer`
 as a string and `answers` as a list only, and refuses `"answers": []`.)
 """
 
@@ -16,19 +18,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from lasagna_synth._format_foreign import LASAGNA, field_hint
 from lasagna_synth._format_reading import _Draft, _jsonl_records, json_type
-from lasagna_synth._validate import did_you_mean
 
-JSONL_FIELDS = (
-    "id",
-    "question",
-    "answer",
-    "answers",
-    "context",
-    "contexts",
-    "expected_docs",
-    "metadata",
-)
+JSONL_FIELDS = tuple(LASAGNA.fields)
 
 
 def _parse_jsonl(label: str, text: str, problems: list[str]) -> list[_Draft]:
@@ -50,7 +43,7 @@ def _draft_from_record(
         problems.append(f"{where}: {message}")
 
     for key in sorted(set(record) - set(JSONL_FIELDS)):
-        hint = did_you_mean(key, JSONL_FIELDS)
+        hint = field_hint(key, LASAGNA)
         bad(f'unknown field "{key}"{hint}; put fields of your own under "metadata"')
 
     question = _text(record, "question", bad, required=True)

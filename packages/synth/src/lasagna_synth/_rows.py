@@ -18,7 +18,9 @@ from lasagna_synth._naming import dataset_name
 
 #: "benchmark": a registered public benchmark read through its adapter (the CLI's sweep files
 #: build such data from `name:` and `data_dir:`), searched in the benchmark's own corpus.
-DataKind = Literal["jsonl", "csv", "beir", "squad", "benchmark"]
+#: "json": a JSON array of row objects (DeepEval's and RAGAS's own JSON files); "hf": a
+#: Hugging Face dataset saved to disk, or a Parquet or Arrow table.
+DataKind = Literal["jsonl", "csv", "beir", "squad", "json", "hf", "benchmark"]
 CorpusProvenance = Literal["native", "pooled_gold", "none"]
 Track = Literal["retrieval", "generation", "closed-book"]
 TRACKS: tuple[Track, ...] = ("retrieval", "generation", "closed-book")
@@ -109,7 +111,8 @@ class BenchmarkData:
 
     def name(self, given: str | None = None) -> str:
         """`local/<stem>@<12 hex>`, or `<given>@<12 hex>`: as lasagna-rag 0.1.0 names it."""
-        return dataset_name(self.path, self.sha256, is_folder=self.kind == "beir", name=given)
+        folder = self.kind == "beir" or (self.kind == "hf" and self.path.is_dir())
+        return dataset_name(self.path, self.sha256, is_folder=folder, name=given)
 
     def rows(self, split: str | None = None) -> list[BenchmarkRow]:
         """The rows of one split, or of every split when `split` is None."""
