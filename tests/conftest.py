@@ -3,33 +3,83 @@ each member's tests must also run with only that member installed."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+Spawn = Callable[..., "subprocess.Popen[str]"]
 Interrupt = Callable[[Sequence[str], Mapping[str, str], Callable[[], bool]], tuple[int, str, str]]
 
 
-def _ctrl_c_when(
-    command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool]
-) -> tuple[int, str, str]:
-    """Start `command`, press Ctrl-C (SIGINT) as soon as `ready()` holds, and return its
-    exit code, stdout and stderr."""
-    process = subprocess.Popen(
-        list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(env)
-    )
-    deadline = time.monotonic() + 60
-    while not ready() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=60)
-    return process.returncode, stdout, stderr
+def _take_ctrl_c() -> None:
+    # A suite started under nohup, or by a CI runner that starts jobs that way, hands its
+    # children SIGINT ignored, and Python then never raises KeyboardInterrupt: give the
+    # child the terminal's default so a test's Ctrl-C reaches it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture
-def ctrl_c_when() -> Interrupt:
-    """`ctrl_c_when(command, env, ready)`: a long command interrupted as a user would."""
-    return _ctrl_c_when
+def spawn() -> Iterator[Spawn]:
+    """`spawn(command, **popen_args)`: a child process (text mode) that takes Ctrl-C however
+    the suite was started, and is killed at teardown if the test left it running."""
+    children: list[subprocess.Popen[str]] = []
+
+    def start(command: Sequence[str], **popen_args: Any) -> subprocess.Popen[str]:
+        child = subprocess.Popen(list(command), text=True, preexec_fn=_take_ctrl_c, **popen_args)
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+            child.wait(timeout=30)
+
+
+@pytest.fixture
+def ctrl_c_when(spawn: Spawn) -> Interrupt:
+    """`ctrl_c_when(command, env, ready)`: start `command`, press Ctrl-C (SIGINT) as a user
+    would as soon as `ready()` holds, and return its exit code, stdout and stderr."""
+
+    def interrupt(
+        command: Sequence[str], env: Mapping[str, str], ready: Callable[[], bool]
+    ) -> tuple[int, str, str]:
+        process = spawn(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env))
+        deadline = time.monotonic() + 60
+        while not ready() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+        return process.returncode, stdout, stderr
+
+    return interrupt
+
+
+def _children() -> list[str]:
+    """The command lines of this process's live children (zombies are already dead)."""
+    found = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            command = (stat_file.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.append(command.replace(b"\0", b" ").decode(errors="replace").strip())
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """Every test that starts a process stops it: checked once, when the suite ends."""
+    yield
+    if sys.platform == "linux":
+        left = _children()
+        assert not left, f"the tests left {len(left)} process(es) running: {left}"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import lasagna_cli
 
@@ -44,17 +45,18 @@ def test_unknown_command_is_a_usage_error_without_traceback() -> None:
     assert "frobnicate" in result.stderr
 
 
-def test_ctrl_c_in_a_command_without_its_own_handler_says_one_line(tmp_path: Path) -> None:
+def test_ctrl_c_in_a_command_without_its_own_handler_says_one_line(
+    tmp_path: Path, spawn: Any
+) -> None:
     # `metrics squad` reading a FIFO blocks in read(); Ctrl-C there reaches no handler of
     # the command's, and typer alone would exit 130 without a word.
     fifo = tmp_path / "predictions.json"
     os.mkfifo(fifo)
     dataset = Path(__file__).resolve().parents[2] / "examples" / "squad" / "dataset.json"
-    with subprocess.Popen(
+    with spawn(
         [str(LASAGNA), "metrics", "squad", str(fifo), str(dataset)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     ) as child:
         deadline = time.monotonic() + 30
         while True:  # the writing end opens once the command holds the FIFO for reading

@@ -409,7 +409,9 @@ def test_a_file_as_the_run_folder_is_a_usage_error(tmp_path: Path) -> None:
     assert "expected a folder, found a file" in result.output
 
 
-def test_ctrl_c_keeps_the_finished_questions_and_says_how_to_go_on(tmp_path: Path) -> None:
+def test_ctrl_c_keeps_the_finished_questions_and_says_how_to_go_on(
+    tmp_path: Path, spawn: Any
+) -> None:
     import os
     import signal
     import subprocess
@@ -429,9 +431,7 @@ def test_ctrl_c_keeps_the_finished_questions_and_says_how_to_go_on(tmp_path: Pat
             "--data-dir", str(LOCOMO), "--step", "gen", "--generator", "openai/fake",
             "--concurrency", "1", "-o", str(out),
         ]  # fmt: skip
-        with subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        ) as child:
+        with spawn(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
             deadline = time.monotonic() + 60
             while len(list(out.glob("gen/*.json"))) < 2 and time.monotonic() < deadline:
                 time.sleep(0.02)

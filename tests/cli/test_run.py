@@ -280,10 +280,16 @@ def test_bad_data_lists_every_problem_and_exits_1(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
-def test_a_missing_path_exits_1_with_what_to_give(tmp_path: Path) -> None:
+def test_a_missing_path_exits_2_with_what_to_give(tmp_path: Path) -> None:
+    # A file named on the command line that is not there is a usage error, as for every
+    # command; a name close to a registered benchmark's is suggested.
     result = run(str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "r"))
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no such file or folder" in result.stderr
+    assert not (tmp_path / "r").exists()
+    typo = run("locomoo")
+    assert typo.exit_code == 2
+    assert 'did you mean "locomo", a registered benchmark? run it with --data-dir' in typo.stderr
 
 
 def test_a_run_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:

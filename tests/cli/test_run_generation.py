@@ -161,7 +161,11 @@ def test_judge_grades_unparsed_and_failed_are_counted_not_zero(tmp_path: Path) -
     ok = [s for s, status in grades.values() if status == "ok"]
     assert metrics["judge_score"]["mean"] == pytest.approx(sum(ok) / len(ok))
     assert metrics["judge_score"]["missing"] == 2
-    assert found["held_fixed"]["judge"] == {
+    judge = found["held_fixed"]["judge"]
+    # The judge's server is part of the comparability key: a local server's grades are
+    # never compared with the hosted model's as if they were the same judge's.
+    assert judge["endpoint"].startswith("http://127.0.0.1:") and judge["endpoint"].endswith("/v1")
+    assert {k: v for k, v in judge.items() if k != "endpoint"} == {
         "model": "openai/fake-judge",
         "rubric": "binary",
         "rubric_version": "1",

@@ -80,7 +80,9 @@ def test_a_result_computed_with_other_settings_is_recomputed(tmp_path: Path) -> 
     assert not list(out.rglob(".lasagna-tmp-*"))
 
 
-def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(tmp_path: Path) -> None:
+def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(
+    tmp_path: Path, spawn: Any
+) -> None:
     out = tmp_path / "run"
     concurrency = 2
     env = dict(os.environ)
@@ -103,9 +105,7 @@ def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(tmp_path: P
             "-o",
             str(out),
         ]
-        with subprocess.Popen(
-            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        ) as child:
+        with spawn(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as child:
             deadline = time.monotonic() + 60
             while len(task_files(out)) < 4 and time.monotonic() < deadline:
                 time.sleep(0.02)
@@ -133,7 +133,7 @@ def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(tmp_path: P
     assert found["counts"]["scored"] == 14
 
 
-def test_ctrl_c_stops_with_whole_files_and_says_how_to_resume(tmp_path: Path) -> None:
+def test_ctrl_c_stops_with_whole_files_and_says_how_to_resume(tmp_path: Path, spawn: Any) -> None:
     out = tmp_path / "run"
     env = dict(os.environ)
     env.pop("MODEL_NAME", None)
@@ -147,9 +147,7 @@ def test_ctrl_c_stops_with_whole_files_and_says_how_to_resume(tmp_path: Path) ->
             str(LASAGNA), "benchmark", "run", str(EXAMPLES / "pasta.jsonl"),
             "--generator", "openai/fake", "--concurrency", "2", "-o", str(out),
         ]  # fmt: skip
-        with subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        ) as child:
+        with spawn(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
             deadline = time.monotonic() + 60
             while len(task_files(out)) < 4 and time.monotonic() < deadline:
                 time.sleep(0.02)

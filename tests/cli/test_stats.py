@@ -303,7 +303,7 @@ def test_mcq_ratios_are_bounded_and_add_up(outcomes: list[str]) -> None:
         assert count("correct") + count("incorrect") == 0
 
 
-def test_ctrl_c_while_grading_says_the_grades_are_kept(folder: Path) -> None:
+def test_ctrl_c_while_grading_says_the_grades_are_kept(folder: Path, spawn: Any) -> None:
     reply = json.dumps({"reasoning": "checked", "score": 4})
     with FakeLLMServer(reply=reply, latency=2.0) as server:
         command = [
@@ -313,7 +313,7 @@ def test_ctrl_c_while_grading_says_the_grades_are_kept(folder: Path) -> None:
             "--base-url", server.base_url, "--concurrency", "1",
         ]  # fmt: skip
         env = {**os.environ, "LASAGNA_CACHE_DIR": str(folder / "cache")}
-        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as child:
+        with spawn(command, env=env, stderr=subprocess.PIPE) as child:
             deadline = time.monotonic() + 30
             while not server.requests and time.monotonic() < deadline:
                 time.sleep(0.02)

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from lasagna_judge.testing import FakeLLMServer
 from lasagna_synth import TEMP_PREFIX
@@ -47,7 +48,7 @@ def test_five_sigkills_then_continue_leave_exactly_one_result_per_task(tmp_path:
     assert not list(tmp_path.rglob(f"{TEMP_PREFIX}*"))
 
 
-def test_ctrl_c_stops_cleanly_and_continue_finishes(tmp_path: Path) -> None:
+def test_ctrl_c_stops_cleanly_and_continue_finishes(tmp_path: Path, spawn: Any) -> None:
     questions = {f"q{i}": {"input": f"question {i}"} for i in range(200)}
     (tmp_path / "datasets.json").write_text(json.dumps({"d": questions}))
     (tmp_path / "setups.toml").write_text('[a]\nprovider = "fake"\nmodel = "m"\n')
@@ -61,7 +62,7 @@ def test_ctrl_c_stops_cleanly_and_continue_finishes(tmp_path: Path) -> None:
             "--benchmark", str(tmp_path / "setups.toml"), "--output", str(tmp_path / "out"),
             "--parallel", "4",
         ]  # fmt: skip
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        process = spawn(command, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while server.calls < 20 and time.monotonic() < deadline:
             time.sleep(0.01)

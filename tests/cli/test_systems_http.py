@@ -296,7 +296,7 @@ def test_a_system_that_is_not_running_is_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_the_example_server_serves_the_contract(tmp_path: Path) -> None:
+def test_the_example_server_serves_the_contract(tmp_path: Path, spawn: Any) -> None:
     """examples/systems/http_server.py, started as the README says, benchmarked."""
     import subprocess
     import sys
@@ -304,7 +304,7 @@ def test_the_example_server_serves_the_contract(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen(
+    server = spawn(
         [
             sys.executable,
             str(ROOT / "examples" / "systems" / "http_server.py"),
@@ -312,7 +312,6 @@ def test_the_example_server_serves_the_contract(tmp_path: Path) -> None:
             str(port),
         ],
         stdout=subprocess.PIPE,
-        text=True,
     )
     try:
         assert server.stdout is not None

@@ -217,15 +217,23 @@ def test_header_values_come_from_the_environment_and_are_never_described(
     monkeypatch.setenv("RAG_TOKEN", "s3cret-token")
     spec = spec_from_flags(
         **flags(
-            system="https://user:pw@rag.example/answer?key=abc&x",
+            system="https://rag.example/answer?key=abc&x",
             headers=["Authorization: Bearer ${RAG_TOKEN}"],
         )
     )
     assert spec is not None
     assert spec.headers == (("Authorization", "Bearer s3cret-token"),)
-    described = repr(spec.describe()) + repr(spec) + spec.label
-    assert "s3cret" not in described and "pw" not in described and "abc" not in described
-    assert spec.describe()["url"] == "https://user:***@rag.example/answer?key=***&x"
+    in_url = spec_from_flags(**flags(system="https://user:pw@rag.example/answer?key=abc&x"))
+    assert in_url is not None
+    for found in (spec, in_url):
+        described = repr(found.describe()) + repr(found) + found.label
+        assert "s3cret" not in described and "pw" not in described and "abc" not in described
+    assert in_url.describe()["url"] == "https://user:***@rag.example/answer?key=***&x"
+    # Both at once would be refused by the HTTP client mid-run: one line, before anything.
+    with pytest.raises(EngineUsageError, match="keep one of the two"):
+        spec_from_flags(
+            **flags(system="https://user:pw@rag.example/a", headers=["authorization: x"])
+        )
     assert spec.describe()["headers"] == ["Authorization"]
     monkeypatch.delenv("RAG_TOKEN")
     with pytest.raises(EngineUsageError, match="RAG_TOKEN is not set"):

@@ -101,9 +101,9 @@ def test_a_sweep_file_is_pointed_to_run() -> None:
     assert "lasagna benchmark run " in result.stderr
 
 
-def test_a_missing_path_exits_1() -> None:
+def test_a_missing_path_exits_2() -> None:
     result = validate("no/such/file.jsonl")
-    assert result.exit_code == 1 and "no such file or folder" in result.stdout
+    assert result.exit_code == 2 and "no such file or folder" in result.output
 
 
 @needs_shared

@@ -150,7 +150,7 @@ def test_unparsed_results_are_cached_with_their_raw_text(
 
 
 def test_the_cache_is_shared_safely_by_several_processes(
-    fake_llm_server: FakeLLMServer, tmp_path: Path
+    fake_llm_server: FakeLLMServer, tmp_path: Path, spawn: Any
 ) -> None:
     cache = tmp_path / "shared.sqlite"
     script = textwrap.dedent(
@@ -171,8 +171,7 @@ def test_the_cache_is_shared_safely_by_several_processes(
     )
     env = {**os.environ, "PYTHONWARNINGS": "error"}
     workers = [
-        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
-        for _ in range(3)
+        spawn([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env) for _ in range(3)
     ]
     outputs = [worker.communicate(timeout=120)[0] for worker in workers]
     assert all(worker.returncode == 0 for worker in workers)

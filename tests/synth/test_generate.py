@@ -16,6 +16,7 @@ from lasagna_judge.testing import FakeLLMServer, Fault
 from lasagna_synth import (
     DROP_REASONS,
     PROMPTS,
+    SynthError,
     Synthesis,
     generate,
     plan,
@@ -256,6 +257,14 @@ def test_synthesize_returns_rows(tmp_path: Path, make: type) -> None:
         rows = synthesize(folder, n=4, mix="factoid=1", seed=3, llm=llm)
     assert [r["id"] for r in rows] == ["synth-0001", "synth-0002", "synth-0003", "synth-0004"]
     assert all(r["metadata"]["model"] == "openai/fake" for r in rows)
+
+
+def test_synthesize_that_keeps_nothing_says_what_was_dropped(tmp_path: Path, make: type) -> None:
+    folder = corpus(tmp_path, make)
+    with FakeLLMServer(reply="not a question at all") as server:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
+        with pytest.raises(SynthError, match=r"no question was kept \(4 unparseable\)"):
+            synthesize(folder, n=4, mix="factoid=1", seed=3, llm=llm)
 
 
 @pytest.mark.parametrize("question_type", ["factoid", "multihop", "unanswerable"])

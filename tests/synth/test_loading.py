@@ -235,7 +235,7 @@ def test_a_document_needing_a_missing_extra_stops_loading_naming_it(
     (tmp_path / "c.html").write_text("<p>page</p>", encoding="utf-8")
     (tmp_path / "d.png").write_bytes(b"\x89PNG")
     expected = (
-        r'^b/report.docx \(and 1 more such files\): reading .docx files needs the documents '
+        r"^b/report.docx \(and 1 more such files\): reading .docx files needs the documents "
         r'extra \(unstructured\), which is not installed: pip install "lasagna-synth\[documents\]"'
     )
     with pytest.raises(SynthUsageError, match=expected) as caught:

@@ -280,9 +280,13 @@ def evaluate_squad_files(
 ) -> SquadEvaluation:
     """`evaluate_squad` on files: a predictions JSON, a SQuAD dataset JSON and optionally
     a no-answer probabilities JSON. Every problem is a `MetricsError` naming the file."""
-    preds = _load_json(predictions, "predictions")
+    preds = _load_json(predictions, "predictions", unique_keys=True)
     data = _load_json(dataset, "dataset")
-    probs = None if na_probs is None else _load_json(na_probs, "no-answer probabilities")
+    probs = (
+        None
+        if na_probs is None
+        else _load_json(na_probs, "no-answer probabilities", unique_keys=True)
+    )
     return evaluate_squad(
         data,
         preds,

@@ -123,7 +123,25 @@ def _na_probs(na_probs: object, source: str) -> Mapping[str, float]:
     return na_probs
 
 
-def _load_json(path: str | Path, what: str) -> Any:
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
+def _load_json(path: str | Path, what: str, *, unique_keys: bool = False) -> Any:
+    """The parsed file; with `unique_keys`, a key given twice in one object is refused (JSON
+    readers keep the last silently, so a prediction would be replaced unseen). Datasets are
+    read without the check: it would cost a Python call per object of a large file."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -138,7 +156,12 @@ def _load_json(path: str | Path, what: str) -> Any:
     except OSError as exc:
         raise MetricsError(f"{what} {path}: cannot be read ({exc.strerror})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_refuse_duplicates if unique_keys else None)
+    except _DuplicateKey as exc:
+        raise MetricsError(
+            f"{what} {path}: the key {exc.args[0]!r} appears twice in one object (a JSON "
+            "reader keeps only the last); give each question id once"
+        ) from None
     except json.JSONDecodeError as exc:
         raise MetricsError(
             f"{what} {path}: not valid JSON ({exc.msg} at line {exc.lineno} column "

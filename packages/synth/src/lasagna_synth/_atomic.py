@@ -15,6 +15,21 @@ from typing import BinaryIO
 TEMP_PREFIX = ".lasagna-tmp-"
 
 
+def _umask_mode() -> int:
+    """The mode the user's umask gives a new file (0o644 under umask 022). mkstemp makes its
+    file 0600, and a rename keeps the mode, so every file written would be private.
+
+    Read once, at import, on the importing thread: os.umask can only be read by setting it,
+    for the whole process, and doing so on a writer thread could race another thread's file
+    creation."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+FILE_MODE = _umask_mode()
+
+
 @contextmanager
 def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     """A binary handle whose bytes replace `path` when the block ends; an exception (or
@@ -22,6 +37,7 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()

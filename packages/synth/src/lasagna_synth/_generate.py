@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker
 from lasagna_synth._corpus import Corpus
+from lasagna_synth._errors import SynthError
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike
 from lasagna_synth._plan import Plan, PlanItem, plan
 from lasagna_synth._prompts import (
@@ -61,6 +62,11 @@ class Synthesis:
     model: str
     drops: dict[DropReason, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # the distinct error messages, first seen first
+
+    @property
+    def dropped(self) -> str:
+        """What was dropped and why, as "2 unparseable, 1 error" ("none planned" if none)."""
+        return ", ".join(f"{n} {why}" for why, n in self.drops.items() if n) or "none planned"
 
     @property
     def rows_per_type(self) -> dict[QuestionType, int]:
@@ -184,7 +190,7 @@ def synthesize(
     on_progress: Progress | None = None,
 ) -> list[Row]:
     """Plan questions from `corpus`, write and check them with `llm`; return the kept rows
-    in plan order.
+    in plan order. A `SynthError` saying what was dropped and why when none is kept.
 
     This runs its own event loop, and closes `llm` at the end: its connections belong to
     that loop. From async code, call `plan(...)` and then `await generate(...)` instead.
@@ -197,4 +203,10 @@ def synthesize(
         finally:
             await llm.aclose()
 
-    return asyncio.run(run()).rows
+    result = asyncio.run(run())
+    if not result.rows:
+        raise SynthError(
+            f"no question was kept ({result.dropped}); try another seed or mix, or a model "
+            "that follows the instructions"
+        )
+    return result.rows

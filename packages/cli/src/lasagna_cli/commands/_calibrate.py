@@ -152,6 +152,17 @@ def _calibrate(
     result = calibrate(
         matched, human, [str(row["prediction"]) for row in matched], correct_at=correct_at
     )
+    from lasagna_cli.engine._scoring import constant_judge
+
+    warning = constant_judge(
+        [
+            row["score"]
+            for row in matched
+            if row.get("status") == "ok" and row.get("score") is not None
+        ]
+    )
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
     unlabelled = len(graded) - len(matched)
     graded_ids = {str(row["id"]) for _, row in graded}
     ungraded = sum(1 for key in labels if key not in graded_ids)

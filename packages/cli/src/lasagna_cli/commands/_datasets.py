@@ -207,6 +207,9 @@ def sample_command(
             mode=mode,
             unit=spec.sampling_unit,
         )
+        from lasagna_cli.engine._store import check_writable
+
+        check_writable(output, f"-o {output}", "the sample folder")
         written = write_sample(sample, bench, data_dir, output)
         meta = sample.metadata
         typer.echo(

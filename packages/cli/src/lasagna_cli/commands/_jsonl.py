@@ -12,6 +12,8 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 def json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; a bad line is a one-line error."""
+    if path.is_dir():
+        raise CliError(f"{what} {path} is a folder; give the path to a .jsonl file", USAGE_ERROR)
     if not path.is_file():
         raise CliError(f"{what} not found: {path}; give the path to a .jsonl file", USAGE_ERROR)
     try:

@@ -36,6 +36,23 @@ class _Row:
     prediction: str
 
 
+#: 50,000 characters, about 12,500 tokens: far more than a question, its answers and an answer
+#: need, far less than the accident of a whole document pasted into a prediction.
+MAX_ROW_CHARS = 50_000
+
+
+def _check_sizes(path: Path, rows: list[_Row], limit: int) -> None:
+    for row in rows:
+        size = len(row.question) + len(row.prediction) + sum(len(r) for r in row.references)
+        if size > limit:
+            raise CliError(
+                f"{path}:{row.line} (id {row.data['id']!r}): {size:,} characters in question, "
+                f"answers and prediction, over the limit of {limit:,} (about {size // 4:,} "
+                "tokens would go to the judge); shorten the row, or raise --max-chars",
+                DATA_ERROR,
+            )
+
+
 def _read_grade_input(path: Path) -> list[_Row]:
     rows: list[_Row] = []
     first_line: dict[str, int] = {}
@@ -179,6 +196,15 @@ def grade_command(
             show_default=False,
         ),
     ] = None,
+    max_chars: Annotated[
+        int,
+        typer.Option(
+            "--max-chars",
+            min=1,
+            help="Refuse a row whose question, answers and prediction hold more characters "
+            "than this (a judge would be sent all of it, and billed for it).",
+        ),
+    ] = MAX_ROW_CHARS,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -189,7 +215,7 @@ def grade_command(
     interruption or errors only pays for the rest.
     """
     with user_errors():
-        _grade(input_path, model, rubric, base_url, concurrency, out, no_cache, prices)
+        _grade(input_path, model, rubric, base_url, concurrency, out, no_cache, prices, max_chars)
 
 
 def _grade(
@@ -201,6 +227,7 @@ def _grade(
     out: Path | None,
     no_cache: bool,
     prices: Path | None,
+    max_chars: int = 0,
 ) -> None:
     import asyncio
 
@@ -217,6 +244,11 @@ def _grade(
         raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
     price_table = load_prices(prices) if prices is not None else None
     rows = _read_grade_input(input_path)
+    _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
+    if out is not None:  # before any call: the grades must have somewhere to go
+        from lasagna_cli.engine._store import check_writable
+
+        check_writable(out.parent, f"--out {out}", "its folder")
     llm = build_llm(
         model=model,
         base_url=base_url,
@@ -258,6 +290,11 @@ def _grade(
         calls=llm.calls_made,
         cost=_cost_line(llm, summary, prices),
     )
+    from lasagna_cli.engine._scoring import constant_judge
+
+    warning = constant_judge([g.score for g in grades if g.status == "ok"])
+    if warning:
+        lines.append(f"warning: {warning}")
     if out is not None:
         text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
         write_bytes_atomic(out, text.encode("utf-8"))

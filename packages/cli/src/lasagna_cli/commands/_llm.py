@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine._config import RunConfig
     from lasagna_judge import LLM
 
 ENV_VARIABLES = (
@@ -229,3 +230,37 @@ def text_cache(env: Mapping[str, str] | None = None) -> Path:
 
     setting = cache_setting(True, os.environ if env is None else env)
     return (setting if isinstance(setting, Path) else default_cache_path()).parent / "pdf-text"
+
+
+def endpoint_of(
+    model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
+) -> str | None:
+    """The server a model's calls go to, as results record it (scheme, host, port, path;
+    never credentials or a query): the flag's or the environment's base URL; None for a
+    provider's own endpoint and for in-process models."""
+    from lasagna_cli.engine._config import endpoint_url
+
+    env = os.environ if env is None else env
+    provider = model.partition("/")[0]
+    url = base_url
+    if url is None and provider == "openai":
+        url = _get(env, "OPENAI_BASE_URL")
+    elif url is None and provider == "anthropic":
+        url = _get(env, "ANTHROPIC_BASE_URL")
+    elif url is None and provider == "ollama":
+        url = _ollama_base_url(env)
+    return endpoint_url(url) if url and provider != "local" else None
+
+
+def with_endpoints(config: RunConfig, env: Mapping[str, str] | None = None) -> RunConfig:
+    """The run's models with the servers their calls will go to (see `endpoint_of`)."""
+    from dataclasses import replace
+
+    setups = tuple(
+        replace(s, generator=replace(s.generator, endpoint=endpoint_of(s.generator.name, env)))
+        if s.generator is not None and s.generator.provider is None
+        else s
+        for s in config.setups
+    )
+    judge = endpoint_of(config.judge, env) if config.judge is not None else None
+    return replace(config, setups=setups, judge_endpoint=judge)

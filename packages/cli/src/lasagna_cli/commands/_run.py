@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._run_folders import new_run_folder
-from lasagna_cli.commands._validate import DropUnknownJudgments
+from lasagna_cli.commands._validate import DropUnknownJudgments, check_data_path
 from lasagna_cli.engine._config import DEFAULT_TOP_K
 
 if TYPE_CHECKING:
@@ -236,11 +236,16 @@ def run(
             drop_unknown_judgments=drop_unknown_judgments,
             system=system_spec,
         )
+        if not is_sweep_file(path):
+            check_data_path(path)
         config = (
             config_from_sweep(path, flags, os.environ)
             if is_sweep_file(path)
             else config_from_path(path, flags)
         )
+        from lasagna_cli.commands._llm import with_endpoints
+
+        config = with_endpoints(config)
         out = output if output is not None else new_run_folder(path, resume=resume)
         run = _run(config, out, resume)
         results = run.results["results"]

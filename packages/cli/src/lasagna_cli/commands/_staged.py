@@ -51,6 +51,14 @@ def _load_rubric(name: str) -> Rubric:
         ) from None
 
 
+def _endpoints() -> dict[str, str]:
+    """Provider -> the server the environment points its calls to (see `endpoint_of`)."""
+    from lasagna_cli.commands._llm import endpoint_of
+
+    found = {p: endpoint_of(f"{p}/model") for p in ("openai", "anthropic", "ollama")}
+    return {p: url for p, url in found.items() if url is not None}
+
+
 def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
     """Called first by `lasagna benchmark run`: when PATH is a registered benchmark name and
     not an existing file or folder, run the staged pipeline and return True; otherwise
@@ -107,6 +115,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 judge=options.get("judge"),
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
                 concurrency=options.get("concurrency") or 8,
+                endpoints=_endpoints(),
             )
         )
     return True

@@ -86,9 +86,28 @@ def stats(
                 USAGE_ERROR,
             )
         check_format(output_format)
+        foreign: list[Path] = []
         typer.echo(
-            _report(datasets, results, prefix, output_format, judge, rubric, base_url, concurrency)
+            _report(
+                datasets,
+                results,
+                prefix,
+                output_format,
+                judge,
+                rubric,
+                base_url,
+                concurrency,
+                foreign,
+            )
         )
+        if foreign:
+            shown = ", ".join(str(p) for p in foreign[:5])
+            more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+            raise CliError(
+                f"{len(foreign)} file(s) in {results} are not result files (not JSON, or not "
+                f'{{"ok": ...}} / {{"error": ...}}) and were left out of every setup: '
+                f"{shown}{more}; move them out of the results folder"
+            )
 
 
 def _report(
@@ -100,6 +119,7 @@ def _report(
     rubric_name: str,
     base_url: str | None,
     concurrency: int,
+    foreign: list[Path],
 ) -> str:
     import json
 
@@ -122,7 +142,7 @@ def _report(
             )
     else:
         datasets = load_datasets(datasets_path)
-        found = list(iter_results(datasets, results, prefix))
+        found = list(iter_results(datasets, results, prefix, foreign))
         if not found:
             raise CliError(
                 f"no result of {datasets_path} in {results}"
@@ -132,6 +152,11 @@ def _report(
     grades = None
     if judge is not None:
         grades = _grade(found, judge, rubric_name, base_url, concurrency)
+        from lasagna_cli.engine._scoring import constant_judge
+
+        warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
     report = summarize(datasets, found, grades)
     if output_format == "json":
         payload: dict[str, Any] = {"results": str(results), "prefix": prefix, "setups": report}

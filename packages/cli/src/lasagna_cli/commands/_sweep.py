@@ -70,6 +70,26 @@ def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str],
     return llms
 
 
+def _with_endpoint(setup: Setup) -> Setup:
+    """A built-in provider's setup with the server its calls go to (OPENAI_BASE_URL, ...):
+    recorded in its result files, part of its fingerprint. A config.toml provider names its
+    own `base_url`, recorded as it is."""
+    from dataclasses import replace
+
+    from lasagna_cli.commands._llm import endpoint_of
+    from lasagna_cli.engine._config import BUILTIN_PROVIDERS
+
+    model = setup.generator
+    builtin = (
+        model is not None
+        and model.provider is not None
+        and (model.provider == BUILTIN_PROVIDERS.get(model.provider.name))
+    )
+    if model is None or not builtin:
+        return setup
+    return replace(setup, generator=replace(model, endpoint=endpoint_of(model.name)))
+
+
 def _split_names(text: str | None) -> list[str]:
     return [name.strip() for name in (text or "").split(",") if name.strip()]
 
@@ -176,7 +196,9 @@ def _sweep(
             f"--output {output}: exists and is not a folder; choose another", USAGE_ERROR
         )
     # Everything is read and checked before any model is called.
-    loaded = load_sweep(datasets_path, setups_path, config_path, skip, os.environ)
+    loaded = load_sweep(datasets_path, setups_path, config_path, skip, os.environ).with_setups(
+        _with_endpoint
+    )
     store = KagStore(output, prefix, loaded.setups)
     total = task_count(loaded.plan)
     if not resume:

@@ -330,7 +330,10 @@ def _synthesize(
         return
 
     from lasagna_cli.commands._llm import build_llm
+    from lasagna_cli.engine._store import check_writable
 
+    # Before any (paid) call: the questions must have somewhere to go.
+    check_writable(out.parent, f"--out {out}", "its folder")
     llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
     result = _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
     typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices))))
@@ -374,6 +377,13 @@ def _run(
         raise CliError(
             f"every question failed on a call error, so {out} was not written (first: "
             f"{result.errors[0] if result.errors else 'unknown'})",
+            DATA_ERROR,
+        )
+    if not result.rows:
+        raise CliError(
+            f"no question was kept ({result.dropped}), so {out} was not written"
+            + (" and the existing file is left as it was" if out.exists() else "")
+            + "; try another --seed or --mix, or a model that follows the instructions",
             DATA_ERROR,
         )
     write_jsonl(result.rows, out)

@@ -70,6 +70,29 @@ def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
     return lines, True
 
 
+RUN_ACCEPTS = (
+    "a .jsonl, .csv or SQuAD .json file, a BEIR folder, a sweep file (.yaml/.toml), or a "
+    "registered benchmark's name (`lasagna benchmark list`) with --data-dir"
+)
+DATA_ACCEPTS = "a .jsonl, .csv or SQuAD .json file, or a BEIR folder"
+
+
+def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
+    """A PATH that does not exist is a usage error (exit 2), with the registered benchmark
+    it may have meant to name."""
+    if Path(path).exists():
+        return
+    from lasagna_cli.engine._errors import did_you_mean
+    from lasagna_cli.engine.benchmarks import benchmark_names
+
+    close = did_you_mean(path, benchmark_names())
+    hint = f"{close[:-2]}, a registered benchmark? run it with --data-dir)" if close else ""
+    raise CliError(
+        f"{path}: no such file or folder{hint}; give {accepts}",
+        USAGE_ERROR,
+    )
+
+
 # Shared with `benchmark run`, which reads the same data.
 DropUnknownJudgments = Annotated[
     bool,
@@ -108,6 +131,7 @@ def validate_data(
                 f"{shlex.quote(path)}` checks every benchmark before anything loads",
                 USAGE_ERROR,
             )
+        check_data_path(path, DATA_ACCEPTS)
         try:
             data = load_data(path, drop_unknown_judgments=drop_unknown_judgments)
         except DataError as exc:

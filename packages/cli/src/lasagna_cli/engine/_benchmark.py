@@ -82,6 +82,7 @@ async def run_benchmarks(
     loader = loader or DatasetLoader()
     options = RunOptions(
         judge=config.judge,
+        judge_endpoint=config.judge_endpoint,
         rubric=load_judge_rubric(config.rubric) if config.judge is not None else None,
         resume=resume,
         concurrency=executor.concurrency,
@@ -89,12 +90,18 @@ async def run_benchmarks(
     loader.probe(config.benchmarks)
     plan = build_plan(config, loader)
     check_output_folder(out, resume, f"-o {out}")
+    created = not out.exists()
+    removed = open_folder(out, f"-o {out}", "the run folder")  # before any call is made
+    if removed:
+        say(f"removed {removed} partial file(s) a killed run left behind")
     state = SystemState()
     try:
-        plan = await prepare(plan, options, state, say)
-        removed = open_folder(out, f"-o {out}", "the run folder")
-        if removed:
-            say(f"removed {removed} partial file(s) a killed run left behind")
+        try:
+            plan = await prepare(plan, options, state, say)
+        except BaseException:
+            if created and not any(out.iterdir()):  # refused before anything was written
+                out.rmdir()
+            raise
         judge = judge_identity(options)
         run_manifest = manifest(config, plan, judge)
         write_json_atomic(out / "manifest.json", run_manifest)

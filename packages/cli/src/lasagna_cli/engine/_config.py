@@ -88,6 +88,15 @@ BUILTIN_PROVIDERS = {
 }
 
 
+def endpoint_url(url: str) -> str:
+    """A base URL as results record it: scheme, host, port and path; never credentials, a
+    query string or a fragment (where keys may sit)."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
 def without_credentials(url: str | None) -> str | None:
     """A base URL without user:password@ (which would be a secret in a result file)."""
     if url is None:
@@ -109,6 +118,10 @@ class ModelSpec:
     """A kag config.toml provider; None for the built-in ones, set up from the environment."""
     temperature: float | None = None
     max_tokens: int | None = None
+    endpoint: str | None = None
+    """The server its calls go to, when not the provider's own (an OpenAI-compatible server
+    named by OPENAI_BASE_URL, say): recorded, and part of the fingerprint, so answers from
+    a local server never pass for the hosted model's. Never credentials (`endpoint_url`)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -209,6 +222,8 @@ class RunConfig:
     benchmarks: tuple[BenchmarkEntry, ...]
     setups: tuple[Setup, ...]
     judge: str | None = None
+    judge_endpoint: str | None = None
+    """The judge's server, when not its provider's own (see `ModelSpec.endpoint`)."""
     rubric: str = "binary"
     seed: int = DEFAULT_SEED
     profile: str = "speed"

@@ -276,6 +276,8 @@ def fingerprint_blob(
             blob["temperature"] = generator.temperature
         if generator.max_tokens is not None:
             blob["max_tokens"] = generator.max_tokens
+        if generator.endpoint is not None:
+            blob["endpoint"] = generator.endpoint
     if setup.query_prefix:
         blob["query_prefix"] = setup.query_prefix
     if setup.database is not None and planned.needs_retrieval:

@@ -89,6 +89,7 @@ class Models:
 class RunOptions:
     judge: str | None = None
     """The judge's model name; its rubric is `rubric`."""
+    judge_endpoint: str | None = None
     rubric: Rubric | None = None
     resume: bool = False
     retry_failed: bool = True
@@ -117,7 +118,14 @@ def judge_identity(options: RunOptions) -> dict[str, Any] | None:
     if options.judge is None or options.rubric is None:
         return None
     rubric = options.rubric
-    return {"model": options.judge, "rubric": rubric.id, "rubric_version": rubric.version}
+    identity: dict[str, Any] = {
+        "model": options.judge,
+        "rubric": rubric.id,
+        "rubric_version": rubric.version,
+    }
+    if options.judge_endpoint is not None:  # its server is part of who graded
+        identity["endpoint"] = options.judge_endpoint
+    return identity
 
 
 async def prepare(

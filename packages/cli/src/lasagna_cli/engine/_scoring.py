@@ -170,3 +170,17 @@ def retrieval_metrics(
             top, question.evidence, min_soft_match_tokens=sys.maxsize
         )
     return metrics
+
+
+def constant_judge(scores: Sequence[float | int | None]) -> str | None:
+    """A warning when a judge gave every answer of a set the same grade (SmolLM2 gives 4 to
+    every answer, "Sydney is the capital of France" included): such a judge measures
+    nothing. None when the grades differ, or there are too few to tell (fewer than 3)."""
+    given = [s for s in scores if s is not None]
+    if len(given) < 3 or len(set(given)) != 1:
+        return None
+    return (
+        f"the judge gave all {len(given)} graded answers the same grade ({given[0]:g}): such a "
+        "judge measures nothing; check it against human labels with `lasagna judge calibrate`, "
+        "or use a stronger judge model"
+    )

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_synth import TEMP_PREFIX, write_bytes_atomic
+from lasagna_synth import TEMP_PREFIX, atomic_writer, write_bytes_atomic
 
 Record = dict[str, Any]
 """A task record (`_records`): plain JSON, so it crosses processes and machines as it is."""
@@ -31,6 +32,7 @@ __all__ = [
     "RecordStore",
     "RunStore",
     "TaskKey",
+    "check_writable",
     "dump_json",
     "dump_task_json",
     "is_finished",
@@ -97,16 +99,32 @@ def remove_stale_temp_files(root: Path) -> int:
     return removed
 
 
-def open_folder(folder: Path, label: str, what: str = "the folder") -> int:
-    """Create the folder a run writes to, and clear the temporary files a killed run left
-    in it; returns how many. A folder that cannot be made is a usage error naming it as
-    `label` (how the user gave it: "-o runs/x")."""
+def check_writable(folder: Path, label: str, what: str = "the folder") -> None:
+    """Make `folder` (and its parents) and write a file in it as every result is written
+    (temporary file, rename), before any work that could be lost: a place that cannot be
+    written is a usage error naming it as `label` (how the user gave it: "-o runs/x")."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise EngineUsageError(
             f"{label}: cannot create {what} ({exc.strerror}); choose another"
         ) from None
+    probe = folder / f"{TEMP_PREFIX}probe-{os.getpid()}"
+    try:
+        with atomic_writer(probe) as handle:
+            handle.write(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise EngineUsageError(
+            f"{label}: cannot write files in {what} ({exc.strerror}); make it writable or "
+            "choose another"
+        ) from None
+
+
+def open_folder(folder: Path, label: str, what: str = "the folder") -> int:
+    """Create the folder a run writes to (`check_writable`), and clear the temporary files
+    a killed run left in it; returns how many."""
+    check_writable(folder, label, what)
     return remove_stale_temp_files(folder)
 
 

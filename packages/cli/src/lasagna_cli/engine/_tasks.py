@@ -118,7 +118,10 @@ async def _generate(
     completion = await llm.complete(
         messages, temperature=generator.temperature, max_tokens=max_tokens
     )
-    return _answer_section(task, completion, messages, mode, started)
+    section = _answer_section(task, completion, messages, mode, started)
+    if generator.endpoint is not None:
+        section["endpoint"] = generator.endpoint
+    return section
 
 
 async def run_task(task: Task, ctx: TaskContext) -> Record:

@@ -162,10 +162,28 @@ def load_datasets(path: Path) -> Datasets:
     except IsADirectoryError:
         raise EngineUsageError(f"expected a datasets JSON file, found a folder: {path}") from None
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise EngineError(
+            f"{path}: the key {exc.args[0]!r} appears twice in one object (JSON readers keep "
+            "only the last); give each dataset, question and field once"
+        ) from None
     except ValueError as exc:
         raise EngineError(f"{path}: not valid JSON ({exc}); fix the file") from None
     return parse_datasets(data, path)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
 
 
 def dataset_of(question: Question) -> str:

@@ -66,9 +66,12 @@ def describe_setup(setup: Setup) -> dict[str, Any]:
         }
     model = setup.generator
     assert model is not None and model.provider is not None
+    provider = model.provider.describe()
+    if provider["base_url"] is None and model.endpoint is not None:
+        provider["base_url"] = model.endpoint  # a built-in provider's server, as used
     return {
         "name": setup.name,
-        "provider": model.provider.describe(),
+        "provider": provider,
         "model": model.name.partition("/")[2],
         "model_id": model.name,
         "temperature": model.temperature,

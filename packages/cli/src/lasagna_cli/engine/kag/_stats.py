@@ -43,22 +43,27 @@ class Result:
     stats: dict[str, Any]
 
 
-def read_result(path: Path, question: Question, setup: str) -> Result:
+def read_result(path: Path, question: Question, setup: str) -> Result | None:
+    """The result in a file; None when it is not a result file (not JSON, or neither of
+    kag's two shapes): such a file is no setup's, and `iter_results` names it."""
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        return Result(question, setup, path, None, f"unreadable result file: {exc}", {})
+    except (OSError, ValueError):
+        return None
     record = decode_result(data)
     if record is None:
-        return Result(question, setup, path, None, "malformed result file", {})
+        return None
     if record.get("error") is not None:
         return Result(question, setup, path, None, str(record["error"]), {})
     text = str(record["generation"]["prediction"])
     return Result(question, setup, path, text, None, record.get("stats") or {})
 
 
-def iter_results(datasets: Datasets, results: Path, prefix: str) -> Iterator[Result]:
-    """Every result of the datasets' questions, in dataset, question, setup-name order."""
+def iter_results(
+    datasets: Datasets, results: Path, prefix: str, foreign: list[Path] | None = None
+) -> Iterator[Result]:
+    """Every result of the datasets' questions, in dataset, question, setup-name order;
+    files that are not results (corrupt, or something else) go to `foreign`."""
     for questions in datasets.values():
         for question in questions.values():
             folder = results / dataset_of(question) / question.id
@@ -72,8 +77,11 @@ def iter_results(datasets: Datasets, results: Path, prefix: str) -> Iterator[Res
                 if not name.startswith(prefix):
                     continue
                 setup = name[len(prefix) : -len(".json")]
-                if is_component_name(setup):
-                    yield read_result(folder / name, question, setup)
+                found = read_result(folder / name, question, setup)
+                if found is not None and is_component_name(setup):
+                    yield found
+                elif foreign is not None:
+                    foreign.append(folder / name)
 
 
 @dataclass
@@ -318,7 +326,7 @@ def find_results(results: Path, prefix: str, pattern: re.Pattern[str]) -> Iterat
             id=question_id, text="", metadata={"dataset": dataset, "question": question_id}
         )
         result = read_result(path, question, setup)
-        if result.text is not None and pattern.search(result.text):
+        if result is not None and result.text is not None and pattern.search(result.text):
             yield result
 
 

@@ -10,8 +10,8 @@ it, finished results are kept and failed ones too unless `retry_failed` (kag's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lasagna_cli.engine._config import BenchmarkEntry, Setup
@@ -32,6 +32,15 @@ class Sweep:
     config: Config
     setups: dict[str, Setup]
     plan: list[PlannedDataset]
+
+    def with_setups(self, change: Callable[[Setup], Setup]) -> Sweep:
+        """The sweep with every setup changed by `change` (the plan's too)."""
+        setups = {name: change(s) for name, s in self.setups.items()}
+        plan = [
+            replace(b, setups=tuple(replace(p, setup=setups[p.setup.name]) for p in b.setups))
+            for b in self.plan
+        ]
+        return Sweep(self.datasets, self.config, setups, plan)
 
 
 def check_prefix(prefix: str) -> None:

@@ -51,6 +51,11 @@ def manifest(
                 if s.system is None
                 else {"top_k": s.top_k},
                 "generator": s.generator.name if s.generator else None,
+                **(
+                    {"generator_endpoint": s.generator.endpoint}
+                    if s.generator is not None and s.generator.endpoint is not None
+                    else {}
+                ),
                 "tracks": list(s.tracks) if s.tracks else None,
                 # Present only for a system: the built-in setups keep their config hash.
                 **({"system": s.system.describe()} if s.system is not None else {}),

@@ -197,6 +197,8 @@ def summarize_result(
         "generator": planned.setup.generator.name if planned.setup.generator else None,
         "retriever": retriever_settings(planned),
     }
+    if planned.setup.generator is not None and planned.setup.generator.endpoint is not None:
+        setup["generator_endpoint"] = planned.setup.generator.endpoint
     if planned.setup.system is not None:
         counts["missing"] = missing
         setup["system"] = dict(planned.system or planned.setup.system.describe())

@@ -22,6 +22,7 @@ from lasagna_cli.engine._config import ModelSpec
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._runner import Models, Reporter, grade_records
+from lasagna_cli.engine._scoring import constant_judge
 from lasagna_cli.engine._store import read_json, read_record, write_json_atomic
 from lasagna_cli.engine._tasks import TaskContext
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
@@ -122,6 +123,9 @@ async def stage_eval(
             "rubric": rubric.id,
             "rubric_version": rubric.version,
         }
+        endpoint = options.endpoint(judge_model)
+        if endpoint is not None:  # its server is part of who graded
+            ctx.judge_identity["endpoint"] = endpoint
     started = time.perf_counter()
     reporter.start(len(work), "eval: score and judge")
     outcome = await grade_records(work, graded_store, executor, ctx, on_progress=reporter.advance)
@@ -175,6 +179,12 @@ async def stage_eval(
             },
         },
     )
+
+    warning = constant_judge(
+        [r["metrics"]["Accuracy"] for r in records if r["llm_evaluation"].get("status") == "ok"]
+    )
+    if warning:
+        say(f"warning: {warning}")
 
     def shown(value: float | None) -> str:
         return f"{value:.4f}" if value is not None else "n/a"

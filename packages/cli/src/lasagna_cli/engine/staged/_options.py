@@ -3,8 +3,8 @@ and where its records live."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +43,11 @@ class PipelineOptions:
     judge: str | None = None
     rubric: str | None = None  # None: the benchmark's own (binary for LoCoMo, else scale)
     concurrency: int = DEFAULT_CONCURRENCY
+    endpoints: Mapping[str, str] = field(default_factory=dict)
+    """Provider -> the server its calls go to, when not its own (OPENAI_BASE_URL, ...)."""
+
+    def endpoint(self, model: str) -> str | None:
+        return self.endpoints.get(model.partition("/")[0])
 
 
 def check_options(options: PipelineOptions) -> Step:
@@ -82,7 +87,11 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
     benchmark's own prompt (passages cut to 8,000 characters), the generator if given."""
     generator = None
     if options.generator is not None:
-        generator = ModelSpec(options.generator, max_tokens=MAX_ANSWER_TOKENS)
+        generator = ModelSpec(
+            options.generator,
+            max_tokens=MAX_ANSWER_TOKENS,
+            endpoint=options.endpoint(options.generator),
+        )
     return Setup(
         name="staged",
         retriever=RetrieverSpec(top_k=options.top_k),

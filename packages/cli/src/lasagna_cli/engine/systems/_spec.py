@@ -171,12 +171,23 @@ def spec_from_target(target: str, where: str, **http: Any) -> SystemSpec:
     """`--system TARGET`: a URL or a `module:attr` callable."""
     target = target.strip()
     if "://" in target:
+        _check_credentials_once(target, http.get("headers", ()), where)
         return SystemSpec(kind="http", target=_check_url(target, where), **http)
     if http.get("headers"):
         raise usage(f"{where}: headers are for an http(s):// system, not {target!r}")
     return SystemSpec(
         kind="callable", target=_check_callable(target, where), timeout=http.get("timeout")
     )
+
+
+def _check_credentials_once(url: str, headers: Sequence[tuple[str, str]], where: str) -> None:
+    """A URL's user:password and an Authorization header cannot both be sent."""
+    has_userinfo = "@" in urlsplit(url.strip()).netloc
+    if has_userinfo and any(name.lower() == "authorization" for name, _ in headers):
+        raise usage(
+            f"{where}: the URL carries credentials (user:password@) and a header gives "
+            "Authorization too; keep one of the two: the header, or the URL's credentials"
+        )
 
 
 def _positive_number(value: object, where: str) -> float:
@@ -309,6 +320,7 @@ def spec_from_sweep(
         options["headers"] = tuple(
             (name, expand_env(text, f"{where}.headers.{name}", env)) for name, text in raw.items()
         )
+    _check_credentials_once(given, options.get("headers", ()), where)
     return SystemSpec(kind="http", target=_check_url(given.strip(), f"{where}.url"), **options)
 
 
