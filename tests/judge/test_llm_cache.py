@@ -266,3 +266,83 @@ def test_credentials_in_a_base_url_are_not_repeated_in_errors() -> None:
     error = asyncio.run(go())
     assert f"cannot connect to http://127.0.0.1:{port}" in str(error)
     assert SECRET not in str(error) and "user" not in str(error)
+
+
+def test_keys_are_the_canonical_json_hash_of_the_request(tmp_path: Path) -> None:
+    # Keys are computed part by part (the schema encoded once per class): they must stay
+    # the sha256 of the whole request's canonical JSON, or existing caches would be missed.
+    from lasagna_judge._llm import _CACHE_VERSION
+    from lasagna_judge._providers import CallOptions
+
+    llm = make_llm("openai/m", base_url="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite")
+    messages = [{"role": "system", "content": 'Ünïcode \u2028 "quoted"'}, *USER]
+    options = CallOptions(temperature=0.0, max_tokens=7)
+    request: dict[str, Any] = {
+        "v": _CACHE_VERSION,
+        "kind": "structured",
+        "model": "openai/m",
+        "endpoint": "http://127.0.0.1:9/v1",
+        "messages": messages,
+        "params": {"temperature": 0.0, "max_tokens": 7},
+        "schema": Verdict.model_json_schema(),
+        "schema_name": "Verdict",
+        "mode": "tools",
+        "max_validation_retries": 2,
+    }
+    from lasagna_judge._llm import _schema_json
+
+    got = llm._key(
+        "structured",
+        messages,
+        options,
+        schema=_schema_json(Verdict),
+        schema_name="Verdict",
+        mode="tools",
+        max_validation_retries=2,
+    )
+    assert got == cache_key(request)
+    plain = make_llm("openai/m", api_key="k", cache=tmp_path / "c.sqlite")
+    del request["endpoint"]
+    request.update(kind="complete")
+    for name in ("schema", "schema_name", "mode", "max_validation_retries"):
+        del request[name]
+    assert plain._key("complete", messages, options) == cache_key(request)
+
+
+def test_writes_on_an_event_loop_are_committed_together_and_read_back_at_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+
+    async def go() -> tuple[Any, int, int]:
+        for i in range(5):
+            cache.put(f"k{i}", "m", {"i": i})
+        seen = cache.get("k3")  # pending, and found
+        other = ResponseCache(path)  # another connection: nothing committed yet
+        before = len(other)
+        await asyncio.sleep(0)  # the loop's next turn commits them, in one transaction
+        await asyncio.sleep(0)
+        return seen, before, len(other)
+
+    seen, before, after = asyncio.run(go())
+    assert seen == {"i": 3} and (before, after) == (0, 5)
+    cache.put("k9", "m", {"i": 9})  # outside a loop: at once
+    assert len(ResponseCache(path)) == 6
+
+
+def test_pending_writes_are_committed_when_the_llm_closes(
+    fake_llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm_server.reply = '{"score": 4}'
+    cache = tmp_path / "cache.sqlite"
+
+    async def go() -> None:
+        llm = make_llm("openai/m", base_url=fake_llm_server.base_url, cache=cache)
+        await asyncio.gather(
+            *(llm.structured([{"role": "user", "content": str(i)}], Verdict) for i in range(20))
+        )
+        await llm.aclose()  # before the loop turns again
+
+    asyncio.run(go())
+    assert len(ResponseCache(cache)) == 20

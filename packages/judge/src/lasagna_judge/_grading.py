@@ -73,7 +73,8 @@ class Grade:
 
     def to_dict(self) -> dict[str, Any]:
         """The grade fields, JSON-ready, in a fixed order."""
-        return asdict(self)
+        # asdict() without its deep copy: every field is a str, a number, a bool or None.
+        return {name: getattr(self, name) for name in GRADE_FIELDS}
 
 
 GRADE_FIELDS: tuple[str, ...] = tuple(Grade.__dataclass_fields__)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from lasagna_judge._cache import ResponseCache, cache_key
+from lasagna_judge._cache import ResponseCache, cache_key_of_parts, canonical_json
 from lasagna_judge._errors import JudgeError, LLMCallError
 from lasagna_judge._providers import Backend, CallOptions, check_messages, is_reasoning_model
 from lasagna_judge._types import Completion, Structured, Usage
@@ -60,6 +60,8 @@ class LLM:
         # A server named by base_url is part of the model's identity in the cache key: the
         # same model name on two servers may be two models (or two fake servers in tests).
         self._endpoint = endpoint.rstrip("/") if endpoint else None
+        self._model_json = canonical_json(model)
+        self._endpoint_json = canonical_json(self._endpoint)
         self._key_locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     def __repr__(self) -> str:  # never shows a key
@@ -138,7 +140,7 @@ class LLM:
             "structured",
             checked,
             options,
-            schema=_schema_of(response_model),
+            schema=_schema_json(response_model),
             schema_name=response_model.__name__,
             mode=self._backend.mode,
             max_validation_retries=max_validation_retries,
@@ -242,17 +244,22 @@ class LLM:
     ) -> str:
         if self._cache is None:
             return ""  # no cache, no key to hash
-        return cache_key(
-            {
-                "v": _CACHE_VERSION,
-                "kind": kind,
-                "model": self.model,
-                **({"endpoint": self._endpoint} if self._endpoint else {}),
-                "messages": messages,
-                "params": {"temperature": options.temperature, "max_tokens": options.max_tokens},
-                **extra,
-            }
-        )
+        # The sha256 of the canonical JSON of {"v", "kind", "model", "endpoint", "messages",
+        # "params", **extra}: each value encoded on its own (the schema once per class).
+        parts = {
+            "v": str(_CACHE_VERSION),
+            "kind": canonical_json(kind),
+            "model": self._model_json,
+            "messages": canonical_json(messages),
+            "params": canonical_json(
+                {"temperature": options.temperature, "max_tokens": options.max_tokens}
+            ),
+        }
+        if self._endpoint:
+            parts["endpoint"] = self._endpoint_json
+        for name, value in extra.items():
+            parts[name] = value if name == "schema" else canonical_json(value)
+        return cache_key_of_parts(parts)
 
     def _key_lock(self, key: str) -> _KeyLock:
         return _KeyLock(self._key_locks, key, enabled=self._cache is not None)
@@ -293,14 +300,15 @@ class LLM:
         return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)
 
 
-_schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()
 
 
-def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema, computed once per class (it is part of every cache key)."""
+def _schema_json(model: type[BaseModel]) -> str:
+    """The canonical JSON of the model's schema, computed once per class (it is part of
+    every cache key)."""
     schema = _schemas.get(model)
     if schema is None:
-        schema = _schemas[model] = model.model_json_schema()
+        schema = _schemas[model] = canonical_json(model.model_json_schema())
     return schema
 
 
