@@ -164,3 +164,44 @@ def test_a_question_id_twice_in_squad_predictions_is_refused(tmp_path: Path) -> 
     assert result.exit_code == 1
     assert f"predictions {twice}: the key '{first_id}' appears twice" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_stats_and_the_staged_pipeline_call_out_a_one_grade_judge(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    env = environ(server, tmp_path)
+    questions = {f"q{i}": {"input": f"Who {i}?", "output": "Ada"} for i in range(3)}
+    (tmp_path / "datasets.json").write_text(json.dumps({"facts": questions}))
+    (tmp_path / "setups.toml").write_text('[a]\nprovider = "fake"\nmodel = "m"\n')
+    (tmp_path / "config.toml").write_text(
+        f'[providers.fake]\napi = "openai"\nbase_url = "{server.base_url}"\n'
+    )
+    out = tmp_path / "out"
+    swept = invoke(["benchmark", "sweep", "-d", str(tmp_path / "datasets.json"), "-b",
+                    str(tmp_path / "setups.toml"), "-o", str(out)], env)  # fmt: skip
+    assert swept.exit_code == 0, swept.output
+    stats = invoke(["benchmark", "stats", "-d", str(tmp_path / "datasets.json"), "--results",
+                    str(out), "--judge", "openai/judge"], env)  # fmt: skip
+    assert stats.exit_code == 0, stats.output
+    assert "the same grade (4): such a judge measures nothing" in stats.output
+
+    staged = tmp_path / "staged"
+    locomo = ["benchmark", "run", "locomo", "--data-dir", str(EXAMPLES / "data" / "locomo-mini"),
+              "-o", str(staged)]  # fmt: skip
+    gen = invoke([*locomo, "--step", "gen", "--generator", "openai/gen"], env)
+    assert gen.exit_code == 0, gen.output
+    evaluated = invoke([*locomo, "--step", "eval", "--judge", "openai/judge"], env)
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "the same grade (4): such a judge measures nothing" in evaluated.output
+
+
+def test_system_credentials_in_the_url_and_an_authorization_header_are_refused(
+    tmp_path: Path,
+) -> None:
+    result = invoke(["benchmark", "run", str(EXAMPLES / "data" / "pasta.jsonl"), "--system",
+                     "http://user:pw@127.0.0.1:9/answer", "--system-header",
+                     "Authorization: Bearer x", "-o", str(tmp_path / "run")])  # fmt: skip
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "keep one of the two" in line and "pw" not in line
+    assert not (tmp_path / "run").exists()
