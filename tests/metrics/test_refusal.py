@@ -1,7 +1,7 @@
 """is_refusal: refusal phrases on word boundaries, any case, either apostrophe."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lasagna_metrics import MetricsError, is_refusal
@@ -109,3 +109,30 @@ def test_a_phrase_in_a_sentence_is_a_refusal(
 def test_non_text_is_a_metrics_error() -> None:
     with pytest.raises(MetricsError, match="text: expected a string, found NoneType"):
         is_refusal(None)  # type: ignore[arg-type]
+
+
+# Long ASCII text takes the road of per-phrase patterns on the lower-cased text; it must
+# agree with the one case-insensitive regex on everything.
+PHRASE_WORDS = [
+    "not", "NOT", "n't", "isn't", "never", "been", "explicitly", "mention", "Mentioned",
+    "stated", "specify", "no", "No", "enough", "sufficient", "insufficient", "relevant",
+    "information", "info", "context", "contain", "provide", "provided", "have", "haven't",
+    "cannot", "can", "could", "couldn't", "unable", "to", "be", "answer", "answered",
+    "determine", "unanswerable", "answerable", "unknown", "don't", "dont", "do", "know",
+    "idea", "i", "I'm", "am", "sorry", "apologise", "apologize", "access", "the", "any",
+    "none", "None", ".", "!", "\n", "\t", " ", "  ", "the Eiffel Tower", "1889", "_", "x1",
+]  # fmt: skip
+long_texts = st.one_of(
+    st.lists(st.sampled_from(PHRASE_WORDS), min_size=5, max_size=60).map(" ".join),
+    st.lists(st.sampled_from(PHRASE_WORDS + REFUSALS), min_size=3, max_size=20).map(" ".join),
+    st.lists(st.sampled_from(PHRASE_WORDS), min_size=10, max_size=60).map("".join),
+    st.text(st.characters(max_codepoint=127), min_size=40, max_size=300),
+)
+
+
+@settings(max_examples=1500)
+@given(st.one_of(long_texts, st.text(max_size=80)))
+def test_the_fast_road_agrees_with_the_one_regex(text: str) -> None:
+    from lasagna_metrics._refusal import _APOSTROPHES, _REFUSAL
+
+    assert is_refusal(text) == (_REFUSAL.search(text.translate(_APOSTROPHES)) is not None)
