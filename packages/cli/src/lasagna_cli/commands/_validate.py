@@ -18,8 +18,15 @@ if TYPE_CHECKING:
 def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
     """The lines validate-data prints, and whether the data can be run."""
     rows = data.rows()
-    kind = {"jsonl": "JSONL", "csv": "CSV", "beir": "BEIR folder", "squad": "SQuAD JSON"}
-    lines = [f"{data.label}: valid {kind[data.kind]} data"]
+    kind = {
+        "jsonl": "JSONL",
+        "json": "JSON rows",
+        "csv": "CSV",
+        "beir": "BEIR folder",
+        "squad": "SQuAD JSON",
+        "hf": "Hugging Face dataset",
+    }
+    lines = [f"{data.label}: valid {kind.get(data.kind, data.kind)} data"]
     if data.kind == "beir":
         splits = ", ".join(f"{s} ({len(r):,} judged)" for s, r in sorted(data.splits.items()))
         lines.append(f"  Questions:      {len(rows):,} with a relevant document; splits: {splits}")
