@@ -263,8 +263,39 @@ def test_synthesize_that_keeps_nothing_says_what_was_dropped(tmp_path: Path, mak
     folder = corpus(tmp_path, make)
     with FakeLLMServer(reply="not a question at all") as server:
         llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
-        with pytest.raises(SynthError, match=r"no question was kept \(4 unparseable\)"):
+        with pytest.raises(SynthError, match=r"^no question was kept: 4 unparseable; try"):
             synthesize(folder, n=4, mix="factoid=1", seed=3, llm=llm)
+
+
+def test_synthesize_that_keeps_nothing_gives_every_reason_and_count(
+    tmp_path: Path, make: type
+) -> None:
+    folder = corpus(tmp_path, make)
+    checks = iter(["no", "no", "unclear", "no"])
+
+    def reply(request: dict[str, Any]) -> str | Fault:
+        text = json.dumps(request)
+        if "Reference answer" not in text:
+            return json.dumps({"question": "What colour is the door?", "answer": "red"})
+        verdict = next(checks, "no")
+        return json.dumps({"reason": "Because.", "supported": verdict})
+
+    with FakeLLMServer(reply=reply) as server:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
+        with pytest.raises(SynthError, match=r"^no question was kept: 3 unsupported, 1 unclear;"):
+            synthesize(folder, n=4, mix="factoid=1", seed=3, llm=llm)
+
+
+def test_synthesize_that_keeps_nothing_for_call_errors_names_the_first(
+    tmp_path: Path, make: type
+) -> None:
+    folder = corpus(tmp_path, make)
+    with FakeLLMServer(reply=Fault(status=400)) as server:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
+        with pytest.raises(
+            SynthError, match=r"^no question was kept: 2 error \(first error: .*400"
+        ):
+            synthesize(folder, n=2, mix="factoid=1", seed=3, llm=llm)
 
 
 @pytest.mark.parametrize("question_type", ["factoid", "multihop", "unanswerable"])

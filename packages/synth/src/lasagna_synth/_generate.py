@@ -205,8 +205,9 @@ def synthesize(
 
     result = asyncio.run(run())
     if not result.rows:
+        first_error = f" (first error: {result.errors[0]})" if result.errors else ""
         raise SynthError(
-            f"no question was kept ({result.dropped}); try another seed or mix, or a model "
-            "that follows the instructions"
+            f"no question was kept: {result.dropped}{first_error}; try another seed or mix, "
+            "or a model that follows the instructions"
         )
     return result.rows
