@@ -9,9 +9,12 @@ import typer
 
 from lasagna_cli.commands import (
     _calibrate,  # noqa: F401  (registers its commands)
+    _compare,  # noqa: F401  (registers its commands)
     _datasets,  # noqa: F401  (registers its commands)
+    _export,  # noqa: F401  (registers its commands)
     _judge,  # noqa: F401  (registers its commands)
     _metrics,  # noqa: F401  (registers its commands)
+    _report,  # noqa: F401  (registers its commands)
     _run,  # noqa: F401  (registers its commands)
     _stats,  # noqa: F401  (registers its commands)
     _sweep,  # noqa: F401  (registers its commands)

@@ -169,6 +169,14 @@ def run(
             "environment; values are never recorded); repeatable.",
         ),
     ] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            help="JSON or TOML {model: [USD per 1M input, per 1M output tokens]}: the cost "
+            "of the answers and grades, in results.json, the report and the export.",
+        ),
+    ] = None,
 ) -> None:
     """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
 
@@ -198,6 +206,9 @@ def run(
         return
     with user_errors():
         check_format(output_format)
+        from lasagna_cli.commands._llm import load_prices
+
+        price_table = load_prices(prices) if prices is not None else None  # before any work
         import os
 
         from lasagna_cli.engine.systems import spec_from_flags
@@ -247,7 +258,7 @@ def run(
 
         config = with_endpoints(config)
         out = output if output is not None else new_run_folder(path, resume=resume)
-        run = _run(config, out, resume)
+        run = _run(config, out, resume, price_table)
         results = run.results["results"]
         if output_format == "json":
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
@@ -255,6 +266,10 @@ def run(
             from lasagna_cli.commands._leaderboard import print_leaderboard
 
             print_leaderboard(results)
+            if price_table is not None:
+                from lasagna_cli.commands._costs import cost_line
+
+                typer.echo(cost_line(results))
             typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
         reasons = [q["missing"] for r in results for q in r["per_query"] if q.get("missing")]
         if reasons:
@@ -275,7 +290,12 @@ def run(
             raise typer.Exit(DATA_ERROR)
 
 
-def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
+def _run(
+    config: RunConfig,
+    out: Path,
+    resume: bool,
+    prices: dict[str, tuple[float, float]] | None = None,
+) -> BenchmarkRun:
     """The engine's run, with the command's models, progress bar and Ctrl-C message."""
     import asyncio
     import sys
@@ -305,6 +325,7 @@ def _run(config: RunConfig, out: Path, resume: bool) -> BenchmarkRun:
                     on_progress=progress.advance,
                     on_start=progress.start,
                     say=lambda line: typer.echo(line, err=True),
+                    prices=prices,
                 )
             )
     except KeyboardInterrupt:

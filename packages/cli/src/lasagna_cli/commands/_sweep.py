@@ -140,9 +140,20 @@ def sweep(
         str, typer.Option("--prefix", help="Prepended to every result file name.")
     ] = "",
     skip: Annotated[str | None, typer.Option("--skip", help="Setups to leave out: a,b.")] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            "--prices",
+            help="JSON or TOML {model: [USD per 1M input, per 1M output tokens]}: the cost "
+            "of the answers and grades, kept in the folder for the report and the export.",
+        ),
+    ] = None,
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
+        from lasagna_cli.commands._llm import load_prices
+
+        price_table = load_prices(prices) if prices is not None else None  # before any call
         exit_code = _sweep(
             datasets,
             benchmark,
@@ -154,6 +165,10 @@ def sweep(
             prefix,
             _split_names(skip),
         )
+        if price_table is not None:
+            from lasagna_cli.commands._costs import sweep_costs
+
+            sweep_costs(output, datasets, price_table)
     if exit_code:
         raise typer.Exit(exit_code)
 

@@ -9,7 +9,7 @@ rebuilt from the task records at the end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,7 @@ async def run_benchmarks(
     say: Callable[[str], None] = lambda line: None,
     on_progress: Callable[[str], None] = lambda status: None,
     on_start: Callable[[int, str], None] = lambda total, description: None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> BenchmarkRun:
     loader = loader or DatasetLoader()
     options = RunOptions(
@@ -131,7 +132,12 @@ async def run_benchmarks(
         for task, record in zip(outcome.tasks, outcome.records.values(), strict=True)
     ]
     results = build_results(
-        plan, current, judge=judge, seed=config.seed, config_hash=run_manifest["config_hash"]
+        plan,
+        current,
+        judge=judge,
+        seed=config.seed,
+        config_hash=run_manifest["config_hash"],
+        prices=prices,
     )
     write_json_atomic(out / "results.json", results)
     return BenchmarkRun(results, outcome, out)

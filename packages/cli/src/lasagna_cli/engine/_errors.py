@@ -7,8 +7,9 @@ EngineError                 a benchmark cannot run as configured: bad data in a 
     │                       twice (the CLI exits 2)
     ├── BenchmarkFileError      a benchmark file is missing, or not where --data-dir points
     ├── UnknownBenchmarkError   a benchmark name or split that is not registered
-    └── SamplingUsageError      bad sampling arguments (--num-docs, --sample-size, --full,
-                                --mode, an output folder that is the benchmark's own)
+    ├── SamplingUsageError      bad sampling arguments (--num-docs, --sample-size, --full,
+    │                           --mode, an output folder that is the benchmark's own)
+    └── MissingExtraError       an optional dependency (pyarrow, pandas) is not installed
 
 The engine is a library: its errors carry a message, never an exit code. The CLI maps them
 (`lasagna_cli._errors`): an `EngineUsageError` exits 2, any other `EngineError` exits 1.
@@ -31,7 +32,20 @@ class EngineUsageError(EngineError):
     """The user's configuration or flags are wrong, as opposed to bad data."""
 
 
-__all__ = ["EngineError", "EngineUsageError", "did_you_mean"]
+class MissingExtraError(EngineUsageError):
+    """An optional dependency of lasagna-cli is not installed; the message names the
+    install command."""
+
+    def __init__(self, what: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{what} needs the optional dependency {module!r}, which is not installed: run "
+            f'`pip install "lasagna-cli[{extra}]"` (or `uv add "lasagna-cli[{extra}]"`; in a '
+            f"lasagna checkout: `uv run --group {extra} ...`)"
+        )
+        self.extra = extra
+
+
+__all__ = ["EngineError", "EngineUsageError", "MissingExtraError", "did_you_mean"]
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -40,16 +40,25 @@ def retriever_settings(planned: PlannedSetup) -> dict[str, Any] | None:
     spec = planned.setup.retriever
     if not planned.needs_retrieval or spec is None:
         return None
-    analyzer = Analyzer(stemmer=spec.stemmer, stopwords=spec.stopwords)  # type: ignore[arg-type]
-    return {
-        "method": "bm25",
-        "variant": spec.variant,
-        "k1": spec.k1,
-        "b": spec.b,
+    settings: dict[str, Any] = {
+        "method": spec.kind,
         "top_k": spec.top_k,
         "ranking_depth": spec.depth,
-        **analyzer.describe(),
     }
+    if spec.uses_bm25:
+        analyzer = Analyzer(stemmer=spec.stemmer, stopwords=spec.stopwords)  # type: ignore[arg-type]
+        settings.update(variant=spec.variant, k1=spec.k1, b=spec.b, **analyzer.describe())
+    if spec.uses_vectors:  # the embedder and where its vectors are searched
+        settings.update(
+            embedder=spec.embedder,
+            embedder_endpoint=spec.embedder_endpoint,
+            dimensions=spec.dimensions,
+            vector_store=spec.store or "in-process",
+            collection=spec.collection,
+        )
+    if spec.kind == "hybrid":
+        settings.update(fusion="reciprocal rank", rrf_k=spec.rrf_k, weights=list(spec.weights))
+    return settings
 
 
 def varied_retriever_fields(setups: Sequence[PlannedSetup]) -> list[str]:
@@ -110,7 +119,7 @@ def summary(values: Sequence[float | None], seed: int) -> dict[str, Any]:
     }
 
 
-def _generation_metrics(sections: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+def generation_metrics(sections: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
     answerable = [r for r in sections if not r["unanswerable"]]
     unanswerable = [r for r in sections if r["unanswerable"]]
     metrics: dict[str, Any] = {
@@ -140,7 +149,7 @@ def _generation_metrics(sections: Sequence[Mapping[str, Any]], seed: int) -> dic
     return metrics
 
 
-def _usage(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def usage_of(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     usage = {"input_tokens": 0, "output_tokens": 0}
     for record in records:
         for track in ANSWER_SECTIONS:
@@ -164,8 +173,10 @@ def summarize_result(
     varied: Sequence[str],
     judge: Mapping[str, Any] | None,
     seed: int,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
-    """One (benchmark, setup): its metrics, counts and per-query records."""
+    """One (benchmark, setup): its metrics, counts and per-query records; with `prices`,
+    what its model calls cost (`_costs`)."""
     fixed = held_fixed(bench, planned, varied, judge)
     finished = [r for _, r in tasks]
     # A question a predictions file leaves out (--allow-missing) is counted, never scored.
@@ -183,7 +194,7 @@ def summarize_result(
         }
     for track in ANSWER_SECTIONS:
         if track in planned.tracks:
-            metrics[track] = _generation_metrics([r[track] for r in ok], seed)
+            metrics[track] = generation_metrics([r[track] for r in ok], seed)
     counts = {
         "questions": len(tasks),
         "scored": len(ok),
@@ -199,6 +210,9 @@ def summarize_result(
     }
     if planned.setup.generator is not None and planned.setup.generator.endpoint is not None:
         setup["generator_endpoint"] = planned.setup.generator.endpoint
+    indexes = [r["retrieval"]["index"] for r in ok if (r.get("retrieval") or {}).get("index")]
+    if indexes:  # a dense index: its dimension and kind, as its records say
+        setup["retrieval_index"] = indexes[0]
     if planned.setup.system is not None:
         counts["missing"] = missing
         setup["system"] = dict(planned.system or planned.setup.system.describe())
@@ -222,6 +236,11 @@ def summarize_result(
     }
     if dataset.described is not None:
         described["benchmark"] = dict(dataset.described)
+    usage: dict[str, Any] = usage_of(ok)
+    if prices is not None:
+        from lasagna_cli.engine.reports._costs import records_cost
+
+        usage.update(records_cost(ok, prices))
     return {
         "dataset": described,
         "setup": setup,
@@ -230,7 +249,7 @@ def summarize_result(
         "varied": list(varied),
         "counts": counts,
         "metrics": metrics,
-        "usage": _usage(ok),
+        "usage": usage,
         "per_query": [per_query(task, record, bench) for task, record in tasks],
     }
 
@@ -287,6 +306,7 @@ def build_results(
     judge: Mapping[str, Any] | None,
     seed: int,
     config_hash: str,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """results.json over the run's tasks, each with its current record (or None)."""
     by_pair: dict[tuple[int, str], list[tuple[Task, Record | None]]] = {}
@@ -304,9 +324,10 @@ def build_results(
                     varied=varied,
                     judge=judge,
                     seed=seed,
+                    prices=prices,
                 )
             )
-    return {
+    built: dict[str, Any] = {
         "format": RESULTS_FORMAT,
         "config_hash": config_hash,
         "metrics_version": metrics_version(),
@@ -314,3 +335,6 @@ def build_results(
         "bootstrap": {"confidence": CONFIDENCE, "resamples": RESAMPLES, "seed": seed},
         "results": results,
     }
+    if prices is not None:  # what the costs were computed with (USD per 1M tokens)
+        built["prices"] = {model: list(price) for model, price in sorted(prices.items())}
+    return built

@@ -5,6 +5,7 @@
         print(r.dataset, r.setup, r.metric("retrieval", "ndcg@10").mean, r.counts["failed"])
     r = results.get(setup="bm25-k5")
     [q.id for q in r.per_query if q.status == "failed"]
+    df = results.to_pandas()                              # one row per question (pandas extra)
 
 Every object keeps the JSON it was read from (`raw`), so nothing results.json holds is
 out of reach.
@@ -151,6 +152,30 @@ class Results:
                 f"are {pairs}"
             )
         return found[0]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per (benchmark, setup, question): every metric's value (the values
+        the means average), the answers with their scores and grades, the status and error:
+        the rows of `benchmark export --format csv`."""
+        from lasagna_cli.engine.reports._export import flat_rows
+
+        run = str(self.path.parent) if self.path is not None else ""
+        return list(flat_rows(self.raw.get("results", ()), run))
+
+    def to_pandas(self) -> Any:
+        """`rows()` as a pandas DataFrame (pandas is an optional dependency:
+        `pip install "lasagna-cli[pandas]"`). `df.groupby("setup")["retrieval/ndcg@10"]
+        .mean()` is results.json's mean."""
+        try:
+            import pandas as pd  # type: ignore[import-untyped]
+        except ImportError:
+            from lasagna_cli.engine._errors import MissingExtraError
+
+            raise MissingExtraError("Results.to_pandas()", "pandas", "pandas") from None
+        from lasagna_cli.engine.reports._export import columns
+
+        rows = self.rows()
+        return pd.DataFrame(rows, columns=columns(rows))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: Path | None = None) -> Results:

@@ -85,6 +85,15 @@ def load_predictions(spec: SystemSpec) -> Predictions:
         raise DataError(
             label, [f"{label}: not UTF-8 text (byte {exc.start}); save it as UTF-8"]
         ) from None
+    from lasagna_cli.engine.systems._trec import is_trec_run, read_trec_run
+
+    if is_trec_run(text):  # a TREC run file: rankings only (the retrieval track)
+        rankings = {
+            qid: [Prediction(qid, line, SystemOutput(None, ranking(docs, f"{label} {qid}")))]
+            for qid, (line, docs) in read_trec_run(label, text).items()
+        }
+        digest = hashlib.sha256(raw).hexdigest()
+        return Predictions(label, digest, rankings, frozenset({"retrieval"}))
     by_id: dict[str, list[Prediction]] = {}
     provides: set[str] = set()
     for number, line in enumerate(text.split("\n"), start=1):

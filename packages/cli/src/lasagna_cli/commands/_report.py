@@ -1,0 +1,88 @@
+"""`lasagna benchmark report RUN_DIR [RUN_DIR ...] [-o report.html]`: one self-contained
+HTML file over any run folders (run, staged pipeline, sweep)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from lasagna_cli.commands._errors import user_errors
+from lasagna_cli.commands._groups import benchmark_app
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.reports._run_data import RunData
+
+RunFolders = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Run folders: of `benchmark run` (results.json), of the staged pipeline, or of "
+        "`benchmark sweep` (with --datasets).",
+        show_default=False,
+    ),
+]
+DatasetsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "-d",
+        "--datasets",
+        help="The DATASETS.json a `benchmark sweep` folder ran (its files keep the answers, "
+        "not the questions).",
+    ),
+]
+PricesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help="JSON or TOML {model: [USD per 1M input, per 1M output tokens]}: the cost of "
+        "every answer and grade [default: the table the run was given, if any].",
+    ),
+]
+
+
+def read_runs(
+    folders: list[Path], datasets: Path | None, prices: Path | None, *, texts: bool = True
+) -> list[RunData]:
+    from lasagna_cli.commands._llm import load_prices, text_cache
+    from lasagna_cli.engine.reports import read_run
+
+    table = load_prices(prices) if prices is not None else None
+    return [
+        read_run(folder, datasets=datasets, prices=table, texts=texts, text_cache=text_cache())
+        for folder in folders
+    ]
+
+
+@benchmark_app.command("report")
+def report(
+    folders: RunFolders,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="The HTML file [default: RUN_DIR/report.html]."),
+    ] = None,
+    datasets: DatasetsOption = None,
+    prices: PricesOption = None,
+    title: Annotated[str | None, typer.Option("--title", help="The page's title.")] = None,
+) -> None:
+    """Write one self-contained HTML report (no network needed to open it): leaderboards
+    with 95% intervals and charts, breakdowns, paired comparisons, and every question with
+    each setup's answer, grade, ranking and errors."""
+    with user_errors():
+        from lasagna_cli.engine._store import check_writable, write_bytes_atomic
+        from lasagna_cli.engine.reports import build_report
+
+        target = output if output is not None else folders[0] / "report.html"
+        check_writable(target.parent, f"-o {target}")
+        runs = read_runs(folders, datasets, prices)
+        for run in runs:
+            for note in run.notes:
+                typer.echo(f"note: {run.label}: {note}", err=True)
+        html = build_report(runs, title=title).encode("utf-8")
+        write_bytes_atomic(target, html)
+        questions = sum(len(r.get("per_query", ())) for run in runs for r in run.results)
+        typer.echo(
+            f"report: {target} ({len(html) / 1e6:.1f} MB; {questions:,} answers of "
+            f"{sum(len(run.results) for run in runs)} benchmark/setup results); open it in a "
+            "browser, no network needed"
+        )

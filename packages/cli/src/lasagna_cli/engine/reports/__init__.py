@@ -1,0 +1,37 @@
+"""Reports: views over a run's task records.
+
+- `_results`, `_manifest`: results.json and manifest.json, written by the runner;
+- `_typed`: results.json as typed objects (`load_results`), with `to_pandas()`;
+- `_run_data`: any run folder (run, staged pipeline, kag sweep) as results, read back
+  (`_texts`, `_read_staged`, `_read_kag`), priced by `_costs`;
+- `_paired`, `_compare`: paired comparisons (bootstrap interval, sign-flip p-value);
+- `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
+- `_report_payload`, `_html`, `assets/`: the self-contained HTML report.
+
+Names load on first use, so importing results.json's writer costs nothing more.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_NAMES = {
+    "RunData": "_run_data",
+    "read_run": "_read",
+    "compare_runs": "_compare",
+    "build_report": "_html",
+    "flat_rows": "_export",
+    "to_parquet": "_export",
+    "export_formats": "_export",
+    "export_text": "_export",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

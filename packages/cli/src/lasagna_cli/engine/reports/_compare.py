@@ -1,0 +1,297 @@
+"""Paired comparisons: setup B against setup A, metric by metric, on the questions both
+scored (`benchmark compare` and the HTML report).
+
+- Which results: between the setups of one run (`--setup A --setup B`, or the first setup
+  of each benchmark against each other one), or between two runs (the results with the
+  same benchmark and setup, one `--setup S` in both, or `--setup A --setup B`: A of the
+  first run against B of the second).
+- Each metric: the mean difference B - A over the questions whose value both have, its
+  seeded paired bootstrap interval and the sign-flip test's p-value (`_paired`), with how
+  many questions were compared and why the others were left out (failed, missing, not run
+  in either; an unparsed or failed grade; no value).
+- Results are compared only when they measured the same questions the same way: their
+  comparability keys are equal, or differ only in the setups' own settings (the retriever:
+  what two runs compare, as results.json leaves the settings a run varies out of its key;
+  listed as `compared_settings`). Other differences (questions, revision, split, corpus,
+  judge, metrics version) refuse the comparison with what differs, unless `force`, which
+  records what differs with it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.reports._paired import (
+    BOOTSTRAP_RESAMPLES,
+    PERMUTATION_RESAMPLES,
+    compare_paired,
+)
+from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
+
+
+@dataclass(frozen=True)
+class Side:
+    run: RunData
+    result: Mapping[str, Any]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "run": self.run.label,
+            "dataset": self.result["dataset"]["name"],
+            "setup": self.result["setup"]["name"],
+            "comparability_key": self.result["comparability_key"],
+        }
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, Mapping) and value:
+        flat: dict[str, Any] = {}
+        for key, inner in value.items():
+            flat.update(_flatten(inner, f"{prefix}{key}."))
+        return flat
+    return {prefix.rstrip("."): value}
+
+
+#: Fields of `held_fixed` that are what two runs compare (their setups' settings), never
+#: a reason to refuse: within one run results.json already leaves them out of the key.
+COMPARED_FIELDS = ("retriever", "retrieval_instruction")
+
+
+def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What the fields held fixed of two results disagree on, one "field: a vs b" each:
+    those that make them incomparable, and the setups' settings being compared."""
+    left = _flatten(a.get("held_fixed") or {})
+    right = _flatten(b.get("held_fixed") or {})
+    blocking: list[str] = []
+    compared: list[str] = []
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            shown = [json.dumps(side.get(key), ensure_ascii=False) for side in (left, right)]
+            line = f"{key}: {_short(shown[0])} vs {_short(shown[1])}"
+            (compared if key.split(".")[0] in COMPARED_FIELDS else blocking).append(line)
+    if not blocking and not compared and a.get("comparability_key") != b.get("comparability_key"):
+        blocking.append("comparability_key (computed by another lasagna version)")
+    return blocking, compared
+
+
+def group_key(result: Mapping[str, Any]) -> str:
+    """What results must share to be compared: their comparability key without the
+    setups' own settings (`COMPARED_FIELDS`), as the report groups them."""
+    from lasagna_cli.engine.reports._results import comparability_key
+
+    fixed = result.get("held_fixed")
+    if not isinstance(fixed, Mapping):
+        return str(result.get("comparability_key"))
+    return comparability_key({k: v for k, v in fixed.items() if k not in COMPARED_FIELDS})
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _results(run: RunData, setup: str | None = None) -> list[Mapping[str, Any]]:
+    return [r for r in run.results if setup is None or r["setup"]["name"] == setup]
+
+
+def _names(run: RunData) -> str:
+    return ", ".join(f"{r['dataset']['name']} / {r['setup']['name']}" for r in run.results)
+
+
+def pair_results(runs: Sequence[RunData], setups: Sequence[str]) -> list[tuple[Side, Side]]:
+    """The (A, B) pairs to compare, as the module docstring says."""
+    if not runs or len(runs) > 2:
+        raise EngineUsageError(f"compare: give one or two run folders, found {len(runs)}")
+    if len(setups) > 2:
+        raise EngineUsageError(
+            f"--setup: give one (the same setup in two runs) or two (A then B), found {len(setups)}"
+        )
+    first = runs[0]
+    second = runs[-1]
+    chosen = ((first, setups[0] if setups else None), (second, setups[-1] if setups else None))
+    for run, name in chosen:
+        if name is not None and not _results(run, name):
+            raise EngineUsageError(
+                f"--setup {name}: {run.label} has no such setup; it has {_names(run)}"
+            )
+    pairs: list[tuple[Side, Side]] = []
+    if len(runs) == 1:
+        if len(setups) == 1:
+            raise EngineUsageError(
+                "--setup: within one run give two setups (--setup A --setup B), or two runs"
+            )
+        by_dataset: dict[str, list[Mapping[str, Any]]] = {}
+        for result in first.results:
+            by_dataset.setdefault(result["dataset"]["name"], []).append(result)
+        for results in by_dataset.values():
+            names = [r["setup"]["name"] for r in results]
+            if setups:
+                if setups[0] in names and setups[1] in names:
+                    a = results[names.index(setups[0])]
+                    b = results[names.index(setups[1])]
+                    pairs.append((Side(first, a), Side(first, b)))
+            else:
+                pairs += [(Side(first, results[0]), Side(first, r)) for r in results[1:]]
+        if not pairs:
+            raise EngineUsageError(
+                f"{first.label}: nothing to compare: no benchmark has "
+                + (f"both {setups[0]} and {setups[1]}" if setups else "two setups")
+                + f" (it has {_names(first)}); give a second run folder or --setup A --setup B"
+            )
+        return pairs
+    left = _results(first, setups[0] if setups else None)
+    right = _results(second, setups[-1] if setups else None)
+    for a in left:
+        for b in right:
+            same_dataset = a["dataset"]["name"] == b["dataset"]["name"]
+            same_setup = bool(setups) or a["setup"]["name"] == b["setup"]["name"]
+            if same_dataset and same_setup:
+                pairs.append((Side(first, a), Side(second, b)))
+    if not pairs and len(left) == 1 and len(right) == 1:
+        pairs.append((Side(first, left[0]), Side(second, right[0])))  # one each: those two
+    if not pairs:
+        raise EngineUsageError(
+            f"nothing to compare: no benchmark and setup are in both runs ({first.label}: "
+            f"{_names(first)}; {second.label}: {_names(second)}); choose with --setup"
+        )
+    return pairs
+
+
+def _left_out(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, metric: str) -> str:
+    for side, label in ((a, "A"), (b, "B")):
+        if side is None:
+            return f"not in {label}"
+        if side.get("status") != "scored":
+            return str(side.get("status"))
+    track = metric.split("/", 1)[0]
+    for side in (a, b):
+        assert side is not None
+        section = side.get(track)
+        if track == "retrieval" and side.get("metrics") is None:
+            return "not judged"  # nothing relevant to find: never averaged in
+        if metric.endswith("/judge_score") and isinstance(section, Mapping):
+            status = section.get("judge_status")
+            if status in ("unparsed", "error"):
+                return "unparsed grade" if status == "unparsed" else "failed grade"
+    return "no value"
+
+
+def compare_pair(
+    a: Side,
+    b: Side,
+    *,
+    seed: int,
+    force: bool = False,
+    metrics: Sequence[str] | None = None,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = PERMUTATION_RESAMPLES,
+) -> dict[str, Any]:
+    """One comparison, JSON-ready (see the module docstring)."""
+    differs, compared = differences(a.result, b.result)
+    if differs and not force:
+        raise EngineUsageError(
+            f"cannot compare {_label(a)} with {_label(b)}: their comparability keys differ "
+            f"({'; '.join(differs)}), so they did not measure the same questions the same way; "
+            "add --force to compare them anyway"
+        )
+    entries_a = {str(q["id"]): q for q in a.result.get("per_query", ())}
+    entries_b = {str(q["id"]): q for q in b.result.get("per_query", ())}
+    values_a = {i: query_values(a.result, q) for i, q in entries_a.items()}
+    values_b = {i: query_values(b.result, q) for i, q in entries_b.items()}
+    names = [m for m in metric_names(a.result) if m in set(metric_names(b.result))]
+    if metrics:
+        unknown = [m for m in metrics if m not in names]
+        if unknown:
+            raise EngineUsageError(
+                f"--metric {unknown[0]}: not a metric both results have; they have "
+                f"{', '.join(names) or 'none in common'}"
+            )
+        names = list(metrics)
+    ids = list(entries_a) + [i for i in entries_b if i not in entries_a]
+    rows = []
+    for metric in names:
+        pairs: list[tuple[float, float]] = []
+        left_out: Counter[str] = Counter()
+        for qid in ids:
+            va = values_a.get(qid, {})
+            vb = values_b.get(qid, {})
+            x, y = va.get(metric), vb.get(metric)
+            if x is not None and y is not None:
+                pairs.append((float(x), float(y)))
+            elif _applies(metric, entries_a.get(qid), entries_b.get(qid)):
+                left_out[_left_out(entries_a.get(qid), entries_b.get(qid), metric)] += 1
+        row: dict[str, Any] = {
+            "metric": metric,
+            "n": len(pairs),
+            "left_out": dict(sorted(left_out.items())),
+        }
+        if pairs:
+            found = compare_paired(
+                [x for x, _ in pairs],
+                [y for _, y in pairs],
+                seed=seed,
+                bootstrap_resamples=bootstrap_resamples,
+                permutation_resamples=permutation_resamples,
+            )
+            row.update(
+                mean_a=found.mean_a,
+                mean_b=found.mean_b,
+                difference=found.difference,
+                ci95_low=found.ci95_low,
+                ci95_high=found.ci95_high,
+                p_value=found.p_value,
+                exact=found.exact,
+            )
+        rows.append(row)
+    return {
+        "a": a.describe(),
+        "b": b.describe(),
+        "comparable": not differs,
+        "differs": differs,
+        "compared_settings": compared,
+        "seed": seed,
+        "bootstrap_resamples": bootstrap_resamples,
+        "permutation_resamples": permutation_resamples,
+        "metrics": rows,
+    }
+
+
+def _applies(metric: str, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Whether a question counts in the metric at all: no_answer_accuracy only for an
+    unanswerable question, has_answer_* and false_refusal_rate only for the others."""
+    name = metric.split("/", 1)[-1]
+    track = metric.split("/", 1)[0]
+    for side in (a, b):
+        section = side.get(track) if side else None
+        if isinstance(section, Mapping) and "unanswerable" in section:
+            unanswerable = bool(section.get("unanswerable"))
+            if name == "no_answer_accuracy":
+                return unanswerable
+            if name.startswith("has_answer_") or name == "false_refusal_rate":
+                return not unanswerable
+    return True
+
+
+def _label(side: Side) -> str:
+    result = side.result
+    return f"{result['dataset']['name']} / {result['setup']['name']} ({side.run.label})"
+
+
+def compare_runs(
+    runs: Sequence[RunData],
+    setups: Sequence[str] = (),
+    *,
+    seed: int | None = None,
+    force: bool = False,
+    metrics: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Every comparison `benchmark compare` makes (the first run's seed by default)."""
+    chosen = runs[0].seed if seed is None else seed
+    return [
+        compare_pair(a, b, seed=chosen, force=force, metrics=metrics)
+        for a, b in pair_results(runs, setups)
+    ]

@@ -1,0 +1,119 @@
+"""The self-contained HTML report: one file that opens from file:// with no network.
+
+Everything is inline: the style, the page's script (`assets/report.js`), the charting
+runtime (Vega and Vega-Lite's minified builds from the npm registry, vendored in
+`assets/`, see vendor.json) and the results (`_report_payload`) as JSON in a
+`<script type="application/json">` element. A Content-Security-Policy forbids every
+fetch, so the page cannot reach the network even by mistake (Vega compiles its
+expressions with `Function`, hence 'unsafe-eval').
+
+Untrusted text (questions, answers, passages, judge reasoning, errors, setup names: they
+come from documents and models) never becomes markup: in the JSON, `<`, `>` and `&` are
+written as \\u escapes, so no `</script>` can end the element, and the script puts every
+string in the page as text (`textContent`), never as HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from importlib.resources import files
+from typing import Any
+
+from lasagna_cli.engine.reports._run_data import RunData
+
+_SOURCE_MAP = re.compile(r"//# sourceMappingURL=\S+\s*$")
+_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'unsafe-inline'; img-src data: blob:; font-src data:"
+)
+
+
+def _asset(name: str) -> str:
+    return (files("lasagna_cli.engine.reports") / "assets" / name).read_text(encoding="utf-8")
+
+
+def _inline_script(text: str) -> str:
+    # A script's text ends at the first "</script"; the vendored builds hold none (the
+    # test checks), this keeps it so for any future build.
+    return _SOURCE_MAP.sub("", text).replace("</script", "<\\/script")
+
+
+def json_for_html(data: Any) -> str:
+    """JSON that is safe inside a <script> element: no "<", ">" or "&" as such."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _escape(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def render_html(payload: Mapping[str, Any]) -> str:
+    title = _escape(str(payload.get("title", "lasagna report")))
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
+            f"<title>{title}</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n",
+            f'<body>\n<header><h1 id="title">{title}</h1><p id="subtitle"></p></header>\n',
+            '<main id="app"><p id="loading">Loading the report…</p></main>\n',
+            '<script type="application/json" id="lasagna-data">',
+            json_for_html(payload),
+            "</script>\n<script>\n",
+            _inline_script(_asset("vega.min.js")),
+            "\n</script>\n<script>\n",
+            _inline_script(_asset("vega-lite.min.js")),
+            "\n</script>\n<script>\n",
+            _inline_script(_asset("report.js")),
+            "\n</script>\n</body>\n</html>\n",
+        ]
+    )
+
+
+def build_report(
+    runs: Sequence[RunData],
+    *,
+    compare: bool = True,
+    title: str | None = None,
+) -> str:
+    """The report of these run folders' results, with each benchmark's paired comparisons
+    (its first result against each other one of the same comparability key)."""
+    from lasagna_cli.engine.reports._report_payload import headline_metrics, report_payload
+
+    comparisons: list[dict[str, Any]] = []
+    if compare:
+        comparisons = report_comparisons(runs, headline_metrics)
+    labels = ", ".join(run.label for run in runs)
+    payload = report_payload(runs, comparisons, title or f"lasagna report: {labels}")
+    return render_html(payload)
+
+
+def report_comparisons(runs: Sequence[RunData], headline: Any) -> list[dict[str, Any]]:
+    from lasagna_cli.engine.reports._compare import Side, compare_pair, group_key
+    from lasagna_cli.engine.reports._run_data import metric_names
+
+    groups: dict[tuple[str, str], list[Side]] = {}
+    for run in runs:
+        for result in run.results:
+            key = (str(result["dataset"]["name"]), group_key(result))
+            groups.setdefault(key, []).append(Side(run, result))
+    found = []
+    for sides in groups.values():
+        first = sides[0]
+        for other in sides[1:]:
+            common = [m for m in metric_names(first.result) if m in metric_names(other.result)]
+            chosen = headline(common)
+            if chosen:
+                found.append(compare_pair(first, other, seed=first.run.seed, metrics=chosen))
+    return found

@@ -1,0 +1,229 @@
+"""What the HTML report shows, as one JSON-ready object (`report_payload`); `_html` inlines
+it with the page's script.
+
+Results are grouped as results.json groups them: one group per benchmark and comparability
+key (results with one key measured the same questions the same way), across every run
+folder given. Each group carries its results (metric summaries as results.json has them,
+counts, usage, cost, mean latency), its breakdowns (the headline metrics by category and by
+question type, plain means with their counts), its paired comparisons (the first result
+against each other one, `_compare`) and its questions: the text, the references, and one
+cell per result (status, every metric's value, answers with their grades, the ranking with
+each passage's relevance, the error). The passages' texts are listed once per benchmark.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from lasagna_cli.engine._records import ANSWER_SECTIONS
+from lasagna_cli.engine.reports._compare import group_key
+from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
+
+HEADLINE = (
+    "retrieval/ndcg@10",
+    "retrieval/evidence_recall",
+    "retrieval/recall@",
+    "retrieval/mrr",
+    "generation/f1",
+    "generation/exact_match",
+    "generation/judge_score",
+    "generation/accuracy",
+    "closed-book/f1",
+    "closed-book/judge_score",
+)
+BREAKDOWN_KEYS = ("category", "question_type")
+
+
+def headline_metrics(names: Sequence[str]) -> list[str]:
+    """The metrics the charts and comparisons show, in a fixed order (recall@k at the
+    run's own k)."""
+    chosen: list[str] = []
+    for prefix in HEADLINE:
+        for name in names:
+            matches = name.startswith(prefix) if prefix.endswith("@") else name == prefix
+            if matches and name not in chosen:
+                chosen.append(name)
+    return chosen
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def _cell(entry: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    cell: dict[str, Any] = {"s": entry.get("status")}
+    if values:
+        cell["v"] = values
+    error = entry.get("error") or entry.get("missing")
+    if error:
+        cell["e"] = str(error)
+    judgments = entry.get("judgments") or {}
+    ranking = entry.get("ranking")
+    if ranking:
+        cell["r"] = [[doc, score, judgments.get(doc, 0)] for doc, score in ranking]
+    if judgments:
+        cell["j"] = judgments
+    answers = {}
+    for track in ANSWER_SECTIONS:
+        section = entry.get(track)
+        if isinstance(section, Mapping):
+            answers[track] = {k: v for k, v in section.items() if v is not None}
+    if answers:
+        cell["a"] = answers
+    return cell
+
+
+def _latency(result: Mapping[str, Any]) -> dict[str, float | None]:
+    answer: list[float] = []
+    retrieval: list[float] = []
+    for entry in result.get("per_query", ()):
+        if entry.get("retrieval_seconds") is not None:
+            retrieval.append(float(entry["retrieval_seconds"]))
+        for track in ANSWER_SECTIONS:
+            section = entry.get(track)
+            if isinstance(section, Mapping) and section.get("latency_s") is not None:
+                answer.append(float(section["latency_s"]))
+    return {"answer_s": _mean(answer), "retrieval_s": _mean(retrieval)}
+
+
+def _breakdowns(
+    values: Sequence[Mapping[str, Mapping[str, Any]]],
+    questions: Mapping[str, Mapping[str, Any]],
+    metrics: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Per value of a question's category (question type), each result's mean of each
+    headline metric over those questions, with how many had a value."""
+    found = []
+    for key in BREAKDOWN_KEYS:
+        groups: dict[str, list[str]] = {}
+        for qid, question in questions.items():
+            if question.get(key):
+                groups.setdefault(str(question[key]), []).append(qid)
+        if len(groups) < 2:
+            continue
+        rows = []
+        for value in sorted(groups):
+            cells = []
+            for per_result in values:
+                per_metric: dict[str, Any] = {}
+                for metric in metrics:
+                    got = [
+                        float(v)
+                        for qid in groups[value]
+                        if (v := per_result.get(qid, {}).get(metric)) is not None
+                    ]
+                    per_metric[metric] = [_mean(got), len(got)]
+                cells.append(per_metric)
+            rows.append({"value": value, "questions": len(groups[value]), "cells": cells})
+        found.append({"by": key, "rows": rows})
+    return found
+
+
+def _versions() -> dict[str, str]:
+    try:
+        return {"lasagna-cli": version("lasagna-cli")}
+    except PackageNotFoundError:  # pragma: no cover - always installed with the package
+        return {}
+
+
+def report_payload(
+    runs: Sequence[RunData],
+    comparisons: Sequence[Mapping[str, Any]] = (),
+    title: str = "lasagna report",
+) -> dict[str, Any]:
+    groups: dict[tuple[str, str], dict[str, Any]] = {}  # (benchmark, group key) -> group
+    members: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+    for index, run in enumerate(runs):
+        for result in run.results:
+            pair = (str(result["dataset"]["name"]), group_key(result))
+            members.setdefault(pair, []).append((index, result))
+    passages: dict[str, dict[str, str]] = {}
+    for run in runs:
+        for dataset, texts in run.passages.items():
+            passages.setdefault(dataset, {}).update(texts)
+    for (dataset, key), found in members.items():
+        results = [r for _, r in found]
+        names: list[str] = []
+        for one in results:
+            names += [m for m in metric_names(one) if m not in names]
+        ids: list[str] = []
+        seen: set[str] = set()
+        for one in results:
+            for entry in one.get("per_query", ()):
+                if str(entry["id"]) not in seen:
+                    seen.add(str(entry["id"]))
+                    ids.append(str(entry["id"]))
+        questions: dict[str, dict[str, Any]] = {}
+        for index, _ in found:
+            for qid, shown in runs[index].questions.get(dataset, {}).items():
+                if qid in seen:  # the questions these results asked
+                    questions.setdefault(qid, dict(shown))
+        values = [
+            {str(e["id"]): query_values(r, e) for e in r.get("per_query", ())} for r in results
+        ]
+        cells_by_result = [
+            {str(e["id"]): _cell(e, v[str(e["id"])]) for e in r.get("per_query", ())}
+            for r, v in zip(results, values, strict=True)
+        ]
+        rows = []
+        for qid in ids:
+            shown = questions.get(qid, {})
+            row: dict[str, Any] = {"id": qid, "c": [cells.get(qid) for cells in cells_by_result]}
+            if shown.get("text"):
+                row["q"] = shown["text"]
+            for short, field in (("refs", "references"), ("cat", "category"),
+                                 ("qt", "question_type"), ("ev", "evidence"),
+                                 ("opt", "options")):  # fmt: skip
+                if shown.get(field):
+                    row[short] = shown[field]
+            if shown.get("unanswerable"):
+                row["un"] = True
+            rows.append(row)
+        headline = headline_metrics(names)
+        group_comparisons = [
+            c
+            for c in comparisons
+            if c["a"]["dataset"] == dataset
+            and c["a"]["comparability_key"] in {r["comparability_key"] for r in results}
+        ]
+        groups[(dataset, key)] = {
+            "dataset": dataset,
+            "key": key,
+            "held_fixed": results[0].get("held_fixed", {}),
+            "varied": sorted(
+                {v for r in results for v in r.get("varied", ())}
+                | {line.split(":")[0] for c in group_comparisons for line in c["compared_settings"]}
+            ),
+            "metrics": names,
+            "headline": headline,
+            "results": [
+                {
+                    "run": index,
+                    "setup": result["setup"]["name"],
+                    "label": result["setup"]["name"]
+                    + (f" ({runs[index].label})" if len(runs) > 1 else ""),
+                    "setup_info": result["setup"],
+                    "counts": result.get("counts", {}),
+                    "metrics": result.get("metrics", {}),
+                    "usage": result.get("usage", {}),
+                    "latency": _latency(result),
+                }
+                for index, result in found
+            ],
+            "breakdowns": _breakdowns(values, questions, headline),
+            "comparisons": group_comparisons,
+            "questions": rows,
+        }
+    return {
+        "title": title,
+        "generator": _versions(),
+        "runs": [
+            {"label": run.label, "kind": run.kind, "manifest": run.manifest, "notes": run.notes}
+            for run in runs
+        ],
+        "groups": list(groups.values()),
+        "passages": passages,
+    }
