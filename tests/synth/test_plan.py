@@ -198,8 +198,43 @@ def test_passages_are_what_the_chunker_made(make: type) -> None:
     )
 )
 def test_index_words_are_the_rule_words(text: str) -> None:
-    from lasagna_synth._overlap import _word_keys, overlap_words
+    from lasagna_synth._overlap import overlap_words, word_keys
 
     words = overlap_words(text)
     assert words == set(re.findall(r"[^\W_]{4,}", text.lower()))
-    assert _word_keys(text) == {w.encode() for w in words}
+    assert word_keys(text) == {w.encode() for w in words}
+
+
+RANDOM_WORDS = st.lists(
+    st.sampled_from(["alpha", "bravo", "CHARLIE", "delta", "echo", "foxtrot", "golf", "x1y2",
+                     "hotel", "Ünïcode", "naïve", "ab", "abc", "a-b-c-d", "word_s", "1234"]),
+    min_size=20,
+    max_size=60,
+).map(" ".join)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(RANDOM_WORDS, min_size=1, max_size=3), min_size=2, max_size=5))
+def test_the_restricted_index_answers_as_the_full_one(docs: list[list[str]]) -> None:
+    # Planning uses an index over the words of the passages it asks about; it must give the
+    # same partners and neighbours as the index over every word.
+    from lasagna_synth import Corpus, Document
+    from lasagna_synth._overlap import WordIndex
+
+    documents = tuple(
+        Document(f"d{i}.md", "\n\n".join(paragraphs), "text") for i, paragraphs in enumerate(docs)
+    )
+    corpus = Corpus("mem", documents, ())
+    p = plan(corpus, n=6, mix="factoid=1/3,multihop=1/3,unanswerable=1/3", seed=1, chunk_words=20)
+    full = WordIndex(p.passages)
+    spans: dict[str, tuple[int, int]] = {}
+    for i, passage in enumerate(p.passages):
+        spans[passage.doc_id] = (spans.get(passage.doc_id, (i, i))[0], i + 1)
+    for item in p.items:
+        first = p.passages.index(item.passages[0])
+        if item.question_type == "multihop":
+            start, end = spans[item.passages[0].doc_id]
+            assert item.passages[1] is p.passages[full.best_outside(first, start, end)]
+        if item.question_type == "unanswerable":
+            want = WordIndex.top(full.passage_scores(first), 3, first)
+            assert p.passage_neighbours(item.passages[0]) == tuple(p.passages[i] for i in want)

@@ -6,6 +6,12 @@ overlap of a query with every passage is then one `bincount` over the query's po
 lists, in numpy: a sparse product computed in C, never a comparison of pairs in Python.
 (scikit-learn would build the same counts, but importing it alone takes 0.85 s and 120 MB
 here, more memory than the whole dry run may use; numpy does the same sums.)
+
+An index can be restricted to the words of some passages (`vocabulary`): it then answers
+exactly for those passages and for any text whose words it holds, and costs a fraction of
+the full one over a large vocabulary (2,000 documents of random words: 200,000 distinct
+words, 1.1 million postings, 0.6 s and 40 MB for the full index). Planning asks only
+about passages it knows in advance, so it builds the restricted one.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import re
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +33,12 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"[^\W_]{4,}")
 # For ASCII text, the same words as bytes.
 _ASCII_WORD = re.compile(rb"[a-z0-9]{4,}")
+# ASCII text lower-cased with every byte that is not a letter or digit made a space: its
+# split() is the maximal runs of [a-z0-9], of any length.
+_RUNS = bytes(
+    b if chr(b).isascii() and chr(b).isalnum() else 32
+    for b in (c + 32 if 65 <= c <= 90 else c for c in range(256))
+)
 
 
 def overlap_words(text: str) -> set[str]:
@@ -34,7 +46,7 @@ def overlap_words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def _word_keys(text: str) -> set[bytes]:
+def word_keys(text: str) -> set[bytes]:
     """`overlap_words(text)`, UTF-8 encoded: ASCII text (the common case) is then searched
     as bytes, which the regex engine does faster than str."""
     if text.isascii():
@@ -45,17 +57,34 @@ def _word_keys(text: str) -> set[bytes]:
 class WordIndex:
     """Passages by the words they contain; ties are always broken in corpus order."""
 
-    def __init__(self, passages: Sequence[Passage]) -> None:
+    def __init__(
+        self, passages: Sequence[Passage], vocabulary: Iterable[bytes] | None = None
+    ) -> None:
         import numpy as np
 
-        # A new word gets the next id inside the dict lookup itself, in C.
-        numbering: defaultdict[bytes, int] = defaultdict(count().__next__)
         ids = array("i")
         lengths = array("q")
-        for passage in passages:
-            words = _word_keys(passage.text)
-            ids.extend(map(numbering.__getitem__, words))
-            lengths.append(len(words))
+        if vocabulary is None:
+            # A new word gets the next id inside the dict lookup itself, in C.
+            numbering: dict[bytes, int] = defaultdict(count().__next__)
+            for passage in passages:
+                words = word_keys(passage.text)
+                ids.extend(map(numbering.__getitem__, words))
+                lengths.append(len(words))
+        else:
+            numbering = {word: i for i, word in enumerate(vocabulary)}
+            known = numbering.__contains__
+            for passage in passages:
+                text = passage.text
+                if text.isascii():
+                    # every word of the vocabulary has 4+ characters: the runs of [a-z0-9]
+                    # it holds are the passage's words it holds
+                    kept = set(filter(known, text.encode("ascii").translate(_RUNS).split()))
+                else:
+                    kept = numbering.keys() & word_keys(text)
+                ids.extend(map(numbering.__getitem__, kept))
+                lengths.append(len(kept))
+        self.restricted = vocabulary is not None
         vocabulary = dict(numbering)
         del numbering
         # (word << 32 | passage) keys, sorted in place: by word, then passage, so each
@@ -96,9 +125,14 @@ class WordIndex:
         return self.text_scores(self._passages[passage].text)
 
     def text_scores(self, text: str) -> NDArray[np.int64]:
-        """Words shared by `text` with every passage."""
-        ids = [self._vocabulary[w] for w in _word_keys(text) if w in self._vocabulary]
+        """Words shared by `text` with every passage (a restricted index: exact when the
+        index holds every word of `text`, see `holds`)."""
+        ids = [self._vocabulary[w] for w in word_keys(text) if w in self._vocabulary]
         return self._scores(ids)
+
+    def holds(self, text: str) -> bool:
+        """Whether every word of `text` is in the index (always, for a full index)."""
+        return not self.restricted or self._vocabulary.keys() >= word_keys(text)
 
     def best_outside(self, passage: int, start: int, end: int) -> int:
         """The passage sharing the most words with `passage`, outside [start, end)."""

@@ -21,22 +21,35 @@ from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipp
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._loading import iter_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
-from lasagna_synth._overlap import WordIndex
+from lasagna_synth._overlap import WordIndex, word_keys
 
 NEIGHBOURS = 3
 
 
 class _LazyIndex:
-    """Builds the word index the first time it is needed, once."""
+    """Builds the word index the first time it is needed, once; and knows the smaller index
+    over the words of the passages the plan asks about (multihop firsts, unanswerable
+    sources), built with the plan."""
 
-    def __init__(self, passages: tuple[Passage, ...]) -> None:
+    def __init__(self, passages: tuple[Passage, ...], queries: Iterable[int] = ()) -> None:
         self._passages = passages
         self._index: WordIndex | None = None
+        self.queries = frozenset(queries)
+        vocabulary: set[bytes] = set()
+        for at in self.queries:
+            vocabulary |= word_keys(passages[at].text)
+        self.of_queries = WordIndex(passages, vocabulary) if self.queries else None
 
     def get(self) -> WordIndex:
         if self._index is None:
             self._index = WordIndex(self._passages)
         return self._index
+
+    def for_passage(self, at: int) -> WordIndex:
+        """An index that answers exactly for passage `at`."""
+        if self._index is None and self.of_queries is not None and at in self.queries:
+            return self.of_queries
+        return self.get()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +97,7 @@ class Plan:
         """The `k` passages sharing the most words with `source` itself (an estimate of
         what an unanswerable check will see, before its question exists)."""
         at = self._positions[source.id]
-        best = WordIndex.top(self.index.passage_scores(at), k, at)
+        best = WordIndex.top(self._index.for_passage(at).passage_scores(at), k, at)
         return tuple(self.passages[i] for i in best)
 
     @property
@@ -197,14 +210,15 @@ def plan(
 
     rng = random.Random(seed)
     draws = {t: _draw(rng, size, counts[t]) for t in QUESTION_TYPES}
-    index = _LazyIndex(passages)
+    queries = [i for t in ("multihop", "unanswerable") for i, _ in draws[t]]
+    index = _LazyIndex(passages, queries)
     unordered: list[tuple[QuestionType, tuple[Passage, ...], int]] = []
     for question_type in QUESTION_TYPES:
         for i, use in draws[question_type]:
             chosen: tuple[Passage, ...] = (passages[i],)
             if question_type == "multihop":
                 start, end = doc_spans[passages[i].doc_id]
-                chosen += (passages[index.get().best_outside(i, start, end)],)
+                chosen += (passages[index.for_passage(i).best_outside(i, start, end)],)
             unordered.append((question_type, chosen, use))
     rng.shuffle(unordered)
     width = max(4, len(str(n)))
