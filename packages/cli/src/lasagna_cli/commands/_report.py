@@ -73,8 +73,8 @@ def report(
         from lasagna_cli.engine.reports import build_report
 
         target = output if output is not None else folders[0] / "report.html"
+        runs = read_runs(folders, datasets, prices)  # reads only: a bad folder, nothing made
         check_writable(target.parent, f"-o {target}")
-        runs = read_runs(folders, datasets, prices)
         for run in runs:
             for note in run.notes:
                 typer.echo(f"note: {run.label}: {note}", err=True)
