@@ -28,7 +28,13 @@ from pydantic import BaseModel, Field
 
 from lasagna_judge._errors import JudgeError, LLMCallError
 from lasagna_judge._parse import parse_score
-from lasagna_judge._rubrics import Prompt, Rubric, build_prompt, normalize_references
+from lasagna_judge._rubrics import (
+    Prompt,
+    Rubric,
+    build_prompt,
+    check_texts,
+    normalize_references,
+)
 from lasagna_metrics import is_refusal
 
 if TYPE_CHECKING:
@@ -240,15 +246,17 @@ async def grade_batch(
     """
     if concurrency < 1:
         raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
-    checked: list[tuple[Prompt, list[str], str]] = []
+    # Every item checked now; its prompt is built by the worker that grades it, so that the
+    # first calls leave without waiting for every prompt (and their sha256) to be made.
+    checked: list[tuple[str, list[str], str]] = []
     for index, item in enumerate(items):
         question, references, prediction = _item_fields(item, index)
         try:
             refs = normalize_references(references)
-            prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
+            check_texts(question, prediction)
         except JudgeError as exc:
             raise JudgeError(f"item {index}: {exc}") from None
-        checked.append((prompt, refs, prediction))
+        checked.append((question, refs, prediction))
 
     total = len(checked)
     results: list[Grade | None] = [None] * total
@@ -260,8 +268,11 @@ async def grade_batch(
         while next_index < total:
             index = next_index
             next_index += 1
-            prompt, refs, prediction = checked[index]
+            question, refs, prediction = checked[index]
             try:
+                prompt = build_prompt(
+                    rubric, question=question, references=refs, prediction=prediction
+                )
                 result = await _grade_prompt(
                     llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens
                 )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import weakref
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -113,8 +114,8 @@ def _plain_extras(model: type[BaseModel]) -> dict[str, dict[str, Any]] | None:
     if "description" not in schema and doc is not None:
         return None  # a blank docstring: instructor's summary of it is not reproduced here
     # instructor copies a docstring's parameter descriptions (docstring_parser) into the
-    # properties that have none: left to it whenever such a property is named in the text.
-    if any(name in (doc or "") for name, p in properties.items() if "description" not in p):
+    # properties that have none: left to it whenever the docstring could describe one.
+    if doc and any(_may_describe(doc, n) for n, p in properties.items() if "description" not in p):
         return None
     # instructor.v2.providers.openai.schema.generate_openai_schema, step for step
     parameters = {k: v for k, v in schema.items() if k not in ("title", "description")}
@@ -136,6 +137,20 @@ def _plain_extras(model: type[BaseModel]) -> dict[str, dict[str, Any]] | None:
             }
         },
     }
+
+
+# A numpydoc section underline: its parameters may be bare names, one a line.
+_UNDERLINE = re.compile(r"(?m)^\s*-{3,}\s*$")
+
+
+def _may_describe(doc: str, name: str) -> bool:
+    """Whether docstring_parser could read a description of parameter `name` in `doc`: every
+    style it reads names a parameter followed by a colon, perhaps after a type in brackets
+    (Google `name (int): ...`, reST `:param name: ...`, numpydoc `name : int`, epydoc
+    `@param name: ...`), except numpydoc's bare names, under an underlined section."""
+    if _UNDERLINE.search(doc):
+        return True
+    return re.search(rf"(?<!\w){re.escape(name)}\s*(?:\([^)]*\))?\s*:", doc) is not None
 
 
 def _plain(model: type[BaseModel], seen: set[int]) -> bool:

@@ -234,13 +234,18 @@ def join_references(references: str | Sequence[str]) -> str:
     return " | ".join(r.strip() for r in normalize_references(references) if r.strip())
 
 
+def check_texts(question: object, prediction: object) -> None:
+    """The JudgeError `build_prompt` raises for a question or prediction that is no string."""
+    for name, value in (("question", question), ("prediction", prediction)):
+        if not isinstance(value, str):
+            raise JudgeError(f"{name}: expected a string, found {type(value).__name__}")
+
+
 def build_prompt(
     rubric: Rubric, *, question: str, references: str | Sequence[str], prediction: str
 ) -> Prompt:
     """Fill the rubric's template. Pure: the same inputs give the same messages and sha256."""
-    for name, value in (("question", question), ("prediction", prediction)):
-        if not isinstance(value, str):
-            raise JudgeError(f"{name}: expected a string, found {type(value).__name__}")
+    check_texts(question, prediction)
     values = {
         "question": question.strip(),
         "references": join_references(references),
