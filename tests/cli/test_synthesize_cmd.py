@@ -24,8 +24,10 @@ def lasagna(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = dict(os.environ)
-    # Anything that tried the network would fail fast on a closed local port.
+    # Anything that tried the network would fail fast on a closed local port (proxies are
+    # honoured); the fake model server on 127.0.0.1 is reached directly.
     base.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9")
+    base.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     base.pop("MODEL_NAME", None)
     base.update(env or {})
     return subprocess.run(
@@ -331,3 +333,46 @@ def test_every_call_failing_writes_nothing_and_exits_1(tmp_path: Path) -> None:
         f"error: every question failed on a call error, so {out} was not written"
     )
     assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", ["ragas", "deepeval"])
+def test_format_writes_rows_another_tool_reads_that_read_back_identically(
+    fmt: str, tmp_path: Path
+) -> None:
+    """`--format ragas|deepeval`: the same questions as the default format (the second run
+    is answered by the cache), in the tool's fields, and `load_data` reads them back as the
+    same rows."""
+    from lasagna_synth import load_data
+
+    docs = write_docs(tmp_path / "docs")
+    env = run_env(tmp_path)
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / f"{fmt}.jsonl"
+    with FakeLLMServer(reply=model_reply) as server:
+        base = ["benchmark", "synthesize", str(docs), "--n", "5", "--model", "openai/fake"]
+        base += ["--base-url", server.base_url]
+        first = lasagna(*base, "--out", str(ours), env=env)
+        assert first.returncode == 0, first.stderr
+        calls = server.calls
+        second = lasagna(*base, "--out", str(theirs), "--format", fmt, env=env)
+        assert second.returncode == 0, second.stderr
+        assert server.calls == calls
+    named = {"ragas": "RAGAS samples", "deepeval": "DeepEval goldens"}[fmt]
+    assert second.stdout.startswith(f"Wrote 5 rows to {theirs} as {named}: ")
+    written = [json.loads(line) for line in theirs.read_text(encoding="utf-8").splitlines()]
+    question = {"ragas": "user_input", "deepeval": "input"}[fmt]
+    assert all(question in row and "question" not in row for row in written)
+    assert load_data(theirs).rows() == load_data(ours).rows()
+    valid = lasagna("benchmark", "validate-data", str(theirs))
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+
+
+def test_an_unknown_format_is_refused_before_any_call(tmp_path: Path) -> None:
+    result = lasagna(
+        "benchmark", "synthesize", str(EXAMPLES), "--format", "ragaz", "--model", "openai/x",
+        "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o.jsonl"),
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "error: --format: expected one of lasagna, ragas, deepeval, found 'ragaz' "
+        '(did you mean "ragas"?)'
+    )

@@ -15,12 +15,8 @@ from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.systems._errors import SystemOutputError
 from lasagna_cli.engine.systems._match import UNMATCHED_PREFIX, CorpusMatcher, match_ranking
 from lasagna_cli.engine.systems._output import Retrieved, SystemOutput, normalize
-from lasagna_cli.engine.systems._spec import (
-    default_setup_name,
-    redact_url,
-    spec_from_flags,
-    spec_from_sweep,
-)
+from lasagna_cli.engine.systems._spec import default_setup_name, redact_url, spec_from_flags
+from lasagna_cli.engine.systems._spec_sweep import spec_from_sweep
 
 CORPUS = {
     "lasagna": "Lasagna\n\nLasagna is layered pasta.",

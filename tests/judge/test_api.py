@@ -15,6 +15,7 @@ PUBLIC = sorted(
         "JudgeError",
         "LLMCallError",
         "MissingExtraError",
+        "Proxies",
         "RetryPolicy",
         "is_retryable_status",
         "parse_retry_after",

@@ -134,7 +134,7 @@ def test_a_ragas_field_is_never_matched_to_a_lasagna_field_of_another_meaning(
     assert (
         "the system's retrieved passages (an output, not gold passages) in RAGAS v0.2+" in problem
     )
-    assert 'format="ragas" (--format ragas on the command line)' in problem
+    assert 'format="ragas" (--data-format ragas on the command line)' in problem
     # A misspelt RAGAS field is the RAGAS field, not a look-alike of lasagna's.
     path = write_jsonl(tmp_path / "qa.jsonl", {"question": "Q?", "retreived_contexts": ["p"]})
     (problem,) = problems_of(path)
@@ -180,7 +180,7 @@ def test_a_file_mixing_formats_is_refused_naming_both(tmp_path: Path) -> None:
         "reference_contexts, response, retrieved_contexts, user_input); DeepEval goldens/test "
         "cases (actual_output, input)"
     )
-    assert 'format="deepeval" (--format deepeval on the command line)' in problem
+    assert 'format="deepeval" (--data-format deepeval on the command line)' in problem
 
 
 def test_a_ragas_csv_says_to_export_jsonl(tmp_path: Path) -> None:

@@ -45,12 +45,25 @@ def _references(row: dict[str, Any]) -> list[str]:
     return [] if value in (None, "") else value if isinstance(value, list) else [value]
 
 
+def _texts(retrieved: list[str], passages: dict[str, str]) -> list[str]:
+    """The predictions file names some passages by id (`expected_docs`); the other tools
+    record retrieved passages as their texts."""
+    return [passages.get(item, item) for item in retrieved]
+
+
 def build() -> dict[str, list[dict[str, Any]]]:
     data = _jsonl(EXAMPLES / "data" / "pasta.jsonl")
     outputs = {p["id"]: p for p in _jsonl(EXAMPLES / "systems" / "predictions.jsonl")}
+    passages = {
+        name: text
+        for row in data
+        if "expected_docs" in row
+        for name, text in zip(row["expected_docs"], row["contexts"], strict=True)
+    }
     v02, v01, deepeval = [], [], []
     for row in data:
-        out = outputs[row["id"]]
+        out = {**outputs[row["id"]]}
+        out["retrieved"] = _texts(out["retrieved"], passages)
         refs = _references(row)
         meta = row.get("metadata", {})
         sample: dict[str, Any] = {

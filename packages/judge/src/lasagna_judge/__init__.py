@@ -17,6 +17,7 @@ from lasagna_judge._llm import LLM
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
+from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
 from lasagna_judge._types import Completion, Structured, Usage
@@ -38,6 +39,7 @@ __all__ = [
     "MissingExtraError",
     "ParsedScore",
     "Prompt",
+    "Proxies",
     "RetryPolicy",
     "Rubric",
     "Structured",

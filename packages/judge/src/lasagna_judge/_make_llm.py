@@ -16,6 +16,7 @@ from lasagna_judge._cache import ResponseCache, default_cache_path
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._llm import LLM
 from lasagna_judge._providers import STRUCTURED_MODES, Backend, StructuredMode
+from lasagna_judge._proxies import Proxies
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._usage import Meter, Prices
@@ -51,6 +52,7 @@ def make_llm(
     temperature: float | None = 0.0,
     retry_policy: RetryPolicy | None = None,
     seed: int | None = None,
+    proxies: Proxies | None = None,
 ) -> LLM:
     """Build an LLM for `provider/model`.
 
@@ -69,7 +71,10 @@ def make_llm(
     anthropic), "json_schema" (response_format json_schema; default for ollama), "json"
     (JSON mode, schema in the prompt) or "md_json". `temperature` is sent when a call
     gives none (not to models that reject it); None sends none. `prices` maps a model
-    (`provider/name` or `name`) to USD per 1M (input, output) tokens.
+    (`provider/name` or `name`) to USD per 1M (input, output) tokens. `proxies`: the HTTP
+    proxies the calls go through (`Proxies.from_environ(os.environ)` honours HTTP_PROXY,
+    HTTPS_PROXY and NO_PROXY); None, the default, connects directly: this function reads
+    no environment variable.
     """
     provider, name = parse_model(model)
     if concurrency < 1:
@@ -117,7 +122,7 @@ def make_llm(
                     f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
                     "which needs none"
                 )
-        sender = _sender(concurrency, requests_per_minute, policy, meter, seed)
+        sender = _sender(concurrency, requests_per_minute, policy, meter, seed, proxies)
         if provider == "anthropic":
             from lasagna_judge._anthropic import AnthropicBackend
             from lasagna_judge._transport import httpx_bridge
@@ -182,12 +187,13 @@ def _sender(
     policy: RetryPolicy,
     meter: Meter,
     seed: int | None,
+    proxies: Proxies | None = None,
 ) -> Any:
     from lasagna_judge._transport import RetryingSender
     from lasagna_judge._wire import AiohttpSender
 
     return RetryingSender(
-        AiohttpSender(limit=concurrency),
+        AiohttpSender(limit=concurrency, proxies=proxies),
         policy=policy,
         concurrency=concurrency,
         meter=meter,

@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from lasagna_judge._proxies import Proxies
 
 WireErrorKind = Literal["timeout", "connect", "network"]
 
@@ -57,10 +60,13 @@ _DROPPED = frozenset({"content-encoding", "content-length", "transfer-encoding"}
 
 
 class AiohttpSender:
-    """Keeps up to `limit` keep-alive connections; one aiohttp session per event loop."""
+    """Keeps up to `limit` keep-alive connections; one aiohttp session per event loop.
+    `proxies` (given by the caller, never read from the environment here) picks each
+    request's proxy; None: every request goes directly."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, proxies: Proxies | None = None) -> None:
         self._limit = limit
+        self._proxies = proxies
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -95,6 +101,7 @@ class AiohttpSender:
                 headers=request.headers,
                 timeout=timeout,
                 allow_redirects=False,
+                proxy=self._proxies.for_url(request.url) if self._proxies else None,
             ) as response:
                 body = await response.read()
                 headers = {

@@ -184,13 +184,13 @@ CSV_FORMAT = FieldFormat(
 FIELD_FORMATS = (LASAGNA, RAGAS_V01, RAGAS_V02, DEEPEVAL)
 _BY_NAME = {f.name: f for f in (*FIELD_FORMATS, SQUAD_COLUMNS)}
 
-#: The values of `format=` (the CLI's `--format`): "hf" names the container (a dataset
+#: The values of `format=` (the CLI's `--data-format`): "hf" names the container (a dataset
 #: saved to disk, Parquet, Arrow, or its JSONL export); the fields in it are detected.
 DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
 
 
 def format_option(given: str) -> str:
-    return f'format="{given}" (--format {given} on the command line)'
+    return f'format="{given}" (--data-format {given} on the command line)'
 
 
 def detect(keys: Iterable[str], records_have_squad_answers: bool) -> list[FieldFormat]:

@@ -31,7 +31,7 @@ from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._config import RunConfig
-    from lasagna_judge import LLM
+    from lasagna_judge import LLM, Proxies
 
 ENV_VARIABLES = (
     "MODEL_NAME",
@@ -212,9 +212,18 @@ def build_llm(
             concurrency=concurrency,
             requests_per_minute=requests_per_minute,
             prices=prices,
+            proxies=proxies_of(env),
         )
     except JudgeError as exc:  # every one is about the flags and variables above
         raise CliError(f"{named}: {exc}", USAGE_ERROR) from None
+
+
+def proxies_of(env: Mapping[str, str] | None = None) -> Proxies | None:
+    """HTTP_PROXY, HTTPS_PROXY and NO_PROXY as the libraries take them (they read no
+    environment variable themselves): model calls and HTTP systems honour them."""
+    from lasagna_judge import Proxies
+
+    return Proxies.from_environ(os.environ if env is None else env)
 
 
 def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:

@@ -100,3 +100,59 @@ class TaskProgress:
 
     def summary(self) -> str:
         return f"{self.description}: {self._counts()}"
+
+
+class SynthesisBar:
+    """`synthesize`'s bar: questions kept, dropped and failed, with an ETA, on stderr when it
+    is a terminal; silent otherwise (the summary says the same)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.kept = 0
+        self.dropped = 0
+        self.errors = 0
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> SynthesisBar:
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("synthesize"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[counts]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("synthesize", total=self.total, counts="")
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, done: int, total: int, reason: str | None) -> None:
+        if reason is None:
+            self.kept += 1
+        elif reason == "error":
+            self.errors += 1
+        else:
+            self.dropped += 1
+        if self._progress is not None:
+            self._progress.update(
+                self._task,
+                completed=done,
+                counts=f"kept {self.kept}  dropped {self.dropped}  errors {self.errors}",
+            )

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._run_folders import new_run_folder
-from lasagna_cli.commands._validate import DropUnknownJudgments, check_data_path
+from lasagna_cli.commands._validate import (
+    DataFormat,
+    DropUnknownJudgments,
+    check_data_format,
+    check_data_path,
+)
 from lasagna_cli.engine._config import DEFAULT_TOP_K
 
 if TYPE_CHECKING:
@@ -19,6 +24,8 @@ if TYPE_CHECKING:
 from lasagna_cli.commands._errors import (
     DATA_ERROR,
     INTERRUPTED,
+    USAGE_ERROR,
+    CliError,
     check_format,
     user_errors,
 )
@@ -104,6 +111,7 @@ def run(
         str, typer.Option("--format", help="text (the leaderboard) or json.")
     ] = "text",
     drop_unknown_judgments: DropUnknownJudgments = False,
+    data_format: DataFormat = None,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="NAME: the benchmark's raw files (nothing is downloaded)."),
@@ -127,6 +135,15 @@ def run(
             show_default=False,
         ),
     ] = None,
+    predictions_from_data: Annotated[
+        bool,
+        typer.Option(
+            "--predictions-from-data",
+            help="Score the system outputs the data file records: RAGAS response and "
+            "retrieved_contexts, DeepEval actual_output and retrieval_context (passage "
+            "texts, matched to the corpus); rows without them have no prediction.",
+        ),
+    ] = False,
     allow_missing: Annotated[
         bool,
         typer.Option(
@@ -205,7 +222,17 @@ def run(
     ):
         return
     with user_errors():
+        check_data_format(data_format, output_format=output_format)
         check_format(output_format)
+        from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
+
+        if predictions_from_data and is_sweep_file(path):
+            raise CliError(
+                f"--predictions-from-data scores the outputs one data file records, and {path} "
+                "is a sweep file; run each data file with it, or give a setup "
+                "`system: {predictions: FILE}`",
+                USAGE_ERROR,
+            )
         from lasagna_cli.commands._llm import load_prices
 
         price_table = load_prices(prices) if prices is not None else None  # before any work
@@ -221,6 +248,8 @@ def run(
             retries=system_retries,
             headers=system_headers or [],
             env=os.environ,
+            predictions_from_data=path if predictions_from_data else None,
+            data_format=data_format,
         )
         from lasagna_cli.engine._flags import (
             Flags,
@@ -228,7 +257,6 @@ def run(
             parse_filter_flags,
             parse_tracks,
         )
-        from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
 
         flags = Flags(
             profile=profile,
@@ -245,6 +273,7 @@ def run(
             filters=parse_filter_flags(filters or []),
             concurrency=concurrency,
             drop_unknown_judgments=drop_unknown_judgments,
+            data_format=data_format,
             system=system_spec,
         )
         if not is_sweep_file(path):

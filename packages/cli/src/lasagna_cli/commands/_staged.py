@@ -16,10 +16,18 @@ if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
 
 #: Options of `benchmark run` that mean nothing to the staged pipeline.
-_NOT_FOR_PIPELINE = ("tracks", "n_samples", "seed", "filters", "drop_unknown_judgments")
+_NOT_FOR_PIPELINE = (
+    "tracks",
+    "n_samples",
+    "seed",
+    "filters",
+    "drop_unknown_judgments",
+    "data_format",
+)
 #: Options of `benchmark run` for the user's own system, which the pipeline does not take.
 _SYSTEM_OPTIONS = (
     "predictions",
+    "predictions_from_data",
     "allow_missing",
     "system",
     "system_timeout",

@@ -40,7 +40,7 @@ def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str],
     call. Built-in providers go through `build_llm`, so they read the same variables as
     every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
     config.toml providers use their base_url and the key variable they name."""
-    from lasagna_cli.commands._llm import build_llm
+    from lasagna_cli.commands._llm import build_llm, proxies_of
     from lasagna_cli.engine._config import BUILTIN_PROVIDERS
     from lasagna_judge import make_llm
 
@@ -66,6 +66,7 @@ def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str],
                 api_key=provider_api_key(provider, setup.name),
                 cache=False,
                 concurrency=parallel,
+                proxies=proxies_of(),
             )
     return llms
 

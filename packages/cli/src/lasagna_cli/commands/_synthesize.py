@@ -7,10 +7,9 @@ work lives in lasagna_synth, imported inside the command.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +24,8 @@ if TYPE_CHECKING:
 DEFAULT_OUT = "synthetic_qa.jsonl"
 _LISTED = 20  # documents and skipped files listed by name in the dry run
 _PREVIEW = 10  # planned questions shown in the dry run
+#: --format: `lasagna_synth.write_rows`'s formats (here so --help imports no lasagna-synth).
+WRITE_FORMATS = ("lasagna", "ragas", "deepeval")
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
@@ -110,12 +111,17 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
     return lines
 
 
-def summary_lines(result: Synthesis, out: Path, spent: str) -> list[str]:
+_WRITTEN_AS = {"lasagna": "", "ragas": " as RAGAS samples", "deepeval": " as DeepEval goldens"}
+
+
+def summary_lines(
+    result: Synthesis, out: Path, spent: str, out_format: str = "lasagna"
+) -> list[str]:
     """What a finished run prints; `spent` is the line on this run's calls and tokens."""
     per_type = result.rows_per_type
     dropped = sum(result.drops.values())
     lines = [
-        f"Wrote {_count(len(result.rows), 'row')} to {out}: "
+        f"Wrote {_count(len(result.rows), 'row')} to {out}{_WRITTEN_AS[out_format]}: "
         + ", ".join(f"{t} {n:,}" for t, n in per_type.items())
         + f" (model {result.model})",
         f"Dropped {dropped:,}: " + ", ".join(f"{r} {n:,}" for r, n in result.drops.items()),
@@ -142,61 +148,6 @@ def _spent_line(llm: LLM, prices: Path | None) -> str:
     if prices is not None:
         return line + f"; no price for {llm.model} in {prices}"
     return line
-
-
-class _Bar:
-    """A rich progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.kept = 0
-        self.dropped = 0
-        self.errors = 0
-        self._progress: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> _Bar:
-        if sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("synthesize"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[counts]}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("synthesize", total=self.total, counts="")
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def __call__(self, done: int, total: int, reason: str | None) -> None:
-        if reason is None:
-            self.kept += 1
-        elif reason == "error":
-            self.errors += 1
-        else:
-            self.dropped += 1
-        if self._progress is not None:
-            self._progress.update(
-                self._task,
-                completed=done,
-                counts=f"kept {self.kept}  dropped {self.dropped}  errors {self.errors}",
-            )
 
 
 @benchmark_app.command("synthesize")
@@ -258,6 +209,15 @@ def synthesize_command(
             "--no-cache", help="Do not use the LLM cache (a rerun then repeats every call)."
         ),
     ] = False,
+    out_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="How the rows are written: lasagna (its JSONL rows), ragas (RAGAS v0.2+ "
+            "samples: user_input, reference, reference_contexts) or deepeval (DeepEval goldens: "
+            "input, expected_output, context); each reads back as the same rows.",
+        ),
+    ] = "lasagna",
 ) -> None:
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
@@ -277,6 +237,7 @@ def synthesize_command(
             chunk_words=_whole_number(chunk_words, "--chunk-words", 1),
             prices=prices,
             no_cache=no_cache,
+            out_format=out_format,
         )
 
 
@@ -296,8 +257,18 @@ def _synthesize(
     chunk_words: int,
     prices: Path | None,
     no_cache: bool,
+    out_format: str = "lasagna",
 ) -> None:
     from lasagna_synth import check_chunking, parse_mix
+
+    if out_format not in WRITE_FORMATS:
+        from lasagna_cli.engine._errors import did_you_mean
+
+        raise CliError(
+            f"--format: expected one of {', '.join(WRITE_FORMATS)}, found {out_format!r}"
+            f"{did_you_mean(out_format, WRITE_FORMATS)}",
+            USAGE_ERROR,
+        )
 
     parsed_mix = parse_mix(mix)
     checked_chunker = check_chunking(chunker, chunk_words)
@@ -336,7 +307,10 @@ def _synthesize(
     check_writable(out.parent, f"--out {out}", "its folder")
     llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
     result = _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
-    typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices))))
+    from lasagna_synth import write_rows
+
+    write_rows(result.rows, out, format=out_format)
+    typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices), out_format)))
 
 
 def _run(
@@ -352,7 +326,8 @@ def _run(
 ) -> Synthesis:
     import asyncio
 
-    from lasagna_synth import generate, plan, write_jsonl
+    from lasagna_cli.commands._progress import SynthesisBar
+    from lasagna_synth import generate, plan
 
     async def go() -> Synthesis:
         async with llm:
@@ -361,7 +336,7 @@ def _run(
             )
             for warning in planned.warnings:
                 typer.echo(f"warning: {warning}", err=True)
-            with _Bar(len(planned.items)) as bar:
+            with SynthesisBar(len(planned.items)) as bar:
                 return await generate(planned, llm, concurrency=concurrency, on_progress=bar)
 
     try:
@@ -386,5 +361,4 @@ def _run(
             + "; try another --seed or --mix, or a model that follows the instructions",
             DATA_ERROR,
         )
-    write_jsonl(result.rows, out)
     return result

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
     from lasagna_synth import BenchmarkData
 
 
-def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
-    """The lines validate-data prints, and whether the data can be run."""
+def report(
+    data: BenchmarkData, path: str, *, data_format: str | None = None, has_outputs: bool = False
+) -> tuple[list[str], bool]:
+    """The lines validate-data prints, and whether the data can be run; `has_outputs`: the
+    file records a system's outputs, which `run --predictions-from-data` scores."""
     rows = data.rows()
     kind = {
         "jsonl": "JSONL",
@@ -59,6 +62,8 @@ def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
         return lines, False
     quoted = shlex.quote(path)
     extra = " --drop-unknown-judgments" if any("dropped" in n for n in data.notes) else ""
+    if data_format is not None:
+        extra += f" --data-format {data_format}"
     split = "" if "test" in data.splits else f" --split {sorted(data.splits)[0]}"
     if "retrieval" in supported:
         lines.append(
@@ -73,6 +78,11 @@ def report(data: BenchmarkData, path: str) -> tuple[list[str], bool]:
         lines.append(
             f"{'With a model' if 'retrieval' in supported else 'Run it'}:  lasagna benchmark run "
             f"{quoted} --tracks {tracks} --generator local/smollm2{split}{extra}"
+        )
+    if has_outputs:
+        lines.append(
+            f"Its outputs:  lasagna benchmark run {quoted} --predictions-from-data{split}{extra}"
+            "   (the system's answers and retrievals the file records, scored)"
         )
     return lines, True
 
@@ -100,6 +110,39 @@ def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
     )
 
 
+#: How a data file is read: `lasagna_synth.load_data`'s `format=` (kept here so that
+#: `--help` does not import lasagna-synth; a test checks it is the same tuple).
+DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
+_DATA_FORMAT_HELP = (
+    "How the data is read: lasagna, ragas (v0.1 or v0.2+ rows), deepeval (goldens, test "
+    "cases) or hf (a Hugging Face dataset) [default: told by the fields]."
+)
+# `benchmark run`'s --format is its output's (text or json): the data's is --data-format.
+DataFormat = Annotated[
+    str | None,
+    typer.Option("--data-format", help=_DATA_FORMAT_HELP, show_default=False),
+]
+
+
+def check_data_format(value: str | None, *, output_format: str | None = None) -> None:
+    """--data-format names one of DATA_FORMATS; a data format given to run's --format (the
+    output's) is pointed to --data-format."""
+    from lasagna_cli.engine._errors import did_you_mean
+
+    if output_format in DATA_FORMATS:
+        raise CliError(
+            f"--format: is the output's (text or json); to read the data as {output_format}, "
+            f"give --data-format {output_format}",
+            USAGE_ERROR,
+        )
+    if value is not None and value not in DATA_FORMATS:
+        raise CliError(
+            f"--data-format: expected one of {', '.join(DATA_FORMATS)}, found {value!r}"
+            f"{did_you_mean(value, DATA_FORMATS)}",
+            USAGE_ERROR,
+        )
+
+
 # Shared with `benchmark run`, which reads the same data.
 DropUnknownJudgments = Annotated[
     bool,
@@ -121,15 +164,21 @@ def validate_data(
         ),
     ],
     drop_unknown_judgments: DropUnknownJudgments = False,
+    data_format: Annotated[
+        str | None,
+        typer.Option("--data-format", "--format", help=_DATA_FORMAT_HELP, show_default=False),
+    ] = None,
 ) -> None:
-    """Check your benchmark data: counts, the name it runs under, the tracks it supports.
+    """Check your benchmark data: counts, the name it runs under, the tracks it supports,
+    and what each field of another tool's rows (RAGAS, DeepEval) was read as.
 
     Exit 0 when it can be run; exit 1 with every problem listed (each naming its row and
-    field) when it cannot.
+    field) when it cannot; exit 2 when PATH does not exist or a flag is wrong.
     """
     with user_errors():
+        check_data_format(data_format)
         from lasagna_cli.engine._sweepfile import SWEEP_SUFFIXES
-        from lasagna_synth import DataError, load_data
+        from lasagna_synth import DataError, load_data_and_outputs
 
         if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():
             raise CliError(
@@ -140,11 +189,13 @@ def validate_data(
             )
         check_data_path(path, DATA_ACCEPTS)
         try:
-            data = load_data(path, drop_unknown_judgments=drop_unknown_judgments)
+            data, outputs = load_data_and_outputs(
+                path, drop_unknown_judgments=drop_unknown_judgments, format=data_format
+            )
         except DataError as exc:
             typer.echo(str(exc))
             raise typer.Exit(DATA_ERROR) from None
-        lines, runnable = report(data, path)
+        lines, runnable = report(data, path, data_format=data_format, has_outputs=bool(outputs))
         typer.echo("\n".join(lines))
         if not runnable:
             raise typer.Exit(DATA_ERROR)

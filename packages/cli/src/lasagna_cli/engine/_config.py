@@ -215,6 +215,9 @@ class BenchmarkEntry:
     setups: tuple[str, ...] | None = None
     """Only these setups on this benchmark (None: every setup that covers it)."""
     drop_unknown_judgments: bool = False
+    data_format: str | None = None
+    """The file's format (`lasagna_synth.load_data`'s `format=`: lasagna, ragas, deepeval,
+    hf); None: told by its fields."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,6 +57,8 @@ class Flags:
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     concurrency: int = DEFAULT_CONCURRENCY
     drop_unknown_judgments: bool = False
+    data_format: str | None = None
+    """--data-format: how the data file is read (lasagna, ragas, deepeval, hf)."""
     system: SystemSpec | None = None
     """The system --system or --predictions names, if any."""
 
@@ -188,6 +190,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         split=flags.split,
         filters=dict(flags.filters),
         drop_unknown_judgments=flags.drop_unknown_judgments,
+        data_format=flags.data_format,
     )
     return RunConfig(
         benchmarks=(entry,),

@@ -11,6 +11,10 @@ from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._errors import did_you_mean
 from lasagna_cli.engine._flags import Flags, check_keys, check_positive, mapping, usage
 
+#: `format:` of a `path:` entry, as `lasagna_synth.load_data` takes it (kept here so reading
+#: a sweep file does not import lasagna-synth).
+DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
+
 _BENCHMARK_KEYS = (
     "path",
     "name",
@@ -20,6 +24,7 @@ _BENCHMARK_KEYS = (
     "filters",
     "setups",
     "drop_unknown_judgments",
+    "format",
 )
 
 
@@ -100,6 +105,12 @@ def sweep_benchmarks(
         drop = entry.get("drop_unknown_judgments", flags.drop_unknown_judgments)
         if not isinstance(drop, bool):
             raise usage(f"{where}.drop_unknown_judgments: expected true or false")
+        data_format = entry.get("format", flags.data_format)
+        if data_format is not None and data_format not in DATA_FORMATS:
+            raise usage(
+                f"{where}.format: expected one of {', '.join(DATA_FORMATS)} (how the file is "
+                f"read), got {data_format!r}{did_you_mean(str(data_format), DATA_FORMATS)}"
+            )
         entries.append(
             BenchmarkEntry(
                 where=str(path_value),
@@ -110,6 +121,7 @@ def sweep_benchmarks(
                 filters=filters,
                 setups=only,
                 drop_unknown_judgments=drop,
+                data_format=data_format,
             )
         )
     return entries
@@ -176,6 +188,11 @@ def _named_entry(
         raise usage(
             f"{where} ({name}): has no split {split!r}; it has {', '.join(spec.splits)} (its "
             f"default: {spec.default_split}). Set `split:` on the entry"
+        )
+    if "format" in entry:
+        raise usage(
+            f"{where}.format: is for a data file given by `path:`; a named benchmark is read "
+            "from its own raw files by its adapter"
         )
     if "drop_unknown_judgments" in entry:
         raise usage(

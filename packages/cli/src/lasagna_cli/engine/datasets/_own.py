@@ -1,4 +1,5 @@
-"""The user's own data (a JSONL, CSV or SQuAD file, or a BEIR folder) as a `Dataset`.
+"""The user's own data (a JSONL, CSV or SQuAD file, a BEIR folder, the rows of RAGAS,
+DeepEval or a Hugging Face dataset) as a `Dataset`.
 
 lasagna-synth reads and validates the file (`load_data`: every bad row named); here its rows
 become questions: the references are the answers, the judgments the rows' passages (pooled
@@ -23,7 +24,9 @@ def read_own(entry: BenchmarkEntry) -> BenchmarkData:
     from lasagna_synth import load_data
 
     assert entry.path is not None
-    return load_data(entry.path, drop_unknown_judgments=entry.drop_unknown_judgments)
+    return load_data(
+        entry.path, drop_unknown_judgments=entry.drop_unknown_judgments, format=entry.data_format
+    )
 
 
 def _question(row: BenchmarkRow) -> Question:

@@ -10,7 +10,8 @@ items):
   `{"answer", "retrieved"}`, with concurrency, timeouts and lasagna-judge's retry rules.
 - `_output`: what a system may return, and the checks on it; `_match`: retrieved ids or
   passage texts mapped to the corpus.
-- `_spec`: how a setup names its system (flags, sweep files), described without secrets.
+- `_spec`: how a setup names its system (flags; sweep files: `_spec_sweep`), described
+  without secrets.
 - `_adapter`: the interface every live system has (`ask`, `describe`, `aclose`).
 """
 
@@ -38,9 +39,9 @@ from lasagna_cli.engine.systems._spec import (
     default_setup_name,
     redact_url,
     spec_from_flags,
-    spec_from_sweep,
     spec_from_target,
 )
+from lasagna_cli.engine.systems._spec_sweep import spec_from_sweep
 
 __all__ = [
     "EXPECTED",

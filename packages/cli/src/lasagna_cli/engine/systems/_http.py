@@ -17,6 +17,8 @@ and expects 200 with a JSON body in any shape a Python system may return, usuall
 - Any other 4xx is final at once (retrying a bad request cannot help), and so is a 2xx
   body that is not JSON.
 - A question whose last attempt fails is recorded as that item's error, never scored.
+- HTTP_PROXY, HTTPS_PROXY and NO_PROXY are honoured: the command reads them into the spec
+  (`SystemSpec.proxies`).
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ class HttpSystem:
             max_retry_after=MAX_RETRY_AFTER,
         )
         self.attempts = 0
+        # HTTP(S)_PROXY / NO_PROXY, as the command read them (aiohttp's trust_env stays off:
+        # the engine reads no environment variable).
+        self._proxy = spec.proxies.for_url(spec.target) if spec.proxies is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": "http"}
@@ -108,7 +113,10 @@ class HttpSystem:
         self.attempts += 1
         try:
             async with self._client().post(
-                self.url, data=body, headers={"Content-Type": "application/json"}
+                self.url,
+                data=body,
+                headers={"Content-Type": "application/json"},
+                proxy=self._proxy,
             ) as response:
                 reply = await response.read()
                 wait = parse_retry_after(response.headers, time.time())

@@ -10,7 +10,13 @@ One JSON object per line:
   objects with `id` and/or `text` (see `_output`).
 - `metadata` (optional): anything; kept out of the scoring.
 
-Any other field is an error with a did-you-mean. The file is checked against the questions
+Any other field is an error with a did-you-mean.
+
+`--predictions-from-data` reads the same outputs from the data file itself: the system's
+answer and retrieved passages a RAGAS or DeepEval file records beside each question
+(`lasagna_synth.load_data_and_outputs`); the passages are texts, matched to the corpus by
+their words as a predictions file's texts are. A row that records no output has no
+prediction. The file is checked against the questions
 the run asks before anything runs: a question with no prediction, an id the data does not
 have, and an id given twice are errors that name them; with --allow-missing the questions
 without a (single) prediction are counted and reported, never scored, and unknown ids are
@@ -28,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 from lasagna_cli.engine.systems._errors import SystemOutputError
-from lasagna_cli.engine.systems._output import SystemOutput, ranking
+from lasagna_cli.engine.systems._output import Retrieved, SystemOutput, ranking
 from lasagna_cli.engine.systems._spec import SystemSpec
 
 if TYPE_CHECKING:
@@ -68,6 +74,8 @@ def load_predictions(spec: SystemSpec) -> Predictions:
     from lasagna_synth import DataError
 
     assert spec.path is not None
+    if spec.from_data:
+        return outputs_in_data(spec)
     label = spec.target
     try:
         raw = spec.path.read_bytes()
@@ -108,6 +116,35 @@ def load_predictions(spec: SystemSpec) -> Predictions:
     if problems:
         raise DataError(label, problems)
     return Predictions(label, hashlib.sha256(raw).hexdigest(), by_id, frozenset(provides))
+
+
+def outputs_in_data(spec: SystemSpec) -> Predictions:
+    """The outputs the data file records, per row (`--predictions-from-data`)."""
+    from lasagna_synth import load_data_and_outputs
+
+    assert spec.path is not None
+    data, outputs = load_data_and_outputs(spec.path, format=spec.data_format)
+    label = spec.target
+    if not outputs:
+        raise EngineError(
+            f"--predictions-from-data: {label} records no system outputs (RAGAS "
+            "`response`/`answer` and `retrieved_contexts`/`contexts`, DeepEval `actual_output` "
+            "and `retrieval_context`); give them with --predictions FILE, or run the built-in "
+            "BM25 without the flag"
+        )
+    position = {row.id: number for number, row in enumerate(data.rows(), start=1)}
+    by_id: dict[str, list[Prediction]] = {}
+    provides: set[str] = set()
+    for row_id, recorded in outputs.items():
+        retrieved = None
+        if recorded.retrieved is not None:
+            # Passage texts by the file's meaning: matched to the corpus by their words only.
+            retrieved = tuple(Retrieved((), text) for text in recorded.retrieved)
+        output = SystemOutput(answer=recorded.answer, retrieved=retrieved)
+        by_id[row_id] = [Prediction(row_id, position.get(row_id, 0), output)]
+        provides |= output.provides()
+    digest = data.revision.partition(":")[2] or data.revision
+    return Predictions(label, digest, by_id, frozenset(provides))
 
 
 def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Prediction | None:

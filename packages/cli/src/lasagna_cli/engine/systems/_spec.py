@@ -1,14 +1,13 @@
 """How a setup names its system under test, from flags or a sweep file.
 
     --predictions PRED.jsonl [--allow-missing]
+    --predictions-from-data [--allow-missing]           (the outputs a RAGAS or DeepEval
+                                                         data file records)
     --system package.module:attr [--system-timeout S]     (or path/to/file.py:attr)
     --system http://host:port/path [--system-timeout S] [--system-retries N]
                                    [--system-header 'Authorization: Bearer ${TOKEN}']
 
-In a sweep file a setup says `system: <target>` or
-`system: {predictions: PRED.jsonl, allow_missing: true}`,
-`system: {callable: pkg.mod:attr, timeout: 120}` or
-`system: {url: http://..., timeout: 30, retries: 3, backoff: 0.25, headers: {...}}`.
+In a sweep file a setup says `system: <target>` or a mapping (`_spec_sweep`).
 
 The timeout of an HTTP system is per attempt (default 60 s); of a callable, per question
 (default: none, since a local pipeline may be slow by design).
@@ -26,10 +25,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._errors import EngineUsageError
+
+if TYPE_CHECKING:
+    from lasagna_judge import Proxies
 
 SystemKind = Literal["predictions", "callable", "http"]
 DEFAULT_TIMEOUT = 60.0
@@ -37,16 +39,6 @@ DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.25
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-_SWEEP_KEYS = (
-    "predictions",
-    "allow_missing",
-    "callable",
-    "url",
-    "timeout",
-    "retries",
-    "backoff",
-    "headers",
-)
 TARGET_HELP = (
     "package.module:attr (a function, a LangChain retriever or runnable, or a factory "
     "returning one; path/to/file.py:attr works too) or an http(s):// URL"
@@ -55,6 +47,13 @@ TARGET_HELP = (
 
 def usage(message: str) -> EngineUsageError:
     return EngineUsageError(message)
+
+
+def _proxies(env: Mapping[str, str]) -> Proxies | None:
+    """The proxies of an HTTP system, from the environment the command passes."""
+    from lasagna_judge import Proxies
+
+    return Proxies.from_environ(env)
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,20 @@ class SystemSpec:
     backoff: float = DEFAULT_BACKOFF
     """The first retry waits up to this many seconds; each later one up to twice as long."""
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    from_data: bool = False
+    """predictions: the outputs recorded in the data file itself (RAGAS `response` and
+    `retrieved_contexts`, DeepEval `actual_output` and `retrieval_context`)."""
+    data_format: str | None = None
+    """from_data: the data's format (`lasagna_synth.load_data`'s `format=`); None: detected."""
+    proxies: Proxies | None = field(default=None, repr=False, compare=False)
+    """http: the proxies its requests go through (HTTP_PROXY, HTTPS_PROXY, NO_PROXY of the
+    `env` the command passed); never recorded (a proxy URL may carry a password)."""
 
     @property
     def label(self) -> str:
         """How messages name the system."""
+        if self.kind == "predictions" and self.from_data:
+            return f"--predictions-from-data ({self.target})"
         if self.kind == "predictions":
             return f"--predictions {self.target}"
         if self.kind == "http":
@@ -89,9 +98,16 @@ class SystemSpec:
     def describe(self) -> dict[str, Any]:
         """What results and manifests record: never a header value or a password."""
         if self.kind == "predictions":
-            return {"kind": "predictions", "file": self.target, "allow_missing": self.allow_missing}
+            described: dict[str, Any] = {
+                "kind": "predictions",
+                "file": self.target,
+                "allow_missing": self.allow_missing,
+            }
+            if self.from_data:
+                described["from_data"] = True
+            return described
         if self.kind == "callable":
-            described: dict[str, Any] = {"kind": "callable", "target": self.target}
+            described = {"kind": "callable", "target": self.target}
             if self.timeout is not None:
                 described["timeout_s"] = self.timeout
             return described
@@ -173,6 +189,7 @@ def spec_from_target(target: str, where: str, **http: Any) -> SystemSpec:
     if "://" in target:
         _check_credentials_once(target, http.get("headers", ()), where)
         return SystemSpec(kind="http", target=_check_url(target, where), **http)
+    http.pop("proxies", None)
     if http.get("headers"):
         raise usage(f"{where}: headers are for an http(s):// system, not {target!r}")
     return SystemSpec(
@@ -213,11 +230,26 @@ def spec_from_flags(
     retries: int | None,
     headers: Sequence[str],
     env: Mapping[str, str],
+    predictions_from_data: str | None = None,
+    data_format: str | None = None,
 ) -> SystemSpec | None:
-    """The system the command's flags name, or None for the built-in BM25 setup."""
-    if system is not None and predictions is not None:
+    """The system the command's flags name, or None for the built-in BM25 setup.
+
+    `predictions_from_data`: the data file's path, when --predictions-from-data asks for
+    the outputs it records (read in `data_format`)."""
+    named = [
+        flag
+        for flag, given in (
+            ("--system", system is not None),
+            ("--predictions", predictions is not None),
+            ("--predictions-from-data", predictions_from_data is not None),
+        )
+        if given
+    ]
+    if len(named) > 1:
+        count = "two" if len(named) == 2 else "three"
         raise usage(
-            "--system and --predictions name two systems; give one (a sweep file compares "
+            f"{' and '.join(named)} name {count} systems; give one (a sweep file compares "
             "several, each a setup with `system:`)"
         )
     http_flags = [
@@ -229,6 +261,19 @@ def spec_from_flags(
         )
         if given
     ]
+    if predictions_from_data is not None:
+        if http_flags:
+            raise usage(
+                f"{http_flags[0]} is for an http(s):// --system, not --predictions-from-data"
+            )
+        return SystemSpec(
+            kind="predictions",
+            target=predictions_from_data,
+            path=Path(predictions_from_data).expanduser(),
+            allow_missing=allow_missing,
+            from_data=True,
+            data_format=data_format,
+        )
     if predictions is not None:
         if http_flags:
             raise usage(f"{http_flags[0]} is for an http(s):// --system, not --predictions")
@@ -255,79 +300,13 @@ def spec_from_flags(
     only_http = [flag for flag in http_flags if flag != "--system-timeout"]
     if "://" not in system and only_http:
         raise usage(f"{only_http[0]} is for an http(s):// --system, not {system!r}")
-    return spec_from_target(system, "--system", **options)
-
-
-def spec_from_sweep(
-    value: object, where: str, base_dir: Path, env: Mapping[str, str]
-) -> SystemSpec:
-    """A sweep setup's `system:`: a target string or a mapping (see the module docstring)."""
-    if isinstance(value, str):
-        return spec_from_target(value, where)
-    if not isinstance(value, Mapping):
-        raise usage(
-            f"{where}: expected {TARGET_HELP}, or a mapping with `predictions:`, `callable:` "
-            f"or `url:`; got {type(value).__name__}"
-        )
-    for key in value:
-        if key not in _SWEEP_KEYS:
-            hint = did_you_mean(str(key), _SWEEP_KEYS)
-            raise usage(
-                f'{where}: unknown key "{key}"{hint}; the keys are {", ".join(_SWEEP_KEYS)}'
-            )
-    kinds = [k for k in ("predictions", "callable", "url") if k in value]
-    if len(kinds) != 1:
-        raise usage(
-            f"{where}: give exactly one of `predictions:` (a JSONL file), `callable:` "
-            f"(package.module:attr) or `url:` (http(s)://...); got {len(kinds)}"
-        )
-    kind = kinds[0]
-    given = value[kind]
-    if not isinstance(given, str) or not given.strip():
-        raise usage(f"{where}.{kind}: expected a non-empty string, got {given!r}")
-    http_keys = [k for k in ("retries", "backoff", "headers") if k in value]
-    if kind != "url" and http_keys:
-        raise usage(f"{where}.{http_keys[0]}: applies to a `url:` system only")
-    if kind == "predictions" and "timeout" in value:
-        raise usage(f"{where}.timeout: applies to a `callable:` or `url:` system only")
-    if kind != "predictions" and "allow_missing" in value:
-        raise usage(f"{where}.allow_missing: applies to a `predictions:` file only")
-    if kind == "predictions":
-        allow = value.get("allow_missing", False)
-        if not isinstance(allow, bool):
-            raise usage(f"{where}.allow_missing: expected true or false, got {allow!r}")
-        path = Path(given).expanduser()
-        if not path.is_absolute():
-            path = base_dir / path
-        return SystemSpec(kind="predictions", target=given, path=path, allow_missing=allow)
-    options: dict[str, Any] = {}
-    if "timeout" in value:
-        options["timeout"] = _positive_number(value["timeout"], f"{where}.timeout")
-    if kind == "callable":
-        return SystemSpec(
-            kind="callable", target=_check_callable(given.strip(), f"{where}.callable"), **options
-        )
-    if "retries" in value:
-        options["retries"] = _retries(value["retries"], f"{where}.retries")
-    if "backoff" in value:
-        options["backoff"] = _positive_number(value["backoff"], f"{where}.backoff")
-    if "headers" in value:
-        raw = value["headers"]
-        if not isinstance(raw, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in raw.items()
-        ):
-            raise usage(f"{where}.headers: expected a mapping of header names to strings")
-        options["headers"] = tuple(
-            (name, expand_env(text, f"{where}.headers.{name}", env)) for name, text in raw.items()
-        )
-    _check_credentials_once(given, options.get("headers", ()), where)
-    return SystemSpec(kind="http", target=_check_url(given.strip(), f"{where}.url"), **options)
+    return spec_from_target(system, "--system", proxies=_proxies(env), **options)
 
 
 def default_setup_name(spec: SystemSpec) -> str:
     """A setup name (letters, digits, `._-`) that says which system it is."""
     if spec.kind == "predictions":
-        raw = Path(spec.target).stem
+        raw = Path(spec.target).stem + ("-outputs" if spec.from_data else "")
     elif spec.kind == "callable":
         module, _, attr = spec.target.rpartition(":")
         module = Path(module).stem if module.endswith(".py") else module.rpartition(".")[2]
