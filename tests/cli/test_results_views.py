@@ -285,3 +285,81 @@ def test_bad_input_is_one_line(tmp_path: Path, sweep_run: Path) -> None:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == code, (args, result.output)
         assert words in result.output and result.output.strip().count("\n") == 0, result.output
+
+
+SWEEP_DATASETS = {
+    "facts": {
+        "q1": {"input": "What is the capital of France?", "output": "Paris"},
+        "q2": {"input": "Who wrote Hamlet?", "output": ["Shakespeare", "William Shakespeare"]},
+    },
+    "quiz": {
+        "m1": {"input": "Which vitamin do oranges have most of?",
+               "output": {"type": "MCQ", "options": {"a": "Vitamin A", "b": "Vitamin C"},
+                          "answer": "b"}},
+    },
+}  # fmt: skip
+SWEEP_SETUPS = """\
+[alpha]
+provider = "fake"
+model = "model-alpha"
+
+[beta]
+provider = "fake"
+model = "model-beta"
+"""
+
+
+def sweep_answer(request: dict[str, Any]) -> str:
+    text = request["messages"][-1]["content"]
+    if "France" in text:
+        return "Paris" if request["model"] == "model-alpha" else "Lyon"
+    if "Vitamin" in text:
+        return "b"
+    return "Shakespeare"
+
+
+def test_a_sweep_folder_is_reported_exported_and_priced(tmp_path: Path) -> None:
+    (tmp_path / "datasets.json").write_text(json.dumps(SWEEP_DATASETS))
+    (tmp_path / "setups.toml").write_text(SWEEP_SETUPS)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('"model-alpha" = [1.0, 1.0]\n"model-beta" = [2.0, 2.0]\n')
+    out = tmp_path / "out"
+    with FakeLLMServer(reply=sweep_answer) as server:
+        (tmp_path / "config.toml").write_text(
+            f'[providers.fake]\napi = "openai"\nbase_url = "{server.base_url}"\n'
+            'api_key_env = "SWEEP_KEY"\n'
+        )
+        result = CliRunner().invoke(
+            app,
+            ["benchmark", "sweep", "-d", str(tmp_path / "datasets.json"), "-b",
+             str(tmp_path / "setups.toml"), "-o", str(out), "--prices", str(prices)],
+            env={"SWEEP_KEY": "sk-test"},
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "cost (answers and grades, cached calls included): alpha on facts $" in result.output
+    assert (out / "lasagna-prices.json").is_file()
+    # Without --datasets the folder's questions are unknown: one line, what to give.
+    no_data = CliRunner().invoke(app, ["benchmark", "export", str(out)])
+    assert no_data.exit_code == 2 and "--datasets FILE" in no_data.output
+    exported = invoke("benchmark", "export", str(out), "--datasets",
+                      str(tmp_path / "datasets.json"), "--format", "jsonl").stdout  # fmt: skip
+    rows = {(r["dataset"], r["setup"], r["question_id"]): r
+            for r in map(json.loads, exported.splitlines())}  # fmt: skip
+    assert rows[("facts", "alpha", "q1")]["generation/exact_match"] == 1.0
+    assert rows[("facts", "beta", "q1")]["generation/exact_match"] == 0.0
+    assert rows[("quiz", "beta", "m1")]["generation/accuracy"] == 1.0
+    alpha = rows[("facts", "alpha", "q1")]
+    tokens = alpha["generation.input_tokens"] + alpha["generation.output_tokens"]
+    assert alpha["generation.cost_usd"] == pytest.approx(tokens * 1.0 / 1e6)
+    compared = invoke("benchmark", "compare", str(out), "--datasets",
+                      str(tmp_path / "datasets.json"), "--format", "json")  # fmt: skip
+    facts = next(c for c in json.loads(compared.stdout)["comparisons"]
+                 if c["a"]["dataset"] == "facts")  # fmt: skip
+    em = next(m for m in facts["metrics"] if m["metric"] == "generation/exact_match")
+    assert (em["n"], em["difference"]) == (2, -0.5)
+    page = tmp_path / "sweep.html"
+    report = invoke("benchmark", "report", str(out), "--datasets",
+                    str(tmp_path / "datasets.json"), "-o", str(page))  # fmt: skip
+    assert report.exit_code == 0, report.output
+    html = page.read_text(encoding="utf-8")
+    assert "What is the capital of France?" in html and "Lyon" in html

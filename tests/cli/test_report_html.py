@@ -1,0 +1,51 @@
+"""The HTML report as a file: self-contained, its vendored charting runtime the one pinned,
+and untrusted text unable to end its data element (the browser tests check the page)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from lasagna_cli._app import app
+from lasagna_cli.engine.reports._html import json_for_html, render_html
+
+ASSETS = files("lasagna_cli.engine.reports") / "assets"
+DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
+
+
+def test_vendored_vega_is_the_pinned_build() -> None:
+    pinned = json.loads((ASSETS / "vendor.json").read_text(encoding="utf-8"))["files"]
+    for name, facts in pinned.items():
+        data = (ASSETS / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == facts["sha256"], name
+        assert b"</script" not in data
+    licences = (ASSETS / "VEGA-LICENSES.txt").read_text(encoding="utf-8")
+    assert "vega 6.4.0 (BSD-3-Clause)" in licences and "vega-lite 6.4.3" in licences
+
+
+def test_untrusted_text_cannot_leave_the_data_element() -> None:
+    hostile = "</script><script>alert(1)</script><!-- & \u2028"
+    encoded = json_for_html({"answer": hostile})
+    assert "<" not in encoded and ">" not in encoded and "&" not in encoded
+    assert json.loads(encoded) == {"answer": hostile}
+    page = render_html({"title": "<b>t</b>", "runs": [], "groups": [], "passages": {}})
+    assert page.count("<script") == 4  # the data, vega, vega-lite, the page's script
+    assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
+
+
+def test_the_report_needs_no_network(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert CliRunner().invoke(app, ["benchmark", "run", str(DATA / "pasta.jsonl"), "-o",
+                                    str(run)]).exit_code == 0  # fmt: skip
+    result = CliRunner().invoke(app, ["benchmark", "report", str(run)])
+    assert result.exit_code == 0, result.output
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert "default-src 'none'" in page  # the page's CSP: no fetch of any kind
+    assert not re.search(r"""<(script|link|img|iframe)[^>]+(src|href)=""", page)
+    assert "sourceMappingURL" not in page
+    assert "What kind of pasta is layered to make lasagna?" in page  # the data's text
