@@ -304,3 +304,44 @@ def test_prompt_ids_and_hashes_are_stable(question_type: str) -> None:
     assert spec.id == f"{question_type}-v1"
     assert spec.sha256 == PROMPTS[question_type].sha256  # type: ignore[index]
     assert len({s.sha256 for s in PROMPTS.values()}) == 3
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_the_question_schemas_take_the_judges_plain_path(mode: Any) -> None:
+    # Written and checked without instructor (nor the openai SDK it imports), with the
+    # very request instructor would send.
+    from lasagna_judge._openai_compat import native_extras, request_json
+    from lasagna_judge._structured import _openai_handlers, _prepare_request, _prepared_model
+
+    kwargs = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    for spec in PROMPTS.values():
+        for schema in (spec.write_schema, spec.check_schema):
+            extras = native_extras(mode, schema)
+            assert extras is not None, schema
+            _, want = _prepare_request(
+                _openai_handlers(mode), mode, _prepared_model(schema), kwargs
+            )
+            assert request_json(kwargs, extras[1]) == json.dumps(want, ensure_ascii=False)
+
+
+def test_unanswerable_checks_wait_for_the_index_built_beside_the_first_calls(
+    tmp_path: Path, make: type
+) -> None:
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=6, mix="factoid=0.5,unanswerable=0.5", seed=5)
+    assert p._index._index is None  # not built by planning
+    with FakeLLMServer() as server:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
+
+        async def go() -> Synthesis:
+            async with llm:
+                return await generate(p, llm, concurrency=4)
+
+        result = asyncio.run(go())
+        checks = [r for r in server.requests if "Question:" in json.dumps(r)]
+    assert p._index._index is not None
+    answered = [r for r in checks if "Do the passages above answer" in json.dumps(r)]
+    assert len(answered) == 3
+    for request in answered:  # each shows its source and its nearest passages (up to 3)
+        assert json.dumps(request).count("<passage>") == min(4, len(p.passages))
+    assert sum(result.drops.values()) + len(result.rows) == 6

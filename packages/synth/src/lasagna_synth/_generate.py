@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -99,7 +99,9 @@ _KEEP = {"factoid": "yes", "multihop": "yes", "unanswerable": "no"}
 _REFUSE: dict[str, DropReason] = {"yes": "answered", "no": "unsupported", "unclear": "unclear"}
 
 
-async def _run_item(plan: Plan, item: PlanItem, llm: LLM) -> tuple[Row | None, DropReason | None]:
+async def _run_item(
+    plan: Plan, item: PlanItem, llm: LLM, index: Awaitable[object] | None = None
+) -> tuple[Row | None, DropReason | None]:
     spec = PROMPTS[item.question_type]
     written = await llm.structured(
         write_messages(item.question_type, item.passages, item.use),
@@ -115,6 +117,8 @@ async def _run_item(plan: Plan, item: PlanItem, llm: LLM) -> tuple[Row | None, D
         return None, "unparseable"
     judged = item.passages
     if item.question_type == "unanswerable":
+        if index is not None:
+            await index  # the word index, built beside the first calls
         judged = (item.passages[0], *plan.neighbours(item.passages[0], question))
     checked = await llm.structured(
         check_messages(item.question_type, judged, question, answer),
@@ -139,8 +143,11 @@ async def generate(
     """Write and check every item of `plan` with `llm`, `concurrency` items at a time."""
     from lasagna_judge import JudgeError
 
+    index: asyncio.Future[Any] | None = None
     if any(item.question_type == "unanswerable" for item in plan.items):
-        plan.index  # noqa: B018  (built now, not in the middle of the calls)
+        # The full word index (an unanswerable check's neighbours depend on its question) is
+        # built between the first calls, a slice at a time, instead of before them.
+        index = asyncio.ensure_future(plan._index_soon())
     results: list[Row | None] = [None] * len(plan.items)
     drops: Counter[DropReason] = Counter()
     errors: dict[str, None] = {}
@@ -157,7 +164,7 @@ async def generate(
             except asyncio.QueueEmpty:
                 return
             try:
-                row, reason = await _run_item(plan, plan.items[i], llm)
+                row, reason = await _run_item(plan, plan.items[i], llm, index)
             except JudgeError as exc:  # this item only; not cached, so a rerun retries it
                 row, reason = None, "error"
                 errors.setdefault(" ".join(str(exc).split()), None)
@@ -168,13 +175,48 @@ async def generate(
             if on_progress is not None:
                 on_progress(done, len(plan.items), reason)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(plan.items))))))
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(plan.items))))))
+    finally:
+        if index is not None and not index.done():
+            index.cancel()
     return Synthesis(
         rows=[row for row in results if row is not None],
         model=llm.model,
         drops={reason: drops.get(reason, 0) for reason in DROP_REASONS},
         errors=list(errors),
     )
+
+
+def _run_blocking(work: Callable[[], Any]) -> Synthesis:
+    """`asyncio.run(work())`, on a thread of its own when this thread's loop is running
+    (asyncio.run would refuse: "cannot be called from a running event loop")."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(work))
+    import threading
+
+    found: list[Synthesis] = []
+    failed: list[BaseException] = []
+
+    def thread() -> None:
+        try:
+            found.append(asyncio.run(_awaited(work)))
+        except BaseException as exc:  # handed back to the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=thread, name="lasagna-synthesize")
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
+    return found[0]
+
+
+async def _awaited(work: Callable[[], Any]) -> Synthesis:
+    result: Synthesis = await work()
+    return result
 
 
 def synthesize(
@@ -193,7 +235,9 @@ def synthesize(
     in plan order. A `SynthError` saying what was dropped and why when none is kept.
 
     This runs its own event loop, and closes `llm` at the end: its connections belong to
-    that loop. From async code, call `plan(...)` and then `await generate(...)` instead.
+    that loop. Called where a loop is already running (a Jupyter cell), it runs on a thread
+    of its own and blocks until done; from async code, `await generate(plan(...), llm)`
+    does the same without blocking the loop.
     """
     planned = plan(corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words)
 
@@ -203,7 +247,7 @@ def synthesize(
         finally:
             await llm.aclose()
 
-    result = asyncio.run(run())
+    result = _run_blocking(run)
     if not result.rows:
         first_error = f" (first error: {result.errors[0]})" if result.errors else ""
         raise SynthError(

@@ -54,39 +54,69 @@ def word_keys(text: str) -> set[bytes]:
     return {word.encode() for word in _WORD.findall(text.lower())}
 
 
+class _Words:
+    """Each passage's words as ids, passage after passage: all its words, or those of
+    `vocabulary` only."""
+
+    def __init__(self, vocabulary: Iterable[bytes] | None) -> None:
+        self.ids = array("i")
+        self.lengths = array("q")
+        self.restricted = vocabulary is not None
+        if vocabulary is None:
+            # A new word gets the next id inside the dict lookup itself, in C.
+            self.numbering: dict[bytes, int] = defaultdict(count().__next__)
+        else:
+            self.numbering = {word: i for i, word in enumerate(vocabulary)}
+
+    def add(self, text: str) -> None:
+        numbering = self.numbering
+        if not self.restricted:
+            kept = word_keys(text)
+        elif text.isascii():
+            # every word of the vocabulary has 4+ characters: the runs of [a-z0-9] it holds
+            # are the passage's words it holds
+            kept = set(
+                filter(numbering.__contains__, text.encode("ascii").translate(_RUNS).split())
+            )
+        else:
+            kept = numbering.keys() & word_keys(text)
+        self.ids.extend(map(numbering.__getitem__, kept))
+        self.lengths.append(len(kept))
+
+
 class WordIndex:
     """Passages by the words they contain; ties are always broken in corpus order."""
 
     def __init__(
         self, passages: Sequence[Passage], vocabulary: Iterable[bytes] | None = None
     ) -> None:
+        words = _Words(vocabulary)
+        for passage in passages:
+            words.add(passage.text)
+        self._build(passages, words)
+
+    @classmethod
+    async def build_soon(cls, passages: Sequence[Passage], step: int = 48) -> WordIndex:
+        """The full index, built in the running event loop a few passages at a time (a few
+        milliseconds each), so that the loop keeps serving its calls meanwhile."""
+        import asyncio
+
+        words = _Words(None)
+        for i, passage in enumerate(passages, start=1):
+            words.add(passage.text)
+            if i % step == 0:
+                await asyncio.sleep(0)
+        index = cls.__new__(cls)
+        index._build(passages, words)
+        return index
+
+    def _build(self, passages: Sequence[Passage], words: _Words) -> None:
         import numpy as np
 
-        ids = array("i")
-        lengths = array("q")
-        if vocabulary is None:
-            # A new word gets the next id inside the dict lookup itself, in C.
-            numbering: dict[bytes, int] = defaultdict(count().__next__)
-            for passage in passages:
-                words = word_keys(passage.text)
-                ids.extend(map(numbering.__getitem__, words))
-                lengths.append(len(words))
-        else:
-            numbering = {word: i for i, word in enumerate(vocabulary)}
-            known = numbering.__contains__
-            for passage in passages:
-                text = passage.text
-                if text.isascii():
-                    # every word of the vocabulary has 4+ characters: the runs of [a-z0-9]
-                    # it holds are the passage's words it holds
-                    kept = set(filter(known, text.encode("ascii").translate(_RUNS).split()))
-                else:
-                    kept = numbering.keys() & word_keys(text)
-                ids.extend(map(numbering.__getitem__, kept))
-                lengths.append(len(kept))
-        self.restricted = vocabulary is not None
-        vocabulary = dict(numbering)
-        del numbering
+        self.restricted = words.restricted
+        vocabulary = dict(words.numbering)
+        ids, lengths = words.ids, words.lengths
+        del words.ids, words.lengths, words.numbering  # freed as soon as they are read
         # (word << 32 | passage) keys, sorted in place: by word, then passage, so each
         # posting list comes out in corpus order.
         keys = np.frombuffer(ids, dtype=np.int32).astype(np.int64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ class _LazyIndex:
     def __init__(self, passages: tuple[Passage, ...], queries: Iterable[int] = ()) -> None:
         self._passages = passages
         self._index: WordIndex | None = None
+        self._lock = threading.Lock()
         self.queries = frozenset(queries)
         vocabulary: set[bytes] = set()
         for at in self.queries:
@@ -41,8 +43,19 @@ class _LazyIndex:
         self.of_queries = WordIndex(passages, vocabulary) if self.queries else None
 
     def get(self) -> WordIndex:
+        with self._lock:  # a run builds it in a thread while its first calls go out
+            if self._index is None:
+                self._index = WordIndex(self._passages)
+            return self._index
+
+    async def build_soon(self) -> WordIndex:
+        """The full index, built a slice at a time in the running event loop (see
+        `WordIndex.build_soon`), unless it is built already."""
         if self._index is None:
-            self._index = WordIndex(self._passages)
+            index = await WordIndex.build_soon(self._passages)
+            with self._lock:
+                if self._index is None:
+                    self._index = index
         return self._index
 
     def for_passage(self, at: int) -> WordIndex:
@@ -86,6 +99,10 @@ class Plan:
     def index(self) -> WordIndex:
         """The word-overlap index over the passages (built on first use)."""
         return self._index.get()
+
+    async def _index_soon(self) -> WordIndex:
+        """`index`, built without holding up the event loop it runs in."""
+        return await self._index.build_soon()
 
     def neighbours(self, source: Passage, text: str, k: int = NEIGHBOURS) -> tuple[Passage, ...]:
         """The `k` passages other than `source` sharing the most words with `text`."""
