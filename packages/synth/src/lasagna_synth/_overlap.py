@@ -55,31 +55,33 @@ def word_keys(text: str) -> set[bytes]:
 
 
 class _Words:
-    """Each passage's words as ids, passage after passage: all its words, or those of
-    `vocabulary` only."""
+    """Each passage's words as ids, passage after passage: all its words (as `word_keys`),
+    or those of `vocabulary` only (as `overlap_words`: str, no encoding of every word)."""
 
-    def __init__(self, vocabulary: Iterable[bytes] | None) -> None:
+    def __init__(self, vocabulary: Iterable[str] | None) -> None:
         self.ids = array("i")
         self.lengths = array("q")
         self.restricted = vocabulary is not None
+        self.numbering: dict[Any, int]
         if vocabulary is None:
             # A new word gets the next id inside the dict lookup itself, in C.
-            self.numbering: dict[bytes, int] = defaultdict(count().__next__)
+            self.numbering = defaultdict(count().__next__)
         else:
             self.numbering = {word: i for i, word in enumerate(vocabulary)}
 
     def add(self, text: str) -> None:
         numbering = self.numbering
         if not self.restricted:
-            kept = word_keys(text)
-        elif text.isascii():
-            # every word of the vocabulary has 4+ characters: the runs of [a-z0-9] it holds
-            # are the passage's words it holds
-            kept = set(
-                filter(numbering.__contains__, text.encode("ascii").translate(_RUNS).split())
-            )
+            kept: set[Any] = word_keys(text)
         else:
-            kept = numbering.keys() & word_keys(text)
+            # Every word of the vocabulary has 4+ characters: the runs it holds are the
+            # passage's words it holds. ASCII text: lower-cased and cut into the runs of
+            # [a-z0-9] by one translate and a split.
+            if text.isascii():
+                runs = text.encode("ascii").translate(_RUNS).decode("ascii").split()
+            else:
+                runs = _WORD.findall(text.lower())
+            kept = set(filter(numbering.__contains__, runs))
         self.ids.extend(map(numbering.__getitem__, kept))
         self.lengths.append(len(kept))
 
@@ -88,7 +90,7 @@ class WordIndex:
     """Passages by the words they contain; ties are always broken in corpus order."""
 
     def __init__(
-        self, passages: Sequence[Passage], vocabulary: Iterable[bytes] | None = None
+        self, passages: Sequence[Passage], vocabulary: Iterable[str] | None = None
     ) -> None:
         words = _Words(vocabulary)
         for passage in passages:
@@ -157,12 +159,13 @@ class WordIndex:
     def text_scores(self, text: str) -> NDArray[np.int64]:
         """Words shared by `text` with every passage (a restricted index: exact when the
         index holds every word of `text`, see `holds`)."""
-        ids = [self._vocabulary[w] for w in word_keys(text) if w in self._vocabulary]
+        words = overlap_words(text) if self.restricted else word_keys(text)
+        ids = [self._vocabulary[w] for w in words if w in self._vocabulary]
         return self._scores(ids)
 
     def holds(self, text: str) -> bool:
         """Whether every word of `text` is in the index (always, for a full index)."""
-        return not self.restricted or self._vocabulary.keys() >= word_keys(text)
+        return not self.restricted or self._vocabulary.keys() >= overlap_words(text)
 
     def best_outside(self, passage: int, start: int, end: int) -> int:
         """The passage sharing the most words with `passage`, outside [start, end)."""

@@ -22,7 +22,7 @@ from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipp
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._loading import iter_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
-from lasagna_synth._overlap import WordIndex, word_keys
+from lasagna_synth._overlap import WordIndex, overlap_words
 
 NEIGHBOURS = 3
 
@@ -37,9 +37,9 @@ class _LazyIndex:
         self._index: WordIndex | None = None
         self._lock = threading.Lock()
         self.queries = frozenset(queries)
-        vocabulary: set[bytes] = set()
+        vocabulary: set[str] = set()
         for at in self.queries:
-            vocabulary |= word_keys(passages[at].text)
+            vocabulary |= overlap_words(passages[at].text)
         self.of_queries = WordIndex(passages, vocabulary) if self.queries else None
 
     def get(self) -> WordIndex:
