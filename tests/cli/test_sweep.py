@@ -349,7 +349,7 @@ def test_bad_setups_are_one_line_naming_the_setup(
             "expected the NAME of an environment variable",
         ),
         ('[databases.docs]\ndocuments = "missing-folder"\n', "folder not found"),
-        ('[retrievers.r]\ntype = "dense"\n', "expected one of bm25"),
+        ('[retrievers.r]\ntype = "graph"\n', "expected one of bm25"),
         ("[retrievers.r]\ntop_k = 0\n", "top_k: expected an integer from 1 to 1000"),
         ("[providers\n", "not valid TOML"),
     ],

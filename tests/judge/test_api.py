@@ -46,6 +46,11 @@ PUBLIC = sorted(
         "normalize_label",
         "parse_score",
         "summarize_grades",
+        # embeddings
+        "DEFAULT_EMBEDDER",
+        "Embedder",
+        "make_embedder",
+        "parse_embedder",
         # pricing
         "price_for",
     ]

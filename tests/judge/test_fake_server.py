@@ -208,4 +208,9 @@ def test_stop_is_prompt_even_with_a_request_waiting() -> None:
 def test_the_testing_module_exports() -> None:
     import lasagna_judge.testing
 
-    assert sorted(lasagna_judge.testing.__all__) == ["FakeLLMServer", "Fault", "Reply"]
+    assert sorted(lasagna_judge.testing.__all__) == [
+        "FakeLLMServer",
+        "Fault",
+        "Reply",
+        "hashed_embedding",
+    ]

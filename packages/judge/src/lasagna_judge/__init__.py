@@ -2,6 +2,7 @@
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._calibrate import Agreement, Calibration, calibrate, judge_label, normalize_label
+from lasagna_judge._embed import Embedder
 from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
 from lasagna_judge._grading import (
     GRADE_FIELDS,
@@ -14,6 +15,7 @@ from lasagna_judge._grading import (
     summarize_grades,
 )
 from lasagna_judge._llm import LLM
+from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
@@ -25,11 +27,13 @@ from lasagna_judge._usage import price_for
 
 __all__ = [
     "BUILTIN_RUBRICS",
+    "DEFAULT_EMBEDDER",
     "GRADE_FIELDS",
     "LLM",
     "Agreement",
     "Calibration",
     "Completion",
+    "Embedder",
     "Grade",
     "GradeItem",
     "GradeModel",
@@ -53,8 +57,10 @@ __all__ = [
     "is_retryable_status",
     "judge_label",
     "load_rubric",
+    "make_embedder",
     "make_llm",
     "normalize_label",
+    "parse_embedder",
     "parse_model",
     "parse_retry_after",
     "parse_score",

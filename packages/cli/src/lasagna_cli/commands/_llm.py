@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._config import RunConfig
     from lasagna_judge import LLM, Proxies
 
 ENV_VARIABLES = (
@@ -259,17 +258,3 @@ def endpoint_of(
     elif url is None and provider == "ollama":
         url = _ollama_base_url(env)
     return endpoint_url(url) if url and provider != "local" else None
-
-
-def with_endpoints(config: RunConfig, env: Mapping[str, str] | None = None) -> RunConfig:
-    """The run's models with the servers their calls will go to (see `endpoint_of`)."""
-    from dataclasses import replace
-
-    setups = tuple(
-        replace(s, generator=replace(s.generator, endpoint=endpoint_of(s.generator.name, env)))
-        if s.generator is not None and s.generator.provider is None
-        else s
-        for s in config.setups
-    )
-    judge = endpoint_of(config.judge, env) if config.judge is not None else None
-    return replace(config, setups=setups, judge_endpoint=judge)

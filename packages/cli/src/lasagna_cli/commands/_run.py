@@ -4,10 +4,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
+from lasagna_cli.commands._errors import (
+    DATA_ERROR,
+    USAGE_ERROR,
+    CliError,
+    check_format,
+    user_errors,
+)
+from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._retrieval_flags import (
+    CollectionOption,
+    EmbedderOption,
+    IngestModeOption,
+    IngestWorkersOption,
+    RetrieverOption,
+    VectorStoreOption,
+)
+from lasagna_cli.commands._run_engine import run_engine
 from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._validate import (
     DataFormat,
@@ -16,20 +33,6 @@ from lasagna_cli.commands._validate import (
     check_data_path,
 )
 from lasagna_cli.engine._config import DEFAULT_TOP_K
-
-if TYPE_CHECKING:
-    from lasagna_cli.engine._benchmark import BenchmarkRun
-    from lasagna_cli.engine._config import ModelSpec, RunConfig
-    from lasagna_judge import LLM
-from lasagna_cli.commands._errors import (
-    DATA_ERROR,
-    INTERRUPTED,
-    USAGE_ERROR,
-    CliError,
-    check_format,
-    user_errors,
-)
-from lasagna_cli.commands._groups import benchmark_app
 
 
 @benchmark_app.command("run")
@@ -84,6 +87,12 @@ def run(
             "the same default for every door, as OpenViking's and kag's.",
         ),
     ] = DEFAULT_TOP_K,
+    retriever: RetrieverOption = "bm25",
+    embedder: EmbedderOption = None,
+    vector_store: VectorStoreOption = None,
+    collection: CollectionOption = None,
+    ingest_mode: IngestModeOption = "directory",
+    ingest_workers: IngestWorkersOption = 8,
     filters: Annotated[
         list[str] | None,
         typer.Option(
@@ -219,6 +228,12 @@ def run(
         top_k=top_k,
         output=output,
         concurrency=concurrency,
+        retriever=retriever,
+        embedder=embedder,
+        vector_store=vector_store,
+        collection=collection,
+        ingest_mode=ingest_mode,
+        ingest_workers=ingest_workers,
     ):
         return
     with user_errors():
@@ -275,6 +290,10 @@ def run(
             drop_unknown_judgments=drop_unknown_judgments,
             data_format=data_format,
             system=system_spec,
+            retriever=retriever,
+            embedder=embedder,
+            vector_store=vector_store,
+            collection=collection,
         )
         if not is_sweep_file(path):
             check_data_path(path)
@@ -283,11 +302,11 @@ def run(
             if is_sweep_file(path)
             else config_from_path(path, flags)
         )
-        from lasagna_cli.commands._llm import with_endpoints
+        from lasagna_cli.commands._embedders import with_endpoints
 
         config = with_endpoints(config)
         out = output if output is not None else new_run_folder(path, resume=resume)
-        run = _run(config, out, resume, price_table)
+        run = run_engine(config, out, resume, price_table)
         results = run.results["results"]
         if output_format == "json":
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
@@ -317,57 +336,6 @@ def run(
                 err=True,
             )
             raise typer.Exit(DATA_ERROR)
-
-
-def _run(
-    config: RunConfig,
-    out: Path,
-    resume: bool,
-    prices: dict[str, tuple[float, float]] | None = None,
-) -> BenchmarkRun:
-    """The engine's run, with the command's models, progress bar and Ctrl-C message."""
-    import asyncio
-    import sys
-
-    from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._llm import build_llm, text_cache
-    from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._benchmark import run_benchmarks
-    from lasagna_cli.engine._runner import Models
-    from lasagna_cli.engine.datasets import DatasetLoader
-
-    def make(spec: ModelSpec, role: str) -> LLM:
-        flag = "--generator" if role == "generator" else "--judge"
-        return build_llm(spec.name, concurrency=config.concurrency, flag=flag, base_url_flag=None)
-
-    progress = TaskProgress(0, "tasks")
-    try:
-        with progress:
-            run = asyncio.run(
-                run_benchmarks(
-                    config,
-                    out,
-                    resume=resume,
-                    executor=make_executor(config.concurrency),
-                    models=Models(make),
-                    loader=DatasetLoader(text_cache()),
-                    on_progress=progress.advance,
-                    on_start=progress.start,
-                    say=lambda line: typer.echo(line, err=True),
-                    prices=prices,
-                )
-            )
-    except KeyboardInterrupt:
-        # Finished task files are whole (the writers are waited for); say how to go on.
-        typer.echo(
-            f"interrupted: finished tasks are kept in {out / 'tasks'}; continue with "
-            f"--resume -o {out}",
-            err=True,
-        )
-        raise typer.Exit(INTERRUPTED) from None
-    if not sys.stderr.isatty():
-        typer.echo(progress.summary(), err=True)
-    return run
 
 
 def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:

@@ -23,6 +23,7 @@ _NOT_FOR_PIPELINE = (
     "filters",
     "drop_unknown_judgments",
     "data_format",
+    "prices",  # a staged folder is priced by `report` and `export --prices`
 )
 #: Options of `benchmark run` for the user's own system, which the pipeline does not take.
 _SYSTEM_OPTIONS = (
@@ -35,7 +36,14 @@ _SYSTEM_OPTIONS = (
     "system_headers",
 )
 #: Options only the staged pipeline reads.
-_PIPELINE_ONLY = ("data_dir", "step", "max_queries", "retrieval_instruction")
+_PIPELINE_ONLY = (
+    "data_dir",
+    "step",
+    "max_queries",
+    "retrieval_instruction",
+    "ingest_mode",
+    "ingest_workers",
+)
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -124,15 +132,35 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
                 concurrency=options.get("concurrency") or 8,
                 endpoints=_endpoints(),
+                retriever=options.get("retriever") or "bm25",
+                embedder=options.get("embedder"),
+                embedder_endpoint=_embedder_endpoint(options.get("embedder")),
+                vector_store=options.get("vector_store"),
+                collection=options.get("collection"),
+                ingest_mode=options.get("ingest_mode") or "directory",
+                ingest_workers=options.get("ingest_workers") or 8,
             )
         )
     return True
+
+
+def _embedder_endpoint(embedder: str | None) -> str | None:
+    import os
+
+    from lasagna_cli.commands._embedders import embedder_base_url
+    from lasagna_cli.commands._llm import endpoint_of
+
+    if embedder is None:
+        return None
+    url = embedder_base_url(embedder, os.environ)
+    return endpoint_of(embedder, os.environ, url) if url else None
 
 
 def _run_pipeline(options: PipelineOptions) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
     import asyncio
 
+    from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
     from lasagna_cli.commands._progress import TaskProgress
@@ -164,7 +192,12 @@ def _run_pipeline(options: PipelineOptions) -> None:
             run_pipeline(
                 options,
                 executor=make_executor(options.concurrency),
-                models=Models(make),
+                models=Models(
+                    make,
+                    make_embedder=lambda spec: build_embedder(
+                        spec, concurrency=options.ingest_workers
+                    ),
+                ),
                 load_rubric=_load_rubric,
                 text_cache=text_cache(),
                 say=typer.echo,

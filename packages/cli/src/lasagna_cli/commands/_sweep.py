@@ -77,9 +77,11 @@ def _with_endpoint(setup: Setup) -> Setup:
     own `base_url`, recorded as it is."""
     from dataclasses import replace
 
+    from lasagna_cli.commands._embedders import with_embedder_endpoint
     from lasagna_cli.commands._llm import endpoint_of
     from lasagna_cli.engine._config import BUILTIN_PROVIDERS
 
+    setup = with_embedder_endpoint(setup)
     model = setup.generator
     builtin = (
         model is not None
@@ -223,8 +225,14 @@ def _sweep(
     if removed:
         typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
 
+    from lasagna_cli.commands._embedders import build_embedder, vector_folder
+
     options = RunOptions(
-        resume=resume, retry_failed=retry_errors, probe_systems=False, concurrency=parallel
+        resume=resume,
+        retry_failed=retry_errors,
+        probe_systems=False,
+        concurrency=parallel,
+        vector_folder=vector_folder(),
     )
     by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
 
@@ -248,7 +256,7 @@ def _sweep(
 
     async def main() -> None:
         state = SystemState()
-        models = Models(make)
+        models = Models(make, make_embedder=build_embedder)
         try:
             plan = await prepare(loaded.plan, options, state, lambda line: None)
             databases = {s.database.name: s.database for s in loaded.setups.values() if s.database}

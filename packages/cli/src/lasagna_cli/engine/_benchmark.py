@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._config import RunConfig
-from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import build_plan
 from lasagna_cli.engine._records import is_current
@@ -51,6 +51,8 @@ def load_judge_rubric(name: str) -> Rubric:
     try:
         return load_rubric(name)
     except JudgeError as exc:
+        if Path(name).is_file():  # the file is there: what it holds is wrong (bad content)
+            raise EngineError(f"--rubric: {exc}") from None
         raise EngineUsageError(f"--rubric: {exc}") from None
 
 
@@ -79,6 +81,7 @@ async def run_benchmarks(
     on_progress: Callable[[str], None] = lambda status: None,
     on_start: Callable[[int, str], None] = lambda total, description: None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    vector_folder: Path | None = None,
 ) -> BenchmarkRun:
     loader = loader or DatasetLoader()
     options = RunOptions(
@@ -87,6 +90,7 @@ async def run_benchmarks(
         rubric=load_judge_rubric(config.rubric) if config.judge is not None else None,
         resume=resume,
         concurrency=executor.concurrency,
+        vector_folder=vector_folder,
     )
     loader.probe(config.benchmarks)
     plan = build_plan(config, loader)

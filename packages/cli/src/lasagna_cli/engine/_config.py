@@ -36,9 +36,18 @@ DEFAULT_CONCURRENCY = 8
 PromptStyle = Literal["answer", "template", "benchmark"]
 
 
+RETRIEVER_KINDS = ("bm25", "dense", "hybrid")
+DEFAULT_RRF_K = 60
+_BM25_FIELDS = ("top_k", "k1", "b", "variant", "stemmer", "stopwords")
+_DENSE_FIELDS = ("embedder", "embedder_endpoint", "dimensions", "store", "collection")
+
+
 @dataclass(frozen=True, slots=True)
 class RetrieverSpec:
-    """BM25 settings. `top_k` passages go to the generator; recall and hit rate are @top_k."""
+    """How passages are found. `top_k` passages go to the generator; recall and hit rate
+    are @top_k. `kind`: "bm25" (the BM25 settings below), "dense" (cosine similarity of the
+    embedder's vectors, in-process or in the vector database `store`), or "hybrid"
+    (reciprocal rank fusion of both: each list adds weight / (rrf_k + rank))."""
 
     top_k: int = DEFAULT_TOP_K
     k1: float = 1.5
@@ -46,18 +55,61 @@ class RetrieverSpec:
     variant: str = "lucene"
     stemmer: str = "english"
     stopwords: str = "lucene-english"
+    kind: str = "bm25"
+    embedder: str | None = None
+    """provider/name (dense and hybrid); the commands fill in local/wordllama."""
+    embedder_endpoint: str | None = None
+    """The embedding server the calls go to, as recorded (no credentials, no query)."""
+    dimensions: int | None = None
+    """Asked of an embedder that can shorten its vectors (OpenAI's v3 models)."""
+    store: str | None = None
+    """A vector database's URL (Chroma's server); None: an index in-process."""
+    collection: str | None = None
+    """The store's collection; None: one named after the corpus and the embedder."""
+    rrf_k: int = DEFAULT_RRF_K
+    weights: tuple[float, float] = (1.0, 1.0)
+    """hybrid: the weights of (BM25, dense) in the fusion."""
 
     @property
     def depth(self) -> int:
         """How many documents each ranking keeps: enough for nDCG@10 and recall@top_k."""
         return max(self.top_k, 10)
 
-    def index_key(self) -> tuple[str, float, float, str, str]:
-        """The settings that decide the index (top_k does not)."""
+    @property
+    def uses_bm25(self) -> bool:
+        return self.kind in ("bm25", "hybrid")
+
+    @property
+    def uses_vectors(self) -> bool:
+        return self.kind in ("dense", "hybrid")
+
+    def bm25_key(self) -> tuple[str, float, float, str, str]:
+        """The settings that decide a BM25 index (top_k does not)."""
         return (self.variant, self.k1, self.b, self.stemmer, self.stopwords)
 
+    def dense_key(self) -> tuple[Any, ...]:
+        """The settings that decide the vectors and where they are searched."""
+        return (self.embedder, self.embedder_endpoint, self.dimensions, self.store, self.collection)
+
+    def index_key(self) -> tuple[Any, ...]:
+        """The settings that decide the rankings (top_k does not)."""
+        if self.kind == "bm25":
+            return self.bm25_key()
+        if self.kind == "dense":
+            return ("dense", *self.dense_key())
+        return ("hybrid", self.bm25_key(), self.dense_key(), self.rrf_k, self.weights)
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings that decide a task's ranking, as fingerprints and records hold them
+        (a BM25 retriever's are what they were before there were other kinds, so its runs
+        resume as they are)."""
+        values = asdict(self)
+        if self.kind == "bm25":
+            return {k: values[k] for k in _BM25_FIELDS}
+        keep: tuple[str, ...] = ("kind", "top_k", *_DENSE_FIELDS)
+        if self.kind == "hybrid":
+            keep += (*_BM25_FIELDS[1:], "rrf_k", "weights")
+        return {k: list(values[k]) if k == "weights" else values[k] for k in keep}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +210,20 @@ class DatabaseSpec:
     path: Path
     chunker: str = "fixed"
     chunk_words: int = 200
+    vector: bool = False
+    """type = "vector": its passages are searched by their embeddings."""
+    embedder: str | None = None
+    store: str | None = None
+    collection: str | None = None
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind, "path": str(self.path)}
         if self.kind == "documents":
             out.update(chunker=self.chunker, chunk_words=self.chunk_words)
+        if self.vector:
+            out.update(
+                type="vector", embedder=self.embedder, store=self.store, collection=self.collection
+            )
         return out
 
 

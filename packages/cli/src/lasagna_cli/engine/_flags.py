@@ -17,6 +17,7 @@ from lasagna_cli.engine._config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SEED,
     DEFAULT_TOP_K,
+    RETRIEVER_KINDS,
     TRACK_NAMES,
     BenchmarkEntry,
     ModelSpec,
@@ -31,7 +32,21 @@ if TYPE_CHECKING:
 
 PROFILES = ("speed",)
 _SETUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
-RETRIEVER_KEYS = ("top_k", "k1", "b", "variant", "stemmer", "stopwords")
+RETRIEVER_KEYS = (
+    "kind",
+    "top_k",
+    "k1",
+    "b",
+    "variant",
+    "stemmer",
+    "stopwords",
+    "embedder",
+    "dimensions",
+    "store",
+    "collection",
+    "rrf_k",
+    "weights",
+)
 
 
 def usage(message: str) -> EngineUsageError:
@@ -61,6 +76,21 @@ class Flags:
     """--data-format: how the data file is read (lasagna, ragas, deepeval, hf)."""
     system: SystemSpec | None = None
     """The system --system or --predictions names, if any."""
+    retriever: str = "bm25"
+    embedder: str | None = None
+    vector_store: str | None = None
+    collection: str | None = None
+
+    def base_retriever(self, where: str = "--retriever") -> RetrieverSpec:
+        """The retriever the flags ask for, checked."""
+        values: dict[str, Any] = {"top_k": self.top_k, "kind": self.retriever}
+        if self.embedder is not None:
+            values["embedder"] = self.embedder
+        if self.vector_store is not None:
+            values["store"] = self.vector_store
+        if self.collection is not None:
+            values["collection"] = self.collection
+        return retriever_spec(values, where, RetrieverSpec())
 
 
 def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
@@ -117,6 +147,8 @@ def mapping(value: object, where: str) -> Mapping[str, Any]:
 
 def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -> RetrieverSpec:
     check_keys(values, RETRIEVER_KEYS, where)
+    if "kind" in values and values["kind"] != base.kind:  # another kind keeps only top_k
+        base = RetrieverSpec(top_k=base.top_k)
     spec = replace(base, **values)
     check_positive(spec.top_k, f"{where}.top_k")
     for key in ("k1", "b"):
@@ -138,7 +170,59 @@ def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -
     if not isinstance(spec.stemmer, str):
         raise usage(f"{where}.stemmer: expected a language name or none, got {spec.stemmer!r}")
     _check_stemmer(spec.stemmer, f"{where}.stemmer")
-    return replace(spec, k1=float(spec.k1), b=float(spec.b))
+    spec = replace(spec, k1=float(spec.k1), b=float(spec.b))
+    return _vector_settings(spec, where)
+
+
+def _vector_settings(spec: RetrieverSpec, where: str) -> RetrieverSpec:
+    """The dense and hybrid settings checked; a dense retriever without an embedder gets
+    the one that needs no key, no server and no download."""
+    if spec.kind not in RETRIEVER_KINDS:
+        raise usage(
+            f'{where}.kind: unknown retriever "{spec.kind}"'
+            f"{did_you_mean(str(spec.kind), RETRIEVER_KINDS)}; use {', '.join(RETRIEVER_KINDS)}"
+        )
+    if not spec.uses_vectors:
+        given = [k for k in ("embedder", "dimensions", "store", "collection") if getattr(spec, k)]
+        if given:
+            raise usage(
+                f"{where}.{given[0]}: is a setting of a dense or hybrid retriever; add "
+                "kind: dense (or hybrid), or drop it"
+            )
+        return spec
+    from lasagna_judge import DEFAULT_EMBEDDER, JudgeError, parse_embedder
+
+    embedder = spec.embedder or DEFAULT_EMBEDDER
+    try:
+        parse_embedder(embedder)
+    except JudgeError as exc:
+        raise usage(f"{where}.embedder: {exc}") from None
+    check_positive(spec.dimensions, f"{where}.dimensions", allow_none=True)
+    check_positive(spec.rrf_k, f"{where}.rrf_k")
+    weights = spec.weights
+    if (
+        not isinstance(weights, list | tuple)
+        or len(weights) != 2
+        or not all(isinstance(w, int | float) and not isinstance(w, bool) for w in weights)
+        or not all(math.isfinite(w) and w >= 0 for w in weights)
+        or not any(weights)
+    ):
+        raise usage(
+            f"{where}.weights: expected [BM25 weight, dense weight], two numbers >= 0 "
+            f"(not both 0), got {weights!r}"
+        )
+    for key in ("store", "collection"):
+        value = getattr(spec, key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise usage(f"{where}.{key}: expected a text, got {value!r}")
+    if spec.store is not None and not spec.store.startswith(("http://", "https://")):
+        raise usage(
+            f"{where}.store: expected the vector database's http:// or https:// URL (Chroma's "
+            f"server, e.g. http://127.0.0.1:8000), got {spec.store!r}"
+        )
+    if spec.collection is not None and spec.store is None:
+        raise usage(f"{where}.collection: names a collection of a vector database; give store too")
+    return replace(spec, embedder=embedder, weights=(float(weights[0]), float(weights[1])))
 
 
 def _check_stemmer(stemmer: str, where: str) -> None:
@@ -164,7 +248,7 @@ def check_setup_name(name: object, where: str) -> str:
 
 
 def default_setup_name(flags: Flags) -> str:
-    name = f"bm25-k{flags.top_k}"
+    name = f"{flags.retriever}-k{flags.top_k}"
     if flags.generator:
         name += "+" + re.sub(r"[^A-Za-z0-9._-]+", "-", flags.generator).strip("-")
     return name
@@ -179,7 +263,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
     else:
         setup = Setup(
             name=default_setup_name(flags),
-            retriever=retriever_spec({}, "--top-k", RetrieverSpec(top_k=flags.top_k)),
+            retriever=flags.base_retriever(),
             generator=ModelSpec(flags.generator) if flags.generator else None,
             tracks=flags.tracks,
         )

@@ -107,6 +107,8 @@ class Task:
     ranking: tuple[tuple[str, float], ...] | None = None
     """The retriever's ranking (best first), filled in by the runner for pending tasks."""
     retrieval_seconds: float | None = None
+    retrieval_index: Mapping[str, Any] | None = None
+    """A dense or hybrid retriever's index: embedder, its server, dimension, index kind."""
 
     @property
     def item(self) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
@@ -28,9 +28,10 @@ from lasagna_cli.engine._records import failed_grade, failure_record, resume_sta
 from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
+from lasagna_cli.engine._vectors import VectorFacts
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, Rubric
+    from lasagna_judge import LLM, Embedder, Rubric
 
 WRITER_THREADS = 8
 Role = Literal["generator", "judge"]
@@ -53,13 +54,26 @@ class Models:
     run's event loop by `make` and closed at its end. `shared()` wraps objects the caller
     owns: they are used as given and never closed."""
 
-    def __init__(self, make: Callable[[ModelSpec, Role], LLM], *, owned: bool = True) -> None:
+    def __init__(
+        self,
+        make: Callable[[ModelSpec, Role], LLM],
+        *,
+        owned: bool = True,
+        make_embedder: Callable[[RetrieverSpec], Embedder] | None = None,
+    ) -> None:
         self._make = make
         self._owned = owned
         self._made: dict[tuple[Role, tuple[str, str]], LLM] = {}
+        self._make_embedder = make_embedder
+        self._embedders: dict[tuple[Any, ...], Embedder] = {}
 
     @classmethod
-    def shared(cls, llms: Mapping[str, LLM], judge: LLM | None = None) -> Models:
+    def shared(
+        cls,
+        llms: Mapping[str, LLM],
+        judge: LLM | None = None,
+        embedders: Mapping[str, Embedder] | None = None,
+    ) -> Models:
         def pick(spec: ModelSpec, role: Role) -> LLM:
             if role == "judge" and judge is not None:
                 return judge
@@ -70,7 +84,16 @@ class Models:
                 )
             return llms[spec.name]
 
-        return cls(pick, owned=False)
+        def embedder(spec: RetrieverSpec) -> Embedder:
+            if embedders is None or spec.embedder is None or spec.embedder not in embedders:
+                raise EngineUsageError(
+                    f"a setup retrieves with the embedder {spec.embedder!r}, and no Embedder "
+                    f"is given for it: pass embedders={{{spec.embedder!r}: "
+                    f"make_embedder({spec.embedder!r})}}"
+                )
+            return embedders[spec.embedder]
+
+        return cls(pick, owned=False, make_embedder=embedder)
 
     def get(self, spec: ModelSpec, role: Role) -> LLM:
         key = (role, spec.key)
@@ -78,11 +101,23 @@ class Models:
             self._made[key] = self._make(spec, role)
         return self._made[key]
 
+    def embedder(self, spec: RetrieverSpec) -> Embedder:
+        """The embedder of a dense or hybrid retriever, one per (name, server, dimensions)."""
+        key = (spec.embedder, spec.embedder_endpoint, spec.dimensions)
+        if key not in self._embedders:
+            if self._make_embedder is None:
+                raise EngineUsageError("a dense retriever needs an embedder; none can be made")
+            self._embedders[key] = self._make_embedder(spec)
+        return self._embedders[key]
+
     async def aclose(self) -> None:
         if self._owned:
             for llm in self._made.values():
                 await llm.aclose()
+            for embedder in self._embedders.values():
+                await embedder.aclose()
         self._made.clear()
+        self._embedders.clear()
 
 
 @dataclass
@@ -97,6 +132,10 @@ class RunOptions:
     probe_systems: bool = True
     concurrency: int = 8
     databases: Mapping[str, Corpus] = field(default_factory=dict)
+    vector_folder: Path | None = None
+    """Where corpus vectors (and HNSW graphs) are kept between runs; None: not kept."""
+    ingest_per_document: bool = False
+    """Embed a corpus one source document at a time (OpenViking's per_file ingestion)."""
 
 
 @dataclass
@@ -112,6 +151,8 @@ class RunOutcome:
     failures: list[tuple[Task, str]] = field(default_factory=list)
     reused: set[int] = field(default_factory=set)
     """The tasks whose records were kept as they were."""
+    indexes: dict[str, VectorFacts] = field(default_factory=dict)
+    """The dense indexes this run used, by corpus label: dimension, tokens, seconds."""
 
 
 def judge_identity(options: RunOptions) -> dict[str, Any] | None:
@@ -193,8 +234,14 @@ async def execute(
         ctx.judge = models.get(ModelSpec(options.judge), "judge")
         ctx.rubric = options.rubric
         ctx.judge_identity = identity
-    ranked = rank_tasks(
-        [tasks[i] for i in to_run], ctx.corpus, lambda t: _corpus_label(t, plan), say
+    ranked, outcome.indexes = await rank_tasks(
+        [tasks[i] for i in to_run],
+        ctx.corpus,
+        lambda t: _corpus_label(t, plan),
+        say,
+        embedder_of=models.embedder,
+        vector_folder=options.vector_folder,
+        per_document=options.ingest_per_document,
     )
     for i, task in zip(to_run, ranked, strict=True):
         outcome.tasks[i] = task

@@ -125,7 +125,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
     if "tracks" in data:
         tracks = parse_tracks(data["tracks"], f"{label}: tracks")
     top_k = check_positive(data.get("top_k", flags.top_k), f"{label}: top_k")
-    base_retriever = retriever_spec({"top_k": top_k}, f"{label}: top_k", RetrieverSpec())
+    base_retriever = retriever_spec({"top_k": top_k}, f"{label}: top_k", flags.base_retriever())
     generator = data.get("generator", flags.generator)
     if generator is not None and not isinstance(generator, str):
         raise usage(f"{label}: generator: expected a model name such as local/smollm2")
@@ -182,7 +182,7 @@ def _sweep_setups(
     if raw is None:
         if system is not None:
             return [system_setup(system, None, generator, tracks, base_retriever.top_k)]
-        name = f"bm25-k{base_retriever.top_k}"
+        name = f"{base_retriever.kind}-k{base_retriever.top_k}"
         model = ModelSpec(generator) if generator else None
         return [Setup(name=name, retriever=base_retriever, generator=model, tracks=tracks)]
     if system is not None:

@@ -150,6 +150,8 @@ async def run_task(task: Task, ctx: TaskContext) -> Record:
             }
             if planned.setup.query_prefix:
                 record["retrieval"]["query"] = query_text(task.setup.query_prefix, task.question)
+            if task.retrieval_index is not None:
+                record["retrieval"]["index"] = dict(task.retrieval_index)
         generator = planned.setup.generator
         llm = ctx.generators.get(generator.key) if generator is not None else None
         if planned.generation_mode is not None:

@@ -4,6 +4,6 @@ The server speaks real HTTP, so tests exercise the same SDKs, retries, timeouts 
 as production; nothing of lasagna's own is mocked.
 """
 
-from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply
+from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply, hashed_embedding
 
-__all__ = ["FakeLLMServer", "Fault", "Reply"]
+__all__ = ["FakeLLMServer", "Fault", "Reply", "hashed_embedding"]

@@ -34,7 +34,7 @@ from lasagna_judge.testing._responses import (
 from lasagna_judge.testing._schema_dummy import _schema_dummy
 from lasagna_judge.testing._script import Fault, Reply, ReplySpec, ReplyValue, _ReplyError
 
-__all__ = ["FakeLLMServer", "Fault", "Reply"]
+__all__ = ["FakeLLMServer", "Fault", "Reply", "hashed_embedding"]
 
 
 class FakeLLMServer:
@@ -54,8 +54,12 @@ class FakeLLMServer:
         latency: float = 0.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        embedding_dimension: int = 32,
     ) -> None:
         self.latency = latency
+        self.embedding_dimension = embedding_dimension
+        # Served, in order, to /embeddings requests before they get vectors.
+        self.embedding_faults: list[Fault] = []
         self.host = host
         self._port = port
         self._reply: ReplySpec | None = reply
@@ -235,6 +239,8 @@ class FakeLLMServer:
         if method == "GET" and route.endswith("/models"):
             return _http(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
         anthropic = route.endswith("/messages")
+        if method == "POST" and route.endswith("/embeddings"):
+            return await self._embeddings(path, headers, body)
         if method != "POST" or not (anthropic or route.endswith("/chat/completions")):
             return _http(404, _error_body(anthropic, 404, f"no route for {method} {path}"))
         if headers.get("transfer-encoding", "").lower() == "chunked":
@@ -281,3 +287,56 @@ class FakeLLMServer:
             return _http(200, _openai_completion(request, reply, call_id))
         finally:
             self.in_flight -= 1
+
+    async def _embeddings(self, route: str, headers: dict[str, str], body: bytes) -> bytes:
+        """Deterministic vectors (`hashed_embedding`), or the next of `embedding_faults`."""
+        try:
+            request = json.loads(body)
+            texts = request["input"]
+            texts = [texts] if isinstance(texts, str) else list(texts)
+        except (ValueError, KeyError, TypeError):
+            return _http(400, _error_body(False, 400, "expected {'model': ..., 'input': [...]}"))
+        self.requests.append(request)
+        self.headers.append(headers)
+        self.paths.append(route.split("?", 1)[0].rstrip("/"))
+        self.times.append(time.monotonic())
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if self.embedding_faults:
+            fault = self.embedding_faults.pop(0)
+            if fault.delay > 0:
+                await asyncio.sleep(fault.delay)
+            if fault.status is not None:
+                extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
+                message = fault.message or f"injected fault {fault.status}"
+                return _http(fault.status, _error_body(False, fault.status, message), extra)
+            if fault.malformed:
+                return _http_raw(200, b'{"data": [{"embedd')
+        dimension = int(request.get("dimensions") or self.embedding_dimension)
+        data = [
+            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, dimension)}
+            for i, t in enumerate(texts)
+        ]
+        tokens = sum(len(str(t).split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return _http(
+            200, {"object": "list", "data": data, "model": request.get("model"), "usage": usage}
+        )
+
+
+def hashed_embedding(text: str, dimension: int) -> list[float]:
+    """A bag of hashed words, unit length: texts sharing words point the same way, so a
+    dense retriever over these ranks like a crude keyword search, the same on every run."""
+    import hashlib
+    import math
+    import re
+
+    vector = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % dimension
+        vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        vector[0], norm = 1.0, 1.0
+    return [v / norm for v in vector]

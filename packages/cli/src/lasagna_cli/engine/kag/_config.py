@@ -11,8 +11,15 @@
     [databases.scifact]
     beir = "beir/scifact"           # a BEIR folder: its corpus.jsonl is the database
 
+    [databases.handbook-vectors]
+    documents = "docs"
+    type = "vector"                 # searched by embeddings (dense and hybrid retrievers)
+    embedder = "local/wordllama"    # the default; or openai/..., ollama/...
+    # store = "http://127.0.0.1:8000"   # a Chroma server instead of the in-process index
+    # collection = "handbook"           # an existing collection, used as it is
+
     [retrievers.bm25-top5]
-    type = "bm25"
+    type = "bm25"                   # or "dense", or "hybrid" (rrf_k = 60, weights = [1, 1])
     top_k = 5
 
 Providers named openai, anthropic, ollama and local exist without a config file
@@ -35,7 +42,8 @@ from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_nam
 
 APIS = ("openai", "anthropic", "ollama", "local")
 CHUNKERS = ("fixed", "sentences")
-RETRIEVER_TYPES = ("bm25",)
+RETRIEVER_TYPES = ("bm25", "dense", "hybrid")
+DATABASE_TYPES = ("text", "vector")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -44,9 +52,11 @@ class Retriever:
     name: str
     type: str
     top_k: int
+    settings: tuple[tuple[str, Any], ...] = ()
+    """dense and hybrid: embedder, rrf_k, weights, as given."""
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "type": self.type, "top_k": self.top_k}
+        return {"name": self.name, "type": self.type, "top_k": self.top_k, **dict(self.settings)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +125,12 @@ def _provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
 
 def _database(path: Path, name: str, body: dict[str, Any]) -> DatabaseSpec:
     where = f"databases.{name}"
-    _check_keys(path, where, body, ("documents", "beir", "chunker", "chunk_words"))
+    _check_keys(
+        path,
+        where,
+        body,
+        ("documents", "beir", "chunker", "chunk_words", "type", "embedder", "store", "collection"),
+    )
     documents = _string(path, where, body, "documents")
     beir = _string(path, where, body, "beir")
     if (documents is None) == (beir is None):
@@ -144,12 +159,31 @@ def _database(path: Path, name: str, body: dict[str, Any]) -> DatabaseSpec:
             f"{path}: {where}: a BEIR corpus is already split into documents; remove chunker "
             "and chunk_words"
         )
-    return DatabaseSpec(name, "documents" if documents else "beir", folder, chunker, words)
+    kind = _string(path, where, body, "type") or "text"
+    if kind not in DATABASE_TYPES:
+        raise EngineError(
+            f"{path}: {where}.type: expected one of {one_of(DATABASE_TYPES)}, found {kind!r}"
+        )
+    vector = {k: _string(path, where, body, k) for k in ("embedder", "store", "collection")}
+    given = [k for k, v in vector.items() if v is not None]
+    if kind != "vector" and given:
+        raise EngineError(
+            f'{path}: {where}.{given[0]}: is a setting of a vector database; add type = "vector"'
+        )
+    return DatabaseSpec(
+        name,
+        "documents" if documents else "beir",
+        folder,
+        chunker,
+        words,
+        vector=kind == "vector",
+        **vector,
+    )
 
 
 def _retriever(path: Path, name: str, body: dict[str, Any]) -> Retriever:
     where = f"retrievers.{name}"
-    _check_keys(path, where, body, ("type", "top_k"))
+    _check_keys(path, where, body, ("type", "top_k", "embedder", "rrf_k", "weights"))
     kind = _string(path, where, body, "type") or "bm25"
     if kind not in RETRIEVER_TYPES:
         raise EngineError(
@@ -160,7 +194,13 @@ def _retriever(path: Path, name: str, body: dict[str, Any]) -> Retriever:
         raise EngineError(
             f"{path}: {where}.top_k: expected an integer from 1 to 1000, found {top_k!r}"
         )
-    return Retriever(name, kind, top_k)
+    settings = tuple((k, body[k]) for k in ("embedder", "rrf_k", "weights") if k in body)
+    if settings and kind == "bm25":
+        raise EngineError(
+            f"{path}: {where}.{settings[0][0]}: is a setting of a dense or hybrid retriever; "
+            'set type = "dense" or "hybrid"'
+        )
+    return Retriever(name, kind, top_k, settings)
 
 
 def read_text_file(path: Path, what: str) -> str:

@@ -30,10 +30,10 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import ModelSpec, PromptSpec, RetrieverSpec, Setup
+from lasagna_cli.engine._config import DatabaseSpec, ModelSpec, PromptSpec, RetrieverSpec, Setup
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 from lasagna_cli.engine._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, uses
-from lasagna_cli.engine.kag._config import Config, read_text_file
+from lasagna_cli.engine.kag._config import Config, Retriever, read_text_file
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
 from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
 
@@ -79,11 +79,19 @@ def describe_setup(setup: Setup) -> dict[str, Any]:
         "system_prompt": setup.prompt.system,
         "prompt": setup.prompt.user,
         "datasets": datasets,
-        "retriever": {"name": setup.retriever_name, "type": "bm25", "top_k": setup.top_k}
-        if setup.retriever is not None
-        else None,
+        "retriever": _describe_retriever(setup),
         "database": setup.database.describe() if setup.database else None,
     }
+
+
+def _describe_retriever(setup: Setup) -> dict[str, Any] | None:
+    spec = setup.retriever
+    if spec is None:
+        return None
+    described = {"name": setup.retriever_name, "type": spec.kind, "top_k": spec.top_k}
+    if spec.uses_vectors:
+        described.update({k: v for k, v in spec.to_dict().items() if k not in ("kind", "top_k")})
+    return described
 
 
 def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
@@ -211,7 +219,9 @@ def _parse_setup(
     found = config.retrievers[retriever] if retriever else None
     setup = Setup(
         name=name,
-        retriever=RetrieverSpec(top_k=found.top_k) if found is not None else None,
+        retriever=_retriever_spec(path, name, found, config.databases.get(database or ""))
+        if found is not None
+        else None,
         retriever_name=found.name if found is not None else None,
         generator=ModelSpec(
             f"{provider.api}/{model.strip()}",
@@ -335,3 +345,21 @@ def select_setups(setups: dict[str, Setup], skip: Collection[str]) -> dict[str, 
                 f"{one_of(setups)}"
             )
     return {name: setup for name, setup in setups.items() if name not in skip}
+
+
+def _retriever_spec(
+    path: Path, name: str, found: Retriever, database: DatabaseSpec | None
+) -> RetrieverSpec:
+    """A config retriever over a database: a dense or hybrid one takes its embedder (and
+    vector store) from the retriever, else from a `type = "vector"` database."""
+    from lasagna_cli.engine._flags import retriever_spec
+
+    values: dict[str, Any] = {"top_k": found.top_k, "kind": found.type, **dict(found.settings)}
+    if found.type != "bm25" and database is not None and database.vector:
+        values.setdefault("embedder", database.embedder)
+        values.update(store=database.store, collection=database.collection)
+    values = {k: v for k, v in values.items() if v is not None}
+    try:
+        return retriever_spec(values, f"retrievers.{found.name}", RetrieverSpec())
+    except EngineUsageError as exc:
+        raise EngineError(f"{path}: setup {name!r}: {exc}") from None

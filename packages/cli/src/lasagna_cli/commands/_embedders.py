@@ -1,0 +1,107 @@
+"""The embedder of a dense or hybrid retriever, from its name and the environment (the one
+place commands read embedding keys and servers), and the servers a run's calls go to.
+
+`openai/...` reads OPENAI_API_KEY and its server from LASAGNA_EMBEDDER_BASE_URL, else
+OPENAI_BASE_URL (a generator and an embedder often live on different servers);
+`ollama/...` reads OLLAMA_BASE_URL / OLLAMA_HOST; `local/...` runs in-process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError
+from lasagna_cli.commands._llm import _get, _ollama_base_url, cache_setting
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._config import RetrieverSpec, RunConfig, Setup
+    from lasagna_judge import Embedder
+
+EMBEDDER_BASE_URL = "LASAGNA_EMBEDDER_BASE_URL"
+
+
+def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
+    provider = model.partition("/")[0]
+    if provider == "openai":
+        return _get(env, EMBEDDER_BASE_URL) or _get(env, "OPENAI_BASE_URL")
+    if provider == "ollama":
+        return _get(env, EMBEDDER_BASE_URL) or _ollama_base_url(env)
+    return None
+
+
+def with_embedder_endpoint(setup: Setup, env: Mapping[str, str] | None = None) -> Setup:
+    """A dense or hybrid setup with the server its embedding calls go to (recorded, and
+    part of its fingerprint and comparability key; never a credential)."""
+    from dataclasses import replace
+
+    from lasagna_cli.commands._llm import endpoint_of
+
+    spec = setup.retriever
+    if spec is None or not spec.uses_vectors or spec.embedder is None:
+        return setup
+    url = embedder_base_url(spec.embedder, os.environ if env is None else env)
+    endpoint = endpoint_of(spec.embedder, env, url) if url else None
+    return replace(setup, retriever=replace(spec, embedder_endpoint=endpoint))
+
+
+def build_embedder(
+    spec: RetrieverSpec,
+    env: Mapping[str, str] | None = None,
+    *,
+    cache: bool = True,
+    concurrency: int = 4,
+) -> Embedder:
+    """The Embedder a retriever names; a missing key or server is one usage line."""
+    from lasagna_judge import DEFAULT_EMBEDDER, JudgeError, make_embedder
+
+    env = os.environ if env is None else env
+    model = spec.embedder or DEFAULT_EMBEDDER
+    base_url = embedder_base_url(model, env)
+    api_key = _get(env, "OPENAI_API_KEY") if model.startswith("openai/") else None
+    if model.startswith("openai/") and not api_key and not base_url:
+        raise CliError(
+            f"the embedder {model} needs OPENAI_API_KEY, or a server: {EMBEDDER_BASE_URL} "
+            "or OPENAI_BASE_URL for any OpenAI-compatible /embeddings; or use "
+            "--embedder local/wordllama, which needs neither",
+            USAGE_ERROR,
+        )
+    setting = cache_setting(cache, env)
+    try:
+        return make_embedder(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            cache=setting,
+            concurrency=concurrency,
+            dimensions=spec.dimensions,
+        )
+    except JudgeError as exc:
+        raise CliError(f"the embedder {model}: {exc}", USAGE_ERROR) from None
+
+
+def vector_folder(env: Mapping[str, str] | None = None) -> Path:
+    """Where corpus vectors are kept between runs: beside the LLM cache."""
+    from lasagna_judge import default_cache_path
+
+    setting = cache_setting(True, os.environ if env is None else env)
+    return (setting if isinstance(setting, Path) else default_cache_path()).parent / "vectors"
+
+
+def with_endpoints(config: RunConfig, env: Mapping[str, str] | None = None) -> RunConfig:
+    """The run's models with the servers their calls will go to (see `endpoint_of`)."""
+    from dataclasses import replace
+
+    from lasagna_cli.commands._llm import endpoint_of
+
+    def located(setup: Setup) -> Setup:
+        if setup.generator is not None and setup.generator.provider is None:
+            endpoint = endpoint_of(setup.generator.name, env)
+            setup = replace(setup, generator=replace(setup.generator, endpoint=endpoint))
+        return with_embedder_endpoint(setup, env)
+
+    setups = tuple(located(s) for s in config.setups)
+    judge = endpoint_of(config.judge, env) if config.judge is not None else None
+    return replace(config, setups=setups, judge_endpoint=judge)

@@ -1,0 +1,69 @@
+"""`benchmark run`'s engine run: the command's models and embedders, progress bar and
+Ctrl-C message around `run_benchmarks`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from lasagna_cli.commands._errors import INTERRUPTED
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._benchmark import BenchmarkRun
+    from lasagna_cli.engine._config import ModelSpec, RunConfig
+    from lasagna_judge import LLM
+
+
+def run_engine(
+    config: RunConfig,
+    out: Path,
+    resume: bool,
+    prices: dict[str, tuple[float, float]] | None = None,
+) -> BenchmarkRun:
+    """The engine's run, with the command's models, progress bar and Ctrl-C message."""
+    import asyncio
+    import sys
+
+    from lasagna_cli.commands._embedders import build_embedder, vector_folder
+    from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._llm import build_llm, text_cache
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine._benchmark import run_benchmarks
+    from lasagna_cli.engine._runner import Models
+    from lasagna_cli.engine.datasets import DatasetLoader
+
+    def make(spec: ModelSpec, role: str) -> LLM:
+        flag = "--generator" if role == "generator" else "--judge"
+        return build_llm(spec.name, concurrency=config.concurrency, flag=flag, base_url_flag=None)
+
+    progress = TaskProgress(0, "tasks")
+    try:
+        with progress:
+            run = asyncio.run(
+                run_benchmarks(
+                    config,
+                    out,
+                    resume=resume,
+                    executor=make_executor(config.concurrency),
+                    models=Models(make, make_embedder=build_embedder),
+                    loader=DatasetLoader(text_cache()),
+                    vector_folder=vector_folder(),
+                    on_progress=progress.advance,
+                    on_start=progress.start,
+                    say=lambda line: typer.echo(line, err=True),
+                    prices=prices,
+                )
+            )
+    except KeyboardInterrupt:
+        # Finished task files are whole (the writers are waited for); say how to go on.
+        typer.echo(
+            f"interrupted: finished tasks are kept in {out / 'tasks'}; continue with "
+            f"--resume -o {out}",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+    if not sys.stderr.isatty():
+        typer.echo(progress.summary(), err=True)
+    return run

@@ -1,0 +1,180 @@
+"""The embedding backends: an OpenAI-compatible `/embeddings` server (OpenAI, Ollama,
+vLLM, llama.cpp server, text-embeddings-inference) through the retrying sender, WordLlama
+in-process (its 256-dimension model ships inside its wheel), and a sentence-transformers
+model from a folder the user has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lasagna_judge._errors import JudgeError, MissingExtraError
+from lasagna_judge._openai_compat import OPENAI_BASE_URL, _error_detail
+from lasagna_judge._providers import call_failed
+from lasagna_judge._types import Usage
+from lasagna_judge._usage import Meter, call_record, record_attempt
+from lasagna_judge._wire import WireError, WireRequest
+
+if TYPE_CHECKING:
+    from lasagna_judge._embed import Vectors
+    from lasagna_judge._transport import RetryingSender
+
+WORDLLAMA = "wordllama"
+WORDLLAMA_DIMENSION = 256
+
+
+class HttpEmbedBackend:
+    """POST {base_url}/embeddings, a batch of texts a request."""
+
+    cacheable = True
+
+    def __init__(
+        self,
+        model_id: str,
+        name: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout: float,
+        sender: RetryingSender,
+        batch_size: int,
+        dimensions: int | None,
+    ) -> None:
+        self.model_id = model_id
+        self.name = name
+        self.batch_size = batch_size
+        self._dimensions = dimensions
+        self._url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/embeddings"
+        self._timeout = timeout
+        self._sender = sender
+        self._headers = [("Content-Type", "application/json"), ("Accept", "application/json")]
+        if api_key:
+            self._headers.append(("Authorization", f"Bearer {api_key}"))
+
+    async def embed_batch(self, texts: list[str]) -> list[Sequence[float]]:
+        body: dict[str, Any] = {"model": self.name, "input": texts, "encoding_format": "float"}
+        if self._dimensions is not None:
+            body["dimensions"] = self._dimensions
+        request = WireRequest(
+            "POST", self._url, self._headers, json.dumps(body).encode("utf-8"), self._timeout
+        )
+        with call_record():
+            try:
+                response = await self._sender.send(request)
+            except WireError as exc:
+                raise call_failed(self.model_id, detail=str(exc)) from None
+            if not 200 <= response.status < 300:
+                raise call_failed(
+                    self.model_id, status=response.status, detail=_error_detail(response.body)
+                )
+            data = response.json
+            if data is None:
+                try:
+                    data = json.loads(response.body)
+                except ValueError:
+                    raise call_failed(self.model_id, detail="a reply that is not JSON") from None
+        rows = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(rows, list) or len(rows) != len(texts):
+            got = len(rows) if isinstance(rows, list) else "no"
+            raise JudgeError(
+                f"{self.model_id}: asked for {len(texts)} embeddings, the server sent {got}; "
+                "check that the base URL serves an OpenAI-compatible /embeddings"
+            )
+        ordered = sorted(rows, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)
+        vectors = [r.get("embedding") if isinstance(r, dict) else None for r in ordered]
+        if not all(isinstance(v, list) for v in vectors):
+            raise JudgeError(
+                f"{self.model_id}: a reply item has no 'embedding' list of numbers (base64 "
+                "replies are not read: the request asks for floats)"
+            )
+        return vectors  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        await self._sender.aclose()
+
+
+class WordLlamaBackend:
+    """WordLlama's l2_supercat model, loaded from the files in its wheel (never downloaded),
+    run on a worker thread so the event loop keeps serving other work."""
+
+    cacheable = False  # tens of thousands of passages a second: faster than a cache lookup
+    batch_size = 4096
+
+    def __init__(self, meter: Meter) -> None:
+        self._meter = meter
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                import wordllama
+                from safetensors import safe_open
+                from wordllama import WordLlama
+                from wordllama.inference import WordLlamaInference
+            except ImportError:
+                raise MissingExtraError("local/wordllama", "embed", "wordllama") from None
+            # WordLlama.load() looks for its tokenizer in the wrong folder and then downloads
+            # it; both files are in the wheel, so they are opened from there.
+            root = Path(wordllama.__file__).parent
+            tokenizer = WordLlama.load_tokenizer(
+                root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+            )
+            weights = root / "weights" / f"l2_supercat_{WORDLLAMA_DIMENSION}.safetensors"
+            with safe_open(str(weights), framework="np", device="cpu") as f:
+                embedding = f.get_tensor("embedding.weight")
+            self._model = WordLlamaInference(embedding, tokenizer, binary=False)
+        return self._model
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        model = self._load()
+        encoded = model.tokenizer.encode_batch(texts, add_special_tokens=False)
+        record_attempt(
+            self._meter, seconds=0.0, usage=Usage(sum(len(e.ids) for e in encoded), 0), status=200
+        )
+        return model.embed(texts, norm=True)  # type: ignore[no-any-return]
+
+    async def embed_batch(self, texts: list[str]) -> Vectors:
+        return await asyncio.to_thread(self._embed, texts)
+
+    def load(self) -> None:
+        """Load the model now (the first call would), so a missing package is found early."""
+        self._load()
+
+    async def aclose(self) -> None:
+        return None
+
+
+class SentenceTransformerBackend:
+    """A sentence-transformers model from a local folder; nothing is downloaded."""
+
+    cacheable = False
+    batch_size = 64
+
+    def __init__(self, path: Path, meter: Meter) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise MissingExtraError(
+                f"local/{path}", "sentence-transformers", "sentence_transformers"
+            ) from None
+        if not path.is_dir():
+            raise JudgeError(
+                f"local/{path}: expected a sentence-transformers model folder, found none at "
+                f"{path}; give the folder the model was saved to, or use local/wordllama"
+            )
+        self._model = SentenceTransformer(str(path), local_files_only=True, device="cpu")
+        self._meter = meter
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        record_attempt(self._meter, seconds=0.0, status=200)
+        return self._model.encode(texts, convert_to_numpy=True)  # type: ignore[no-any-return]
+
+    async def embed_batch(self, texts: list[str]) -> Vectors:
+        return await asyncio.to_thread(self._embed, texts)
+
+    async def aclose(self) -> None:
+        return None
