@@ -72,9 +72,9 @@ def make_llm(
     (JSON mode, schema in the prompt) or "md_json". `temperature` is sent when a call
     gives none (not to models that reject it); None sends none. `prices` maps a model
     (`provider/name` or `name`) to USD per 1M (input, output) tokens. `proxies`: the HTTP
-    proxies the calls go through (`Proxies.from_environ(os.environ)` honours HTTP_PROXY,
-    HTTPS_PROXY and NO_PROXY); None, the default, connects directly: this function reads
-    no environment variable.
+    proxies the calls go through (`Proxies.from_environ(env)`, given the process's
+    environment, honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY); None, the default, connects
+    directly: this function reads no environment variable.
     """
     provider, name = parse_model(model)
     if concurrency < 1:

@@ -132,6 +132,10 @@ def _calibrate(
     from lasagna_judge import JudgeError, calibrate, normalize_label
 
     for path, what in ((graded_path, "graded file"), (labels_path, "labels file")):
+        if path.is_dir():
+            raise CliError(
+                f"{what} {path} is a folder; give the path to a .jsonl file", USAGE_ERROR
+            )
         if not path.is_file():
             raise CliError(f"{what} not found: {path}; give the path to a .jsonl file", USAGE_ERROR)
     graded = _read_graded(graded_path)

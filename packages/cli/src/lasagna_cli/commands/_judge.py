@@ -19,7 +19,19 @@ from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, Grade, GradeSummary
+    from lasagna_judge import LLM, Grade, GradeSummary, Rubric
+
+
+def load_rubric_option(name: str, flag: str = "--rubric") -> Rubric:
+    """The rubric --rubric names: a name that is neither built in nor a file is a usage
+    error (exit 2), a rubric file that cannot be used is bad content (exit 1)."""
+    from lasagna_judge import JudgeError, load_rubric
+
+    try:
+        return load_rubric(name)
+    except JudgeError as exc:
+        code = DATA_ERROR if Path(name).is_file() else USAGE_ERROR
+        raise CliError(f"{flag}: {exc}", code) from None
 
 
 @judge_app.callback()
@@ -233,13 +245,10 @@ def _grade(
 
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_judge import JudgeError, grade_batch, load_rubric, summarize_grades
+    from lasagna_judge import grade_batch, summarize_grades
     from lasagna_synth import write_bytes_atomic
 
-    try:
-        rubric = load_rubric(rubric_name)
-    except JudgeError as exc:
-        raise CliError(f"--rubric: {exc}", USAGE_ERROR) from None
+    rubric = load_rubric_option(rubric_name)
     if out is not None and out.is_dir():
         raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
     price_table = load_prices(prices) if prices is not None else None

@@ -177,13 +177,14 @@ def _grade(
     The judge's answers are cached (the LLM cache), so a second `stats` costs nothing."""
     import asyncio
 
+    from lasagna_cli.commands._judge import load_rubric_option
     from lasagna_cli.commands._llm import build_llm
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._scoring import judge_references
     from lasagna_cli.engine.kag import needs_grading
-    from lasagna_judge import grade_batch, load_rubric
+    from lasagna_judge import grade_batch
 
-    rubric = load_rubric(rubric_name)
+    rubric = load_rubric_option(rubric_name)
     llm = build_llm(judge, base_url=base_url, concurrency=concurrency, flag="--judge")
     todo = [r for r in found if needs_grading(r)]
     items = [
