@@ -221,7 +221,8 @@
 
   function metricValue(cell, metric) {
     if (!cell || cell.s !== "scored" || !cell.v) return null;
-    var v = cell.v[metric];
+    var index = metric === state.metric ? state.metricIndex : data.groups[state.group].metrics.indexOf(metric);
+    var v = cell.v[index];
     return v === undefined ? null : v;
   }
   function disagreement(row, metric) {
@@ -320,6 +321,7 @@
     });
   }
   function refresh() {
+    state.metricIndex = data.groups[state.group].metrics.indexOf(state.metric);
     header();
     shown = visibleRows();
     spacer.style.height = (shown.length * ROW) + "px";
@@ -369,7 +371,10 @@
       if (!cell) { detail.appendChild(box); return; }
       if (cell.e) box.appendChild(el("div", {class: "error", text: cell.e}));
       if (cell.v) {
-        var parts = Object.keys(cell.v).map(function (m) { return metricName(m) + " " + fmt(cell.v[m]); });
+        var parts = [];
+        group.metrics.forEach(function (m, mi) {
+          if (cell.v[mi] !== null && cell.v[mi] !== undefined) parts.push(metricName(m) + " " + fmt(cell.v[mi]));
+        });
         box.appendChild(el("p", {class: "scores", text: parts.join(" · ")}));
       }
       if (cell.a) Object.keys(cell.a).forEach(function (track) {
