@@ -188,6 +188,8 @@ def test_filters_sort_and_groups(runs: dict[str, Path], browser: Any, tmp_path: 
     assert len(groups) == 3  # pasta (pooled gold), pasta-multihop, pasta-beir
     comparisons = browser.find_elements("css selector", "table.comparisons tr[data-metric]")
     assert comparisons
+    overview = browser.find_element("css selector", "table.overview")  # every benchmark
+    assert overview.text.count("bm25-k5-no-stemming") == 1 and "pasta-beir" in overview.text
 
 
 def test_staged_pipeline_folder(runs: dict[str, Path], browser: Any, tmp_path: Path) -> None:

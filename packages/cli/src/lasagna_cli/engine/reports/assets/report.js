@@ -482,6 +482,38 @@
     return section;
   }
 
+  // Every benchmark beside the others: each setup's headline metrics, one column per group.
+  function overview() {
+    if (data.groups.length < 2) return null;
+    var section = el("section", {id: "overview"});
+    section.appendChild(el("h2", {text: "by benchmark"}));
+    var labels = [];
+    data.groups.forEach(function (g) {
+      g.results.forEach(function (r) { if (labels.indexOf(r.label) < 0) labels.push(r.label); });
+    });
+    var table = el("table", {class: "overview"});
+    var head = el("tr", null, el("th", {class: "name", text: "setup"}));
+    var columns = [];
+    data.groups.forEach(function (g) {
+      g.headline.slice(0, 2).forEach(function (m) {
+        columns.push([g, m]);
+        head.appendChild(el("th", {title: g.key, text: g.dataset + " " + metricName(m)}));
+      });
+    });
+    table.appendChild(head);
+    labels.forEach(function (label) {
+      var row = el("tr", null, el("td", {class: "name", text: label}));
+      columns.forEach(function (c) {
+        var result = c[0].results.filter(function (r) { return r.label === label; })[0];
+        var s = result ? summaryOf(result, c[1]) : null;
+        row.appendChild(el("td", {text: s && s.mean !== null && s.mean !== undefined ? fmt(s.mean) : "–"}));
+      });
+      table.appendChild(row);
+    });
+    section.appendChild(el("div", {class: "wide"}, table));
+    return section;
+  }
+
   function manifests() {
     var section = el("section", {id: "manifests"});
     section.appendChild(el("h2", {text: "runs"}));
@@ -511,6 +543,8 @@
   subtitle();
   notes();
   if (!data.groups.length) app.appendChild(el("p", {class: "note", text: "These run folders hold no results."}));
+  var summary = overview();
+  if (summary) app.appendChild(summary);
   data.groups.forEach(function (group, gi) { app.appendChild(leaderboard(group, gi)); });
   if (data.groups.length) { app.appendChild(questions()); setupControls(); }
   app.appendChild(manifests());
