@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from lasagna_judge import GradeModel, make_llm
-from lasagna_judge._openai_compat import native_extras, native_outcome, request_json
+from lasagna_judge._plain import native_extras, native_outcome, request_json
 from lasagna_judge._providers import StructuredMode
 from lasagna_judge._structured import (
     _openai_handlers,

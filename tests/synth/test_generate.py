@@ -310,7 +310,7 @@ def test_prompt_ids_and_hashes_are_stable(question_type: str) -> None:
 def test_the_question_schemas_take_the_judges_plain_path(mode: Any) -> None:
     # Written and checked without instructor (nor the openai SDK it imports), with the
     # very request instructor would send.
-    from lasagna_judge._openai_compat import native_extras, request_json
+    from lasagna_judge._plain import native_extras, request_json
     from lasagna_judge._structured import _openai_handlers, _prepare_request, _prepared_model
 
     kwargs = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
