@@ -14,7 +14,7 @@ import math
 import os
 import random
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker, check_chunking, chunk_document
@@ -153,6 +153,10 @@ def _check_n(n: int) -> None:
         raise SynthUsageError(f"the number of questions must be a whole number >= 1, got {n!r}")
 
 
+def _no_step(stage: str, done: int, total: int | None) -> None:
+    pass
+
+
 def plan(
     corpus: str | os.PathLike[str] | Corpus,
     *,
@@ -161,9 +165,12 @@ def plan(
     seed: int = 42,
     chunker: Chunker = "fixed",
     chunk_words: int = DEFAULT_CHUNK_WORDS,
+    on_step: Callable[[str, int, int | None], None] | None = None,
 ) -> Plan:
     """Load (unless given a Corpus), chunk and plan; refuse, before any call, a plan that
-    cannot be made."""
+    cannot be made. `on_step(stage, done, total)` is told the steps as they go: "reading
+    and cutting documents" (total None: the folder is read as it is walked), then
+    "planning N questions"; nothing is drawn here."""
     _check_n(n)
     parsed_mix = parse_mix(mix)
     check_chunking(chunker, chunk_words)
@@ -178,12 +185,17 @@ def plan(
     documents: list[DocumentInfo] = []
     skipped: list[Skipped] = []
     chunks: list[Passage] = []
+    step = on_step or _no_step
+    reading = f"reading and cutting the documents of {root}"
+    step(reading, 0, None)
     for entry in entries:
         if isinstance(entry, Skipped):
             skipped.append(entry)
             continue
         documents.append(DocumentInfo(entry.id, entry.kind))
         chunks.extend(chunk_document(entry, chunker, chunk_words))
+        step(reading, len(documents), None)
+    step(reading, len(documents), len(documents))
     if not documents:
         found = (
             f"{len(skipped)} file(s), all skipped (first: {skipped[0].path}: {skipped[0].reason})"
@@ -225,6 +237,8 @@ def plan(
                     f"reuse is {best}"
                 )
 
+    planning = f"planning {n:,} question(s) over {size:,} passages"
+    step(planning, 0, n)
     rng = random.Random(seed)
     draws = {t: _draw(rng, size, counts[t]) for t in QUESTION_TYPES}
     queries = [i for t in ("multihop", "unanswerable") for i, _ in draws[t]]
@@ -238,6 +252,7 @@ def plan(
                 chosen += (passages[index.for_passage(i).best_outside(i, start, end)],)
             unordered.append((question_type, chosen, use))
     rng.shuffle(unordered)
+    step(planning, n, n)
     width = max(4, len(str(n)))
     items = tuple(
         PlanItem(position, f"synth-{position:0{width}d}", question_type, chosen, use)

@@ -1,14 +1,105 @@
-"""A progress bar for long jobs: done, failed, skipped and rate, on stderr."""
+"""Progress on stderr: the libraries report, these draw.
+
+- `TaskProgress`: the main bar of a run (done, failed, skipped, rate, ETA), and above it
+  one bar per step that comes before or between the tasks (reading a corpus, extracting
+  PDFs, building an index): `step(stage, done, total)` is the `on_step` callback the
+  engine and lasagna-synth take.
+- `StageProgress`: the steps alone, for a command without a task bar (synthesize's plan).
+- `SynthesisBar`: synthesize's questions.
+
+Off a terminal (CI, a log file) nothing is drawn: a step that takes a while is one line
+(`indexing local/beir@70b687ab83a5: 100,000 documents (BM25)`), and a run's totals are
+printed at the end, so logs stay readable and a long step is never silence.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from types import TracebackType
 from typing import Any
 
+import typer
 
-class TaskProgress:
+
+def _columns(*, counts: bool) -> tuple[Any, ...]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    middle = (TextColumn("{task.fields[counts]}"),) if counts else ()
+    return (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *middle,
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+
+
+#: Off a terminal, a step's line is printed once it has run this long (seconds), so quick
+#: steps leave a log (and a one-line error) as it was; LASAGNA_STEP_LINES_AFTER sets it
+#: (0: every step has its line).
+STEP_LINES_AFTER = 0.5
+
+
+def _step_lines_after() -> float:
+    import os
+
+    try:
+        return max(0.0, float(os.environ.get("LASAGNA_STEP_LINES_AFTER", STEP_LINES_AFTER)))
+    except ValueError:
+        return STEP_LINES_AFTER
+
+
+class _Steps:
+    """What `step(stage, done, total)` does: a bar per stage on a terminal (in `_progress`,
+    a rich Progress); off one, a line naming the stage once it has run for
+    `STEP_LINES_AFTER` seconds (from a timer: the step itself may hold the thread)."""
+
+    _progress: Any
+    _enabled: bool
+
+    def _init_steps(self) -> None:
+        self._stages: dict[str, Any] = {}
+        self._timers: dict[str, threading.Timer] = {}
+        self._after = _step_lines_after()
+
+    def step(self, stage: str, done: int, total: int | None) -> None:
+        """`done` of `total` items of `stage` (total None: not known yet)."""
+        finished = total is not None and done >= total
+        if stage not in self._stages:
+            if self._progress is not None:
+                self._stages[stage] = self._progress.add_task(stage, total=total, counts="")
+            else:
+                self._stages[stage] = None
+                if self._after == 0:
+                    typer.echo(stage, err=True)  # the stage's name says what and how much
+                elif not finished:
+                    timer = threading.Timer(self._after, typer.echo, (stage,), {"err": True})
+                    timer.daemon = True
+                    self._timers[stage] = timer
+                    timer.start()
+        task = self._stages[stage]
+        if task is not None:
+            self._progress.update(task, completed=done, total=total)
+        elif finished and stage in self._timers:
+            self._timers.pop(stage).cancel()
+
+    def _stop_steps(self) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+
+
+class TaskProgress(_Steps):
     """Counts outcomes and shows them live when stderr is a terminal.
 
     Off a terminal (CI, a log file) it prints nothing live and `summary()` gives the totals,
@@ -25,33 +116,26 @@ class TaskProgress:
         self._progress: Any = None
         self._task_id: Any = None
         self._start = time.perf_counter()
+        self._init_steps()
 
     def __enter__(self) -> TaskProgress:
         self._start = time.perf_counter()
         if self._enabled:
             from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            from rich.progress import Progress
 
             self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[counts]}"),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=False,
+                *_columns(counts=True), console=Console(stderr=True), transient=False
             )
             self._progress.start()
-            self._task_id = self._progress.add_task(
-                self.description, total=self.total, counts=self._counts()
-            )
         return self
+
+    def _main_bar(self) -> None:
+        # Added when the tasks are known, so the steps before them are drawn above it.
+        if self._progress is not None and self._task_id is None:
+            self._task_id = self._progress.add_task(
+                self.description, total=self.total or None, counts=self._counts()
+            )
 
     def __exit__(
         self,
@@ -59,8 +143,10 @@ class TaskProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stop_steps()
         if self._progress is not None:
-            self._refresh()
+            if self._task_id is not None:
+                self._refresh()
             self._progress.stop()
 
     @property
@@ -72,6 +158,7 @@ class TaskProgress:
         return f"done {self.done}  failed {self.failed}  skipped {self.skipped}  {self.rate:.1f}/s"
 
     def _refresh(self) -> None:
+        self._main_bar()
         if self._progress is not None:
             self._progress.update(
                 self._task_id,
@@ -83,6 +170,7 @@ class TaskProgress:
         """Begin counting (the engine's `Reporter`): the total is known once the tasks are."""
         self.total = total
         self.description = description
+        self._main_bar()
         if self._progress is not None:
             self._progress.update(self._task_id, total=total, description=description)
 
@@ -100,6 +188,32 @@ class TaskProgress:
 
     def summary(self) -> str:
         return f"{self.description}: {self._counts()}"
+
+
+class StageProgress(_Steps):
+    """`step` for a command with no task bar: a bar per stage on a terminal, a line when
+    each starts off one."""
+
+    def __init__(self, *, enabled: bool | None = None) -> None:
+        self._enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._progress = None
+        self._init_steps()
+
+    def __enter__(self) -> StageProgress:
+        if self._enabled:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._progress = Progress(
+                *_columns(counts=False), console=Console(stderr=True), transient=False
+            )
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop_steps()
+        if self._progress is not None:
+            self._progress.stop()
 
 
 class SynthesisBar:

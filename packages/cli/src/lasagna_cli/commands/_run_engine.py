@@ -48,12 +48,13 @@ def run_engine(
                     resume=resume,
                     executor=make_executor(config.concurrency),
                     models=Models(make, make_embedder=build_embedder),
-                    loader=DatasetLoader(text_cache()),
+                    loader=DatasetLoader(text_cache(), on_step=progress.step),
                     vector_folder=vector_folder(),
                     on_progress=progress.advance,
                     on_start=progress.start,
                     say=lambda line: typer.echo(line, err=True),
                     prices=prices,
+                    on_step=progress.step,
                 )
             )
     except KeyboardInterrupt:

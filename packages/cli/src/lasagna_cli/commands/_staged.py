@@ -202,6 +202,7 @@ def _run_pipeline(options: PipelineOptions) -> None:
                 text_cache=text_cache(),
                 say=typer.echo,
                 reporter=reporter,
+                on_step=lambda stage, done, total: bars[-1].step(stage, done, total),
             )
         )
     except KeyboardInterrupt:

@@ -291,9 +291,18 @@ def _synthesize(
 
         # The tokenizer first: its loading peak then does not add up with the corpus's.
         cl100k_base()
-        planned = plan(
-            corpus, n=n, mix=parsed_mix, seed=seed, chunker=checked_chunker, chunk_words=chunk_words
-        )
+        from lasagna_cli.commands._progress import StageProgress
+
+        with StageProgress() as steps:
+            planned = plan(
+                corpus,
+                n=n,
+                mix=parsed_mix,
+                seed=seed,
+                chunker=checked_chunker,
+                chunk_words=chunk_words,
+                on_step=steps.step,
+            )
         for warning in planned.warnings:
             typer.echo(f"warning: {warning}", err=True)
         figures = estimate(planned, model=model, prices=price_table)
@@ -326,14 +335,21 @@ def _run(
 ) -> Synthesis:
     import asyncio
 
-    from lasagna_cli.commands._progress import SynthesisBar
+    from lasagna_cli.commands._progress import StageProgress, SynthesisBar
     from lasagna_synth import generate, plan
 
     async def go() -> Synthesis:
         async with llm:
-            planned = plan(
-                corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words
-            )
+            with StageProgress() as steps:
+                planned = plan(
+                    corpus,
+                    n=n,
+                    mix=mix,
+                    seed=seed,
+                    chunker=chunker,
+                    chunk_words=chunk_words,
+                    on_step=steps.step,
+                )
             for warning in planned.warnings:
                 typer.echo(f"warning: {warning}", err=True)
             with SynthesisBar(len(planned.items)) as bar:

@@ -28,6 +28,7 @@ from lasagna_cli.engine._runner import (
     plan_tasks,
     prepare,
 )
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import RunStore, open_folder, write_json_atomic
 from lasagna_cli.engine._system_tasks import SystemState
 from lasagna_cli.engine.datasets import DatasetLoader
@@ -82,6 +83,7 @@ async def run_benchmarks(
     on_start: Callable[[int, str], None] = lambda total, description: None,
     prices: Mapping[str, tuple[float, float]] | None = None,
     vector_folder: Path | None = None,
+    on_step: Step = no_step,
 ) -> BenchmarkRun:
     loader = loader or DatasetLoader()
     options = RunOptions(
@@ -127,6 +129,7 @@ async def run_benchmarks(
             on_progress=on_progress,
             say=say,
             before_start=started,
+            on_step=on_step,
         )
     finally:
         await state.aclose()

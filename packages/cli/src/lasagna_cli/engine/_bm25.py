@@ -25,7 +25,7 @@ no term with the query are not returned.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
@@ -159,8 +159,11 @@ class BM25Index:
         variant: Variant = "lucene",
         stemmer: str = "english",
         stopwords: Literal["lucene-english", "none"] = "lucene-english",
+        on_progress: Callable[[int, int], None] | None = None,
     ) -> BM25Index:
-        """Index `texts`, named by `doc_ids` (unique, same length)."""
+        """Index `texts`, named by `doc_ids` (unique, same length). `on_progress(done,
+        total)` is called as the texts are analysed (most of the time it takes), every
+        2,000 of them and at the end."""
         import numpy as np
         import scipy.sparse as sp
 
@@ -184,6 +187,10 @@ class BM25Index:
             terms = mapper.terms(text)
             lengths[i] = len(terms)
             term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in terms])
+            if on_progress is not None and i % 2000 == 1999:
+                on_progress(i + 1, len(texts))
+        if on_progress is not None:
+            on_progress(len(texts), len(texts))
         n_docs, n_terms = len(texts), len(vocabulary)
         columns = np.repeat(np.arange(n_docs, dtype=np.int32), lengths)
         rows = np.asarray(term_ids, dtype=np.int32)

@@ -21,6 +21,7 @@ from lasagna_cli.engine._bm25 import BM25Index
 from lasagna_cli.engine._config import RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._plan import Task
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._tasks import query_text
 from lasagna_cli.engine._vectors import VectorFacts
 
@@ -61,9 +62,11 @@ async def rank_tasks(
     embedder_of: EmbedderOf | None = None,
     vector_folder: Path | None = None,
     per_document: bool = False,
+    on_step: Step = no_step,
 ) -> tuple[list[Task], dict[str, VectorFacts]]:
     """`tasks` with the retriever's ranking filled in where their setup retrieves, and
-    what each dense index is and cost (by corpus label)."""
+    what each dense index is and cost (by corpus label); a BM25 index's build is told to
+    `on_step` as `indexing <corpus>: N documents (BM25)`."""
     wanted: dict[PartKey, tuple[Task, dict[str, str], int]] = {}
     corpora: dict[int, Corpus] = {}
     for task in tasks:
@@ -85,7 +88,7 @@ async def rank_tasks(
         assert spec is not None
         texts = list(queries)
         if key[1] == "bm25":
-            rankings, seconds = _bm25(corpus, spec, texts, depth, labels(first), say)
+            rankings, seconds = _bm25(corpus, spec, texts, depth, labels(first), say, on_step)
         else:
             if embedder_of is None:
                 raise RuntimeError("a dense retriever needs embedder_of")
@@ -145,8 +148,16 @@ def fuse(rankings: Sequence[Ranking], weights: Sequence[float], k: int) -> Ranki
 
 
 def _bm25(
-    corpus: Corpus, spec: RetrieverSpec, texts: list[str], depth: int, label: str, say: Say
+    corpus: Corpus,
+    spec: RetrieverSpec,
+    texts: list[str],
+    depth: int,
+    label: str,
+    say: Say,
+    on_step: Step = no_step,
 ) -> tuple[list[Ranking], list[float]]:
+    stage = f"indexing {label}: {len(corpus.texts):,} documents (BM25)"
+    on_step(stage, 0, len(corpus.texts))
     started = time.perf_counter()
     index = BM25Index.build(
         list(corpus.texts),
@@ -156,6 +167,7 @@ def _bm25(
         variant=spec.variant,  # type: ignore[arg-type]
         stemmer=spec.stemmer,
         stopwords=spec.stopwords,  # type: ignore[arg-type]
+        on_progress=lambda done, total: on_step(stage, done, total),
     )
     built = time.perf_counter() - started
     seconds: list[float] = []

@@ -25,6 +25,7 @@ from lasagna_cli.engine._executor import Executor, Outcome
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
@@ -197,6 +198,7 @@ async def execute(
     on_failure: Callable[[Path, str], None] = lambda path, error: None,
     say: Progress = lambda line: None,
     before_start: Callable[[int, int], None] = lambda finished, total: None,
+    on_step: Step = no_step,
 ) -> RunOutcome:
     """Run what the store does not already hold; see the module docstring."""
     paths = [store.path(t) for t in tasks]
@@ -242,6 +244,7 @@ async def execute(
         embedder_of=models.embedder,
         vector_folder=options.vector_folder,
         per_document=options.ingest_per_document,
+        on_step=on_step,
     )
     for i, task in zip(to_run, ranked, strict=True):
         outcome.tasks[i] = task

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._steps import Step, no_step
 
 #: What the generator must write when the context does not answer the question; the
 #: references of unanswerable questions say the same, so the refusal check can pair them.
@@ -129,6 +130,8 @@ class ReadOptions:
     #: A folder where texts extracted from PDFs are kept between runs, keyed by the sha256
     #: of the file and of the reader; None reads every PDF again.
     text_cache: Path | None = None
+    #: Told the slow steps as they go (extracting PDFs): see `lasagna_cli.engine._steps`.
+    on_step: Step = no_step
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.benchmarks._model import (
     Adapter,
     BenchmarkFileError,
@@ -193,6 +194,7 @@ def load_benchmark(
     *,
     with_text: bool = True,
     text_cache: str | Path | None = None,
+    on_step: Step = no_step,
 ) -> LoadedBenchmark:
     """Read a registered benchmark from its raw files under `data_dir` (a folder, or the
     split's file itself). Nothing is downloaded: a missing file is a `BenchmarkFileError`
@@ -201,11 +203,12 @@ def load_benchmark(
     `with_text=False` may leave document texts empty where reading them is slow (PDFs):
     enough to count and sample. `text_cache` is a folder where texts extracted from PDFs are
     kept between calls (keyed by the sha256 of the file and of the reader), so a benchmark
-    read again, from any run folder, skips the extraction."""
+    read again, from any run folder, skips the extraction. `on_step` is told the slow
+    steps (extracting PDFs) as they go."""
     adapter = get_adapter(name)
     chosen = resolve_split(adapter.spec, split)
     cache = Path(text_cache) if text_cache is not None else None
-    return adapter.load(Path(data_dir), chosen, ReadOptions(with_text, cache))
+    return adapter.load(Path(data_dir), chosen, ReadOptions(with_text, cache, on_step))
 
 
 __all__ = [

@@ -207,11 +207,16 @@ class FinanceBenchAdapter(BenchmarkAdapter):
         from_cache = 0
         from_pages: list[str] = []
         without_text: list[str] = []
+        pdfs = {d: p for d in order if (p := _pdf_for(path, d)) is not None}
+        stage = f"extracting the text of {len(pdfs):,} PDF filing(s)"
+        if pdfs:
+            options.on_step(stage, 0, len(pdfs))
         for doc_name in order:
-            pdf = _pdf_for(path, doc_name)
+            pdf = pdfs.get(doc_name)
             if pdf is not None:
                 pdf_text, reason, cached = _pdf_text(pdf, options)
                 from_cache += cached
+                options.on_step(stage, len(from_pdf) + len(without_text) + 1, len(pdfs))
                 if pdf_text is None:
                     without_text.append(f"{pdf.name} ({reason})")
                 else:

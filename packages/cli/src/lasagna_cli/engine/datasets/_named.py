@@ -31,6 +31,7 @@ from typing import Any, Final
 from lasagna_cli.engine._config import BenchmarkEntry
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.benchmarks import (
     MISSING_ANSWER,
     BenchmarkQuestion,
@@ -75,6 +76,7 @@ def read_named(
     with_text: bool,
     text_cache: Path | None = None,
     data_dir_label: str = "`data_dir:`",
+    on_step: Step = no_step,
 ) -> LoadedBenchmark:
     """The entry's raw files through the adapter; `with_text=False` reads the questions
     without the slow part of the documents (PDFs, syllabus texts). The adapters' messages
@@ -82,7 +84,12 @@ def read_named(
     assert entry.benchmark is not None and entry.data_dir is not None
     try:
         return load_benchmark(
-            entry.benchmark, entry.data_dir, entry.split, with_text=with_text, text_cache=text_cache
+            entry.benchmark,
+            entry.data_dir,
+            entry.split,
+            with_text=with_text,
+            text_cache=text_cache,
+            on_step=on_step,
         )
     except EngineError as exc:
         message = str(exc).replace("--data-dir", data_dir_label)

@@ -18,6 +18,7 @@ from typing import Any
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._runner import Models, Reporter
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import open_folder
 from lasagna_cli.engine.staged._eval import stage_eval
 from lasagna_cli.engine.staged._gen import stage_gen
@@ -52,8 +53,10 @@ async def run_pipeline(
     text_cache: Path | None,
     say: Callable[[str], None],
     reporter: Callable[[], Reporter],
+    on_step: Step = no_step,
 ) -> int:
-    """Run the requested stage(s); returns how many questions failed (run again to retry)."""
+    """Run the requested stage(s); returns how many questions failed (run again to retry).
+    `on_step` is told the index step's parts (reading, PDFs, BM25) as they go."""
     step = check_options(options)
     if options.rubric is not None:
         load_rubric(options.rubric)  # a mistyped rubric fails now, not after gen
@@ -71,6 +74,7 @@ async def run_pipeline(
                 text_cache=text_cache,
                 say=say,
                 reporter=reporter(),
+                on_step=on_step,
             )
         if step in ("all", "eval"):
             failed += await stage_eval(

@@ -19,6 +19,7 @@ from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
 from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
+from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import read_json, write_json_atomic
 from lasagna_cli.engine._system_tasks import SystemState
 from lasagna_cli.engine._vectors import VectorFacts
@@ -86,6 +87,7 @@ async def stage_gen(
     text_cache: Path | None,
     say: Say,
     reporter: Reporter,
+    on_step: Step = no_step,
 ) -> int:
     """Run gen; returns how many questions failed (run again to retry them)."""
     assert options.data_dir is not None
@@ -99,9 +101,14 @@ async def stage_gen(
     loaded = probed
     if saved is None:
         started = time.perf_counter()
-        loaded = load_benchmark(name, options.data_dir, probed.split, text_cache=text_cache)
+        stage = f"index: reading and cutting {name}'s documents"
+        on_step(stage, 0, None)
+        loaded = load_benchmark(
+            name, options.data_dir, probed.split, text_cache=text_cache, on_step=on_step
+        )
         corpus = named_corpus(loaded)
         manifest = save_index(out, name, loaded.split, revision, corpus, len(loaded.documents))
+        on_step(stage, 1, 1)
         seconds = time.perf_counter() - started
         insertion = {
             "Total Insertion Time (s)": seconds,
@@ -155,6 +162,7 @@ async def stage_gen(
         SystemState(),
         on_progress=reporter.advance,
         say=lambda line: None,
+        on_step=on_step,
     )
     seconds = time.perf_counter() - started
     vectors = next(iter(outcome.indexes.values()), None)
