@@ -2,7 +2,8 @@
 
 Run from the repository root:
 
-    uv run python benchmarks/retrieval_speed.py [--passages 200000] [--baseline-queries 40]
+    uv run --group dev python benchmarks/retrieval_speed.py [--passages 200000] \
+        [--baseline-queries 40]
 
 Two corpora:
 1. ../shared/data/datasets/beir/msmarco (5,000 documents, its 43 judged queries), nDCG@10

@@ -3,7 +3,7 @@ lasagna-rag 0.1.0 measured in the same run.
 
 Run from the repository root:
 
-    uv run python benchmarks/synth_plan.py --peer PATH
+    uv run --group dev python benchmarks/synth_plan.py --peer PATH
 
 PATH is the `lasagna` executable of a lasagna-rag 0.1.0 environment (it installs from PyPI,
 torch included, about 6 GB: `uv venv /tmp/peer && uv pip install -p /tmp/peer
