@@ -164,6 +164,7 @@ def test_fusion_and_the_exact_and_hnsw_indexes_agree_with_brute_force(
     truth = [[ids[j] for j in np.argsort(-(vectors @ q), kind="stable")[:10]] for q in queries]
     exact = _vectors.VectorIndex(ids, vectors).search_many(queries, 10)
     assert [[doc for doc, _ in r] for r in exact] == truth
+    pytest.importorskip("usearch", reason="the HNSW graph is the extra `hnsw`")
     monkeypatch.setattr(_vectors, "EXACT_LIMIT", 100)
     hnsw = _vectors.VectorIndex(ids, vectors)
     assert hnsw.kind == "hnsw"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,7 @@ class WordLlamaBackend:
     def __init__(self, meter: Meter) -> None:
         self._meter = meter
         self._model: Any = None
+        self._counted = threading.local()  # each worker thread counts its own call's tokens
 
     def _load(self) -> Any:
         if self._model is None:
@@ -126,16 +128,28 @@ class WordLlamaBackend:
             weights = root / "weights" / f"l2_supercat_{WORDLLAMA_DIMENSION}.safetensors"
             with safe_open(str(weights), framework="np", device="cpu") as f:
                 embedding = f.get_tensor("embedding.weight")
-            self._model = WordLlamaInference(embedding, tokenizer, binary=False)
+            model = WordLlamaInference(embedding, tokenizer, binary=False)
+            tokenize = model.tokenize
+            counted = self._counted
+
+            def counting(texts: list[str]) -> Any:
+                # The tokens embedded (padding left out), counted from the model's own
+                # tokenization rather than by tokenizing every text a second time.
+                encoded = tokenize(texts)
+                tokens = sum(sum(e.attention_mask) for e in encoded)
+                counted.tokens = getattr(counted, "tokens", 0) + tokens
+                return encoded
+
+            model.tokenize = counting
+            self._model = model
         return self._model
 
     def _embed(self, texts: list[str]) -> Vectors:
         model = self._load()
-        encoded = model.tokenizer.encode_batch(texts, add_special_tokens=False)
-        record_attempt(
-            self._meter, seconds=0.0, usage=Usage(sum(len(e.ids) for e in encoded), 0), status=200
-        )
-        return model.embed(texts, norm=True)  # type: ignore[no-any-return]
+        self._counted.tokens = 0
+        vectors = model.embed(texts, norm=True)
+        record_attempt(self._meter, seconds=0.0, usage=Usage(self._counted.tokens, 0), status=200)
+        return vectors  # type: ignore[no-any-return]
 
     async def embed_batch(self, texts: list[str]) -> Vectors:
         return await asyncio.to_thread(self._embed, texts)

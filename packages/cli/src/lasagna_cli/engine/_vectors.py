@@ -7,9 +7,10 @@ second run (or another setup on the same corpus) embeds nothing: OpenViking's
 `skip_ingestion`, without the risk of a stale index. Every vector is unit length, so a
 dot product is the cosine similarity.
 
-The index is exact (one matrix product per batch of queries, numpy) up to EXACT_LIMIT
+The index is exact (one matrix product per block of queries, numpy) up to EXACT_LIMIT
 passages, where it is faster than building a graph and gives the true top-k; above it,
-usearch's HNSW graph (cosine), kept beside the vectors.
+usearch's HNSW graph (cosine, the extra `hnsw`), kept beside the vectors; without usearch
+a large corpus is searched exactly too, only slower.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 #: Up to this many passages the index is exact (numpy); above, usearch's HNSW graph.
 EXACT_LIMIT = 200_000
-_QUERY_BLOCK = 256  # queries scored per matrix product: a block x corpus of float32 at a time
+_BLOCK_SCORES = 1 << 24  # scores per matrix product (64 MB of float32): queries go in blocks
 
 Ranking = list[tuple[str, float]]
 
@@ -172,7 +173,7 @@ class VectorIndex:
         self._ids = list(doc_ids)
         self._vectors = vectors
         self._hnsw: Any = None
-        self.kind = "exact" if len(self._ids) <= EXACT_LIMIT else "hnsw"
+        self.kind = "exact" if len(self._ids) <= EXACT_LIMIT or not has_hnsw() else "hnsw"
         if self.kind == "hnsw":
             self._hnsw = _hnsw_index(vectors, hnsw_path)
 
@@ -191,8 +192,9 @@ class VectorIndex:
                 seconds.extend([0.0] * len(queries))
             return [[] for _ in range(len(queries))]
         results: list[Ranking] = []
-        for start in range(0, len(queries), _QUERY_BLOCK):
-            block = queries[start : start + _QUERY_BLOCK]
+        size = max(1, _BLOCK_SCORES // len(self._ids))
+        for start in range(0, len(queries), size):
+            block = queries[start : start + size]
             began = time.perf_counter()
             if self._hnsw is not None:
                 matches = self._hnsw.search(block, depth)
@@ -201,7 +203,7 @@ class VectorIndex:
             else:
                 similarity = block @ self._vectors.T
                 if depth < similarity.shape[1]:
-                    part = np.argpartition(-similarity, depth - 1, axis=1)[:, :depth]
+                    part = np.argpartition(similarity, -depth, axis=1)[:, -depth:]
                 else:
                     part = np.tile(np.arange(similarity.shape[1]), (len(block), 1))
                 picked = np.take_along_axis(similarity, part, axis=1)
@@ -221,6 +223,13 @@ class VectorIndex:
             if seconds is not None:
                 seconds.extend([each] * len(block))
         return results
+
+
+def has_hnsw() -> bool:
+    """Whether usearch (the extra `hnsw`) is installed: without it, every index is exact."""
+    import importlib.util
+
+    return importlib.util.find_spec("usearch") is not None
 
 
 def _hnsw_index(vectors: Any, path: Path | None) -> Any:

@@ -20,8 +20,9 @@ _VERSIONED = (
     "lasagna-judge",
     "lasagna-synth",
     "numpy",
-    "scipy",
     "PyStemmer",
+    "wordllama",
+    "usearch",
 )
 
 

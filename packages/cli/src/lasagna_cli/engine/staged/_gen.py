@@ -70,7 +70,7 @@ def _retriever(setup: Setup, passages: int, vectors: VectorFacts | None) -> dict
             k1=spec.k1,
             b=spec.b,
             **Analyzer().describe(),
-            implementation="lasagna BM25Index (scipy sparse)",
+            implementation="lasagna BM25Index (numpy, term-major CSR)",
         )
     if spec.uses_vectors:
         described.update({k: v for k, v in spec.to_dict().items() if k not in ("kind", "top_k")})
