@@ -17,6 +17,7 @@ from lasagna_judge._cache import ResponseCache, default_cache_path
 from lasagna_judge._embed import EmbedBackend, Embedder, numpy_module
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._make_llm import OLLAMA_DEFAULT_BASE_URL, _check_base_url, _sender
+from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._usage import Meter, Prices
 
@@ -49,11 +50,12 @@ def make_embedder(
     timeout: float = 60.0,
     prices: Prices | None = None,
     retry_policy: RetryPolicy | None = None,
+    proxies: Proxies | None = None,
 ) -> Embedder:
     """Build an Embedder. `cache` as for `make_llm` (True: the default file; a path; False);
     `concurrency` bounds requests in flight, `batch_size` texts a request (default 64; 32
     for Ollama); `dimensions` asks a model that can shorten its vectors (OpenAI's v3) for
-    that many."""
+    that many. `proxies`: the HTTP proxies the calls go through, as for `make_llm`."""
     provider, name = parse_embedder(model)
     numpy_module()  # the vectors are numpy arrays: refuse early without it
     if concurrency < 1:
@@ -101,7 +103,7 @@ def make_embedder(
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            sender=_sender(concurrency, None, policy, meter, None),
+            sender=_sender(concurrency, None, policy, meter, None, proxies),
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
-from lasagna_cli.commands._llm import _get, _ollama_base_url, cache_setting
+from lasagna_cli.commands._llm import _get, _ollama_base_url, cache_setting, proxies_of
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._config import RetrieverSpec, RunConfig, Setup
@@ -77,6 +77,7 @@ def build_embedder(
             cache=setting,
             concurrency=concurrency,
             dimensions=spec.dimensions,
+            proxies=proxies_of(env),
         )
     except JudgeError as exc:
         raise CliError(f"the embedder {model}: {exc}", USAGE_ERROR) from None
