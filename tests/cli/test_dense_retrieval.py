@@ -117,7 +117,7 @@ def test_an_openai_compatible_embedder_is_recorded_with_its_server(
         (["--retriever", "sparse"], 'unknown retriever "sparse"'),
         (["--embedder", "local/wordllama"], "embedder: is a setting of a dense or hybrid"),
         (["--retriever", "dense", "--embedder", "wordllama"], "expected an embedder named"),
-        (["--retriever", "dense", "--collection", "c"], "give store too"),
+        (["--retriever", "dense", "--collection", "c"], "give --vector-store too"),
         (["--retriever", "dense", "--vector-store", "chroma:8000"], "expected the vector"),
         (["--retriever", "dense", "--embedder", "openai/e"], "needs OPENAI_API_KEY"),
     ],
@@ -208,3 +208,22 @@ def test_a_kag_sweep_searches_a_vector_database(tmp_path: Path, env: dict[str, s
     assert setups["dense"]["retriever"]["embedder"] == "local/wordllama"
     assert setups["hybrid"]["retriever"]["rrf_k"] == 10
     assert setups["dense"]["database"]["type"] == "vector"
+
+
+def test_the_python_api_takes_the_embedders_it_uses(tmp_path: Path) -> None:
+    from lasagna_cli import run_benchmark
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_judge import make_embedder
+
+    sweep = ROOT / "examples" / "data" / "sweep-retrievers.yaml"
+    with pytest.raises(EngineUsageError, match=r"pass embedders=\{'local/wordllama'"):
+        run_benchmark(sweep, tmp_path / "none")
+    embedder = make_embedder("local/wordllama")
+    results = run_benchmark(
+        sweep,
+        tmp_path / "api",
+        embedders={"local/wordllama": embedder},
+        vector_folder=tmp_path / "vectors",
+    )
+    assert results.get(setup="dense").metric("retrieval", "ndcg@10").mean > 0.8
+    assert list((tmp_path / "vectors").glob("*.npy"))  # kept for the next run

@@ -169,17 +169,19 @@ class SentenceTransformerBackend:
     batch_size = 64
 
     def __init__(self, path: Path, meter: Meter) -> None:
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise MissingExtraError(
-                f"local/{path}", "sentence-transformers", "sentence_transformers"
-            ) from None
         if not path.is_dir():
             raise JudgeError(
                 f"local/{path}: expected a sentence-transformers model folder, found none at "
                 f"{path}; give the folder the model was saved to, or use local/wordllama"
             )
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            # No extra of lasagna's holds it: the user's own install, with its torch.
+            raise JudgeError(
+                f"local/{path}: a sentence-transformers model needs that package, which is "
+                "not installed: pip install sentence-transformers (or use local/wordllama)"
+            ) from None
         self._model = SentenceTransformer(str(path), local_files_only=True, device="cpu")
         self._meter = meter
 

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
-from lasagna_cli.commands._llm import _get, _ollama_base_url, cache_setting, proxies_of
+from lasagna_cli.commands._llm import (
+    _get,
+    _ollama_base_url,
+    cache_folder,
+    cache_setting,
+    proxies_of,
+)
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._config import RetrieverSpec, RunConfig, Setup
@@ -32,18 +38,25 @@ def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
+def embedder_endpoint(model: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The embedding server a model's calls go to, as results record it (no credentials,
+    no query); None for OpenAI's own and for in-process embedders."""
+    from lasagna_cli.commands._llm import endpoint_of
+
+    env = os.environ if env is None else env
+    url = embedder_base_url(model, env)
+    return endpoint_of(model, env, url) if url else None
+
+
 def with_embedder_endpoint(setup: Setup, env: Mapping[str, str] | None = None) -> Setup:
     """A dense or hybrid setup with the server its embedding calls go to (recorded, and
     part of its fingerprint and comparability key; never a credential)."""
     from dataclasses import replace
 
-    from lasagna_cli.commands._llm import endpoint_of
-
     spec = setup.retriever
     if spec is None or not spec.uses_vectors or spec.embedder is None:
         return setup
-    url = embedder_base_url(spec.embedder, os.environ if env is None else env)
-    endpoint = endpoint_of(spec.embedder, env, url) if url else None
+    endpoint = embedder_endpoint(spec.embedder, env)
     return replace(setup, retriever=replace(spec, embedder_endpoint=endpoint))
 
 
@@ -80,15 +93,14 @@ def build_embedder(
             proxies=proxies_of(env),
         )
     except JudgeError as exc:
-        raise CliError(f"the embedder {model}: {exc}", USAGE_ERROR) from None
+        said = str(exc)  # most of the judge's messages name the embedder first already
+        named = said if said.startswith(model) else f"{model}: {said}"
+        raise CliError(f"the embedder {named}", USAGE_ERROR) from None
 
 
 def vector_folder(env: Mapping[str, str] | None = None) -> Path:
     """Where corpus vectors are kept between runs: beside the LLM cache."""
-    from lasagna_judge import default_cache_path
-
-    setting = cache_setting(True, os.environ if env is None else env)
-    return (setting if isinstance(setting, Path) else default_cache_path()).parent / "vectors"
+    return cache_folder("vectors", env)
 
 
 def with_endpoints(config: RunConfig, env: Mapping[str, str] | None = None) -> RunConfig:

@@ -112,6 +112,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                     "--predictions ...)",
                     USAGE_ERROR,
                 )
+        from lasagna_cli.commands._embedders import embedder_endpoint
         from lasagna_cli.commands._run_folders import default_output
         from lasagna_cli.engine.staged import PipelineOptions
 
@@ -130,30 +131,20 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 generator=options.get("generator"),
                 judge=options.get("judge"),
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
-                concurrency=options.get("concurrency") or 8,
+                concurrency=options.get("concurrency", 8),
                 endpoints=_endpoints(),
                 retriever=options.get("retriever") or "bm25",
                 embedder=options.get("embedder"),
-                embedder_endpoint=_embedder_endpoint(options.get("embedder")),
+                embedder_endpoint=embedder_endpoint(options["embedder"])
+                if options.get("embedder")
+                else None,
                 vector_store=options.get("vector_store"),
                 collection=options.get("collection"),
                 ingest_mode=options.get("ingest_mode") or "directory",
-                ingest_workers=options.get("ingest_workers") or 8,
+                ingest_workers=options.get("ingest_workers", 8),
             )
         )
     return True
-
-
-def _embedder_endpoint(embedder: str | None) -> str | None:
-    import os
-
-    from lasagna_cli.commands._embedders import embedder_base_url
-    from lasagna_cli.commands._llm import endpoint_of
-
-    if embedder is None:
-        return None
-    url = embedder_base_url(embedder, os.environ)
-    return endpoint_of(embedder, os.environ, url) if url else None
 
 
 def _run_pipeline(options: PipelineOptions) -> None:

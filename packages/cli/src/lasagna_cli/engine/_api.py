@@ -35,7 +35,7 @@ from lasagna_cli.engine.datasets import DatasetLoader
 from lasagna_cli.engine.reports._typed import Results
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM
+    from lasagna_judge import LLM, Embedder
 
 
 def config_of(
@@ -80,12 +80,17 @@ async def arun_benchmark(
     top_k: int | None = None,
     generator: str | None = None,
     text_cache: str | Path | None = None,
+    embedders: Mapping[str, Embedder] | None = None,
+    vector_folder: str | Path | None = None,
 ) -> Results:
     """Run the benchmark(s) and return their results (see the module docstring).
 
     `llms` maps the model names the setups give (`generator:`, `--generator`) to LLM
     objects; `judge` grades the answers (its model is the config's `judge`, or the LLM's own
-    name). The caller owns these objects: they are used, never closed.
+    name); `embedders` maps the embedder names dense and hybrid setups give
+    (`local/wordllama` by default) to Embedder objects (`make_embedder`), and
+    `vector_folder` keeps a corpus's vectors between runs. The caller owns these objects:
+    they are used, never closed.
     """
     run_config = config_of(
         config,
@@ -104,8 +109,9 @@ async def arun_benchmark(
         out,
         resume=resume,
         executor=executor or LocalExecutor(run_config.concurrency),
-        models=Models.shared(llms or {}, judge),
+        models=Models.shared(llms or {}, judge, embedders),
         loader=DatasetLoader(Path(text_cache) if text_cache is not None else None),
+        vector_folder=Path(vector_folder) if vector_folder is not None else None,
         say=lambda line: None,
     )
     return Results.from_dict(run.results, out / "results.json")
@@ -123,6 +129,8 @@ def run_benchmark(
     top_k: int | None = None,
     generator: str | None = None,
     text_cache: str | Path | None = None,
+    embedders: Mapping[str, Embedder] | None = None,
+    vector_folder: str | Path | None = None,
 ) -> Results:
     """`arun_benchmark`, from code that is not async; safe inside a running event loop."""
     kwargs: dict[str, Any] = {
@@ -134,6 +142,8 @@ def run_benchmark(
         "top_k": top_k,
         "generator": generator,
         "text_cache": text_cache,
+        "embedders": embedders,
+        "vector_folder": vector_folder,
     }
     try:
         asyncio.get_running_loop()

@@ -50,7 +50,8 @@ async def dense_rankings(
             corpus, embedder, key, folder, say, per_document=per_document
         )
     except JudgeError as exc:
-        raise EngineError(f"{label}: the embedder {embedder.model}: {exc}") from None
+        # The judge's message names the embedder (and its server) already.
+        raise EngineError(f"{label}: embedder {exc}") from None
     index = VectorIndex(
         list(corpus.texts), vectors, hnsw_path=folder / f"{key}.usearch" if folder else None
     )

@@ -81,16 +81,11 @@ class Flags:
     vector_store: str | None = None
     collection: str | None = None
 
-    def base_retriever(self, where: str = "--retriever") -> RetrieverSpec:
+    def base_retriever(self) -> RetrieverSpec:
         """The retriever the flags ask for, checked."""
-        values: dict[str, Any] = {"top_k": self.top_k, "kind": self.retriever}
-        if self.embedder is not None:
-            values["embedder"] = self.embedder
-        if self.vector_store is not None:
-            values["store"] = self.vector_store
-        if self.collection is not None:
-            values["collection"] = self.collection
-        return retriever_spec(values, where, RetrieverSpec())
+        return flag_retriever(
+            self.top_k, self.retriever, self.embedder, self.vector_store, self.collection
+        )
 
 
 def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:
@@ -145,7 +140,40 @@ def mapping(value: object, where: str) -> Mapping[str, Any]:
     return value
 
 
-def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -> RetrieverSpec:
+#: The command-line flags of a retriever's settings: errors about them name the flag.
+RETRIEVER_FLAGS = {
+    "kind": "--retriever",
+    "embedder": "--embedder",
+    "store": "--vector-store",
+    "collection": "--collection",
+}
+
+
+def flag_retriever(
+    top_k: int,
+    kind: str,
+    embedder: str | None = None,
+    store: str | None = None,
+    collection: str | None = None,
+) -> RetrieverSpec:
+    """The retriever `--top-k`, `--retriever`, `--embedder`, `--vector-store` and
+    `--collection` ask for (the run's and the staged pipeline's), checked."""
+    values: dict[str, Any] = {"top_k": top_k, "kind": kind}
+    for key, value in (("embedder", embedder), ("store", store), ("collection", collection)):
+        if value is not None:
+            values[key] = value
+    return retriever_spec(values, "--retriever", RetrieverSpec(), flags=RETRIEVER_FLAGS)
+
+
+def retriever_spec(
+    values: Mapping[str, Any],
+    where: str,
+    base: RetrieverSpec,
+    *,
+    flags: Mapping[str, str] | None = None,
+) -> RetrieverSpec:
+    """A retriever's settings checked; `flags` names the command-line flag of each setting
+    that came from one (else errors name `where.key`)."""
     check_keys(values, RETRIEVER_KEYS, where)
     if "kind" in values and values["kind"] != base.kind:  # another kind keeps only top_k
         base = RetrieverSpec(top_k=base.top_k)
@@ -171,23 +199,28 @@ def retriever_spec(values: Mapping[str, Any], where: str, base: RetrieverSpec) -
         raise usage(f"{where}.stemmer: expected a language name or none, got {spec.stemmer!r}")
     _check_stemmer(spec.stemmer, f"{where}.stemmer")
     spec = replace(spec, k1=float(spec.k1), b=float(spec.b))
-    return _vector_settings(spec, where)
+    return _vector_settings(spec, where, flags or {})
 
 
-def _vector_settings(spec: RetrieverSpec, where: str) -> RetrieverSpec:
+def _vector_settings(spec: RetrieverSpec, where: str, flags: Mapping[str, str]) -> RetrieverSpec:
     """The dense and hybrid settings checked; a dense retriever without an embedder gets
     the one that needs no key, no server and no download."""
+
+    def named(key: str) -> str:
+        return flags.get(key) or f"{where}.{key}"
+
     if spec.kind not in RETRIEVER_KINDS:
         raise usage(
-            f'{where}.kind: unknown retriever "{spec.kind}"'
+            f'{named("kind")}: unknown retriever "{spec.kind}"'
             f"{did_you_mean(str(spec.kind), RETRIEVER_KINDS)}; use {', '.join(RETRIEVER_KINDS)}"
         )
     if not spec.uses_vectors:
         given = [k for k in ("embedder", "dimensions", "store", "collection") if getattr(spec, k)]
         if given:
+            kind = "--retriever dense" if "kind" in flags else "kind: dense"
             raise usage(
-                f"{where}.{given[0]}: is a setting of a dense or hybrid retriever; add "
-                "kind: dense (or hybrid), or drop it"
+                f"{named(given[0])}: is a setting of a dense or hybrid retriever; add {kind} "
+                "(or hybrid), or drop it"
             )
         return spec
     from lasagna_judge import DEFAULT_EMBEDDER, JudgeError, parse_embedder
@@ -196,9 +229,9 @@ def _vector_settings(spec: RetrieverSpec, where: str) -> RetrieverSpec:
     try:
         parse_embedder(embedder)
     except JudgeError as exc:
-        raise usage(f"{where}.embedder: {exc}") from None
-    check_positive(spec.dimensions, f"{where}.dimensions", allow_none=True)
-    check_positive(spec.rrf_k, f"{where}.rrf_k")
+        raise usage(f"{named('embedder')}: {exc}") from None
+    check_positive(spec.dimensions, named("dimensions"), allow_none=True)
+    check_positive(spec.rrf_k, named("rrf_k"))
     weights = spec.weights
     if (
         not isinstance(weights, list | tuple)
@@ -208,20 +241,23 @@ def _vector_settings(spec: RetrieverSpec, where: str) -> RetrieverSpec:
         or not any(weights)
     ):
         raise usage(
-            f"{where}.weights: expected [BM25 weight, dense weight], two numbers >= 0 "
+            f"{named('weights')}: expected [BM25 weight, dense weight], two numbers >= 0 "
             f"(not both 0), got {weights!r}"
         )
     for key in ("store", "collection"):
         value = getattr(spec, key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise usage(f"{where}.{key}: expected a text, got {value!r}")
+            raise usage(f"{named(key)}: expected a text, got {value!r}")
     if spec.store is not None and not spec.store.startswith(("http://", "https://")):
         raise usage(
-            f"{where}.store: expected the vector database's http:// or https:// URL (Chroma's "
-            f"server, e.g. http://127.0.0.1:8000), got {spec.store!r}"
+            f"{named('store')}: expected the vector database's http:// or https:// URL "
+            f"(Chroma's server, e.g. http://127.0.0.1:8000), got {spec.store!r}"
         )
     if spec.collection is not None and spec.store is None:
-        raise usage(f"{where}.collection: names a collection of a vector database; give store too")
+        raise usage(
+            f"{named('collection')}: names a collection of a vector database; give "
+            f"{flags.get('store', 'store')} too"
+        )
     return replace(spec, embedder=embedder, weights=(float(weights[0]), float(weights[1])))
 
 

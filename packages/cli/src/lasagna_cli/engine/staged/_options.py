@@ -82,6 +82,7 @@ def check_options(options: PipelineOptions) -> Step:
     ):
         if value is not None and value < 1:
             raise EngineUsageError(f"{flag} must be at least 1, found {value}")
+    retriever_of(options)  # a bad --retriever, --embedder or store: refused before any stage
     if options.step in ("all", "gen") and options.data_dir is None:
         raise EngineUsageError(
             f"lasagna benchmark run {options.name} needs --data-dir: the folder (or file) "
@@ -119,17 +120,11 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
 
 def retriever_of(options: PipelineOptions) -> RetrieverSpec:
     """The pipeline's retriever from its flags, checked as every door checks one."""
-    from lasagna_cli.engine._flags import retriever_spec
+    from lasagna_cli.engine._flags import flag_retriever
 
-    values: dict[str, Any] = {"top_k": options.top_k, "kind": options.retriever}
-    for key, value in (
-        ("embedder", options.embedder),
-        ("store", options.vector_store),
-        ("collection", options.collection),
-    ):
-        if value is not None:
-            values[key] = value
-    spec = retriever_spec(values, "--retriever", RetrieverSpec())
+    spec = flag_retriever(
+        options.top_k, options.retriever, options.embedder, options.vector_store, options.collection
+    )
     return replace(spec, embedder_endpoint=options.embedder_endpoint)
 
 
