@@ -231,13 +231,18 @@ def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> st
     return _get(os.environ if env is None else env, variable)
 
 
-def text_cache(env: Mapping[str, str] | None = None) -> Path:
-    """Where texts extracted from PDFs are kept between runs (any run folder): beside the
-    LLM cache, in LASAGNA_CACHE_DIR or the user cache dir."""
+def cache_folder(name: str, env: Mapping[str, str] | None = None) -> Path:
+    """A folder kept between runs beside the LLM cache: in LASAGNA_CACHE_DIR, or the user
+    cache dir."""
     from lasagna_judge import default_cache_path
 
     setting = cache_setting(True, os.environ if env is None else env)
-    return (setting if isinstance(setting, Path) else default_cache_path()).parent / "pdf-text"
+    return (setting if isinstance(setting, Path) else default_cache_path()).parent / name
+
+
+def text_cache(env: Mapping[str, str] | None = None) -> Path:
+    """Where texts extracted from PDFs are kept between runs (any run folder)."""
+    return cache_folder("pdf-text", env)
 
 
 def endpoint_of(

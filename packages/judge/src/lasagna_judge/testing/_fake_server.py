@@ -271,12 +271,9 @@ class FakeLLMServer:
             if delay > 0:
                 await asyncio.sleep(delay)
             if isinstance(reply, Fault):
-                if reply.status is not None and reply.status != 200:
-                    extra = {}
-                    if reply.retry_after is not None:
-                        extra["Retry-After"] = str(reply.retry_after)
-                    message = reply.message or f"injected fault {reply.status}"
-                    return _http(reply.status, _error_body(anthropic, reply.status, message), extra)
+                failed = _failed_reply(reply, anthropic)
+                if failed is not None:
+                    return failed
                 if reply.malformed:
                     return _http_raw(200, b'{"id": "broken", "choices": [{"mess')
                 reply = Reply(reply.content)
@@ -306,10 +303,9 @@ class FakeLLMServer:
             fault = self.embedding_faults.pop(0)
             if fault.delay > 0:
                 await asyncio.sleep(fault.delay)
-            if fault.status is not None:
-                extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
-                message = fault.message or f"injected fault {fault.status}"
-                return _http(fault.status, _error_body(False, fault.status, message), extra)
+            failed = _failed_reply(fault, anthropic=False)
+            if failed is not None:
+                return failed
             if fault.malformed:
                 return _http_raw(200, b'{"data": [{"embedd')
         dimension = int(request.get("dimensions") or self.embedding_dimension)
@@ -322,6 +318,15 @@ class FakeLLMServer:
         return _http(
             200, {"object": "list", "data": data, "model": request.get("model"), "usage": usage}
         )
+
+
+def _failed_reply(fault: Fault, anthropic: bool) -> bytes | None:
+    """The error reply of a `status` fault (with its Retry-After), or None for another."""
+    if fault.status is None or fault.status == 200:
+        return None
+    extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+    message = fault.message or f"injected fault {fault.status}"
+    return _http(fault.status, _error_body(anthropic, fault.status, message), extra)
 
 
 def hashed_embedding(text: str, dimension: int) -> list[float]:
