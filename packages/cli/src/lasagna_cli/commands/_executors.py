@@ -41,6 +41,8 @@ _SHIPPED_NAMES = {"MODEL_NAME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
 class ExecutorChoice:
     kind: str = "local"
     ray_address: str | None = None
+    workers: int | None = None
+    """LASAGNA_RAY_WORKERS: the Ray actors [default: one per CPU of the cluster]."""
 
 
 LOCAL = ExecutorChoice()
@@ -60,7 +62,17 @@ def executor_choice(
 
     ray_module()
     env = os.environ if env is None else env
-    return ExecutorChoice("ray", ray_address or env.get("RAY_ADDRESS") or None)
+    workers = env.get("LASAGNA_RAY_WORKERS") or None
+    if workers is not None and (not workers.isdigit() or int(workers) < 1):
+        raise CliError(
+            f"LASAGNA_RAY_WORKERS must be a whole number of at least 1, got {workers!r}",
+            USAGE_ERROR,
+        )
+    return ExecutorChoice(
+        "ray",
+        ray_address or env.get("RAY_ADDRESS") or None,
+        int(workers) if workers is not None else None,
+    )
 
 
 def worker_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -81,6 +93,10 @@ def make_executor(concurrency: int, choice: ExecutorChoice = LOCAL) -> Executor:
 
         uv = os.environ.get("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0").lower() in ("1", "true")
         return RayExecutor(
-            concurrency, address=choice.ray_address, env=worker_env(), uv_runtime_env=uv
+            concurrency,
+            address=choice.ray_address,
+            workers=choice.workers,
+            env=worker_env(),
+            uv_runtime_env=uv,
         )
     return LocalExecutor(concurrency)

@@ -1,18 +1,19 @@
 """Tasks on a Ray cluster: the same tasks, outcomes and one writer as `LocalExecutor`.
 
-The driver (this process) keeps `concurrency` slots, as the local executor does, so that
-number is the run's calls in flight across the whole cluster. The slots are shared out
-among a few Ray actors spread over the cluster's nodes (one per CPU, at most one per
-slot); each actor makes the task function from the work's recipe once, in its own event
-loop (a local model loads once per actor, not per task), and computes the tasks its slots
-send it. The recipe (corpora, datasets) goes to Ray's object store once, and each task
-goes as plain data: only the outcome comes back, and the driver writes it, so a cluster
-needs no shared storage.
+The driver (this process) holds `concurrency` tasks in flight at most, as the local
+executor does, so that number is the run's calls in flight across the whole cluster. They
+are shared out among a few Ray actors spread over the cluster's nodes (one per CPU, at
+most one per task in flight), sent in chunks of up to CHUNK tasks per Ray call (a Ray call
+costs the driver more than a task's own bookkeeping); each actor makes the task function
+from the work's recipe once, in its own event loop (a local model loads once per actor,
+not per task), and computes the tasks of a chunk together. The recipe (corpora,
+datasets) goes to Ray's object store once, and each task goes as plain data: only the
+outcome comes back, and the driver writes it, so a cluster needs no shared storage.
 
 - A task that raises on a worker comes back as that task's exception (its message
   unchanged), so it is recorded and counted as locally.
-- A worker process that dies (killed, out of memory) is restarted by Ray, and the tasks
-  it had are sent again: each task still ends once, written by the driver.
+- A worker process that dies (killed, out of memory) is replaced by a new one, and the
+  tasks it had are sent to it again: each task still ends once, written by the driver.
 - Cancellation (Ctrl-C) cancels the Ray tasks in flight; the actors are killed when the
   run ends, and a Ray started for the run is shut down.
 """
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
 import pickle
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
@@ -34,6 +36,9 @@ R = TypeVar("R")
 
 #: Times a task is sent again after the worker computing it died.
 WORKER_DEATHS_PER_TASK = 3
+#: Tasks sent to an actor in one call at most: a Ray call costs about a millisecond of the
+#: driver's time, a task's own bookkeeping a tenth of that (benchmarks/ray_scaling.py).
+CHUNK = 16
 INSTALL = 'pip install "lasagna-cli[ray]" (in this repository: uv run --group ray ...)'
 
 
@@ -107,7 +112,7 @@ class RayExecutor(Executor):
             )
         ray = ray_module()
         started = self._connect(ray)
-        actors: list[Any] = []
+        pool: _Pool | None = None
         try:
             try:
                 recipe = ray.put(fn.recipe())
@@ -116,15 +121,13 @@ class RayExecutor(Executor):
                     f"this run cannot be sent to Ray workers ({exc}); the Python API's LLM "
                     "and Embedder objects stay in their process: name the models instead"
                 ) from None
-            actors = self._actors(ray, recipe)
-            await self._dispatch(ray, actors, iter(tasks), on_outcome)
-            # Model clients closed cleanly; a worker that does not answer is killed below.
-            await asyncio.wait(
-                [asyncio.ensure_future(a.close.remote()) for a in actors], timeout=10
-            )
+            cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+            pool = _Pool(ray, recipe, max(1, min(self.workers or cpus, self.concurrency)))
+            await self._dispatch(pool, iter(tasks), on_outcome)
+            await pool.close()
         finally:
-            for actor in actors:
-                ray.kill(actor, no_restart=True)
+            if pool is not None:
+                pool.kill()
             if started:
                 ray.shutdown()
 
@@ -140,8 +143,10 @@ class RayExecutor(Executor):
             "log_to_driver": False,
             "runtime_env": {"env_vars": self.env} if self.env else None,
         }
-        if self.address is None:
-            options.update(include_dashboard=False, num_cpus=self.num_cpus)
+        if self.address is None:  # on loopback only: nothing outside this machine reaches it
+            options.update(
+                include_dashboard=False, num_cpus=self.num_cpus, _node_ip_address="127.0.0.1"
+            )
         try:
             ray.init(address=self.address or "local", **options)
         except ConnectionError as exc:
@@ -151,69 +156,112 @@ class RayExecutor(Executor):
             ) from None
         return True
 
-    def _actors(self, ray: Any, recipe: Any) -> list[Any]:
-        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
-        count = max(1, min(self.workers or cpus, self.concurrency))
-        actor = ray.remote(TaskActor).options(
-            num_cpus=0,
-            max_restarts=-1,
-            max_task_retries=0,
-            max_concurrency=self.concurrency,
-            scheduling_strategy="SPREAD",
-        )
-        # Inside a list, the reference is not resolved by Ray at each (re)start of an actor:
-        # the actor fetches it once, and the driver keeps it alive for the whole run.
-        return [actor.remote([recipe]) for _ in range(count)]
-
     async def _dispatch(
-        self, ray: Any, actors: list[Any], pending: Any, on_outcome: OnOutcome[T, R]
+        self, pool: _Pool, pending: Iterator[T], on_outcome: OnOutcome[T, R]
     ) -> None:
-        async def slot(actor: Any) -> None:
-            for task in pending:  # one shared iterator: each task is taken once
-                handled = on_outcome(await self._compute(ray, actor, task))
-                if inspect.isawaitable(handled):
-                    await handled
+        async def slot(worker: int, size: int) -> None:
+            # One shared iterator: each task is taken once, `size` at a time.
+            while chunk := list(itertools.islice(pending, size)):
+                for outcome in await self._compute(pool, worker, chunk):
+                    handled = on_outcome(outcome)
+                    if inspect.isawaitable(handled):
+                        await handled
 
         try:
             async with asyncio.TaskGroup() as group:
-                for i in range(self.concurrency):
-                    group.create_task(slot(actors[i % len(actors)]))
+                for i, size in enumerate(slot_sizes(self.concurrency, len(pool.actors))):
+                    group.create_task(slot(i % len(pool.actors), size))
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
 
-    async def _compute(self, ray: Any, actor: Any, task: T) -> Outcome[T, Any]:
+    async def _compute(self, pool: _Pool, worker: int, chunk: list[T]) -> list[Outcome[T, Any]]:
         from ray.exceptions import ActorUnavailableError, RayActorError
 
         for _ in range(WORKER_DEATHS_PER_TASK + 1):
-            ref = actor.run.remote(task)
+            actor = pool.actors[worker]
+            ref = actor.run.remote(chunk)
             try:
-                ok, value = await ref
+                found = await ref
             except asyncio.CancelledError:
-                ray.cancel(ref)
+                pool.ray.cancel(ref)
                 raise
             except (RayActorError, ActorUnavailableError):
-                self.deaths += 1  # Ray restarts the actor; the task goes again
-                continue
-            return Outcome(task, value, None) if ok else Outcome(task, None, value)
+                if pool.replace(worker, actor):  # the first of its slots to see it
+                    self.deaths += 1
+                continue  # the chunk goes again, to the new worker
+            return [
+                Outcome(task, value, None) if ok else Outcome(task, None, value)
+                for task, (ok, value) in zip(chunk, found, strict=True)
+            ]
         error = EngineError(
             f"the Ray worker computing this task died {WORKER_DEATHS_PER_TASK + 1} times"
         )
-        return Outcome(task, None, error)
+        return [Outcome(task, None, error) for task in chunk]
+
+
+class _Pool:
+    """The run's actors. A dead one is replaced by a new actor made from the same recipe
+    (which the driver keeps in the object store for the whole run), by the driver rather
+    than by Ray's restarts, so nothing depends on Ray keeping constructor arguments."""
+
+    def __init__(self, ray: Any, recipe: Any, count: int) -> None:
+        self.ray = ray
+        self.recipe = recipe
+        self.actors = [self._new() for _ in range(count)]
+
+    def _new(self) -> Any:
+        return (
+            self.ray.remote(TaskActor)
+            .options(num_cpus=0, max_concurrency=1000, scheduling_strategy="SPREAD")
+            .remote(self.recipe)
+        )
+
+    def replace(self, worker: int, dead: Any) -> bool:
+        if self.actors[worker] is not dead:
+            return False
+        self.actors[worker] = self._new()
+        return True
+
+    async def close(self) -> None:
+        """Model clients closed cleanly; a worker that does not answer is killed after."""
+        closing = [asyncio.ensure_future(actor.close.remote()) for actor in self.actors]
+        await asyncio.wait(closing, timeout=10)
+
+    def kill(self) -> None:
+        for actor in self.actors:
+            self.ray.kill(actor, no_restart=True)
+
+
+def slot_sizes(concurrency: int, actors: int) -> list[int]:
+    """The driver's slots, each sending this many tasks per call: they add up to
+    `concurrency`, and each actor gets at least two calls in flight (so it computes one
+    chunk while the next is on its way), at most CHUNK tasks in each."""
+    size = max(1, min(CHUNK, concurrency // (2 * actors)))
+    sizes = [size] * (concurrency // size)
+    if concurrency % size:
+        sizes.append(concurrency % size)
+    return sizes
 
 
 class TaskActor:
     """A Ray actor: makes the task function from its recipe on first use, and computes
     tasks with it; an exception is returned (as itself when it pickles), never raised."""
 
-    def __init__(self, recipe: list[Any]) -> None:
-        self._ref = recipe[0]
-        self._recipe: Recipe[Any, Any] | None = None
+    def __init__(self, recipe: Recipe[Any, Any]) -> None:
+        self._recipe = recipe
         self._fn: Any = None
         self._opening: asyncio.Lock | None = None
 
-    async def run(self, task: Any) -> tuple[bool, Any]:
+    async def run(self, chunk: list[Any]) -> list[tuple[bool, Any]]:
+        """Each task's (True, result) or (False, exception), computed together."""
         try:
             fn = self._fn or await self._open()
+        except Exception as exc:  # its models could not be made here: each task's error
+            return [(False, _portable(exc))] * len(chunk)
+        return list(await asyncio.gather(*(self._one(fn, task) for task in chunk)))
+
+    async def _one(self, fn: Any, task: Any) -> tuple[bool, Any]:
+        try:
             return True, await fn(task)
         except asyncio.CancelledError:
             raise
@@ -225,12 +273,11 @@ class TaskActor:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._fn is None:
-                self._recipe = await self._ref
                 self._fn = await self._recipe.open()
         return self._fn
 
     async def close(self) -> None:
-        if self._recipe is not None and self._fn is not None:
+        if self._fn is not None:
             self._fn = None
             await self._recipe.close()
 
