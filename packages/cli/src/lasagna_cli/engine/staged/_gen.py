@@ -20,7 +20,7 @@ from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
 from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import read_json, write_json_atomic
+from lasagna_cli.engine._store import write_json_atomic
 from lasagna_cli.engine._system_tasks import SystemState
 from lasagna_cli.engine._vectors import VectorFacts
 from lasagna_cli.engine.benchmarks import load_benchmark
@@ -36,6 +36,7 @@ from lasagna_cli.engine.datasets import (
     select_questions,
 )
 from lasagna_cli.engine.staged._index import load_index, save_index
+from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (
     GEN_TASKS_DIR,
     PipelineOptions,
@@ -53,9 +54,10 @@ from lasagna_cli.engine.staged._report import (
     forget_eval,
     mean,
     query_efficiency,
+    read_items,
     update_report,
 )
-from lasagna_cli.engine.staged._views import generated_item
+from lasagna_cli.engine.staged._views import generated_item, write_documents
 
 Say = Callable[[str], None]
 
@@ -130,6 +132,10 @@ async def stage_gen(
         )
         for note in corpus_notes:
             say(f"  {note}")
+        docs_dirs = (out / "docs",) if options.docs_dirs is None else options.docs_dirs
+        for folder in docs_dirs:
+            written = write_documents(loaded.documents, folder)
+            say(f"docs: {written} processed documents in {folder}")
     else:
         corpus, manifest = saved
         say(f"index: reused ({manifest['passages']} passages)")
@@ -146,8 +152,8 @@ async def stage_gen(
     planned = PlannedSetup(setup, setup.tracks or ("retrieval",), mode)
     questions = tuple(select_questions(dataset, entry, 42))
     plan = [PlannedDataset(entry, dataset, questions, (planned,))]
-    before = read_json(out / GENERATED_FILE)
-    answers_before = _answers(before.get("results") or []) if isinstance(before, dict) else None
+    before = read_items(out / GENERATED_FILE)
+    answers_before = _answers(before) if before is not None else None
 
     started = time.perf_counter()
     reporter.start(
@@ -192,26 +198,16 @@ async def stage_gen(
                 )
             )
     failed = len(questions) - len(results)
-    write_json_atomic(
-        out / GENERATED_FILE,
-        {
-            "summary": {
-                "dataset": name,
-                "total_queries": len(results),
-                "failed": failed,
-                "generator": options.generator,
-            },
-            "results": results,
-        },
-    )
+    write_json_atomic(out / GENERATED_FILE, results)  # OpenViking's shape: the list
     recall, with_evidence = mean(r["metrics"]["Recall"] for r in results)
     recall_any, _ = mean(r["metrics"].get("Recall (any document)") for r in results)
     updates: dict[str, Any] = {
-        DATASET: name,
+        DATASET: dataset_spelling(name),
         QUERY: query_efficiency(results),
         PERFORMANCE: {RECALL_KEY: recall},
         LASAGNA: {
             "benchmark": name,
+            "project_name": options.project_name,
             "split": loaded.split,
             "data_revision": revision,
             "questions": len(results),

@@ -55,6 +55,15 @@ class PipelineOptions:
     """directory: the corpus embedded as one job; per_file: one job per source document."""
     ingest_workers: int = 8
     """Embedding requests in flight at most (OpenViking's ingest_workers)."""
+    temperature: float | None = None
+    """The generator's (OpenViking's llm.temperature); None: lasagna's 0."""
+    log_file: Path | None = None
+    """Where every line the pipeline says is logged, timestamped [default: out/benchmark.log]."""
+    docs_dirs: tuple[Path, ...] | None = None
+    """Where the processed documents are written as Markdown when the index is built
+    [default: out/docs]; () writes none (OpenViking's skip_ingestion)."""
+    project_name: str | None = None
+    """OpenViking's project_name, recorded in the report."""
 
     def endpoint(self, model: str) -> str | None:
         return self.endpoints.get(model.partition("/")[0])
@@ -105,6 +114,7 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
     if options.generator is not None:
         generator = ModelSpec(
             options.generator,
+            temperature=options.temperature,
             max_tokens=MAX_ANSWER_TOKENS,
             endpoint=options.endpoint(options.generator),
         )
