@@ -3,6 +3,7 @@ pipeline's door, handed over by `benchmark run` when PATH is a registered benchm
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,8 +148,11 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
     return True
 
 
-def _run_pipeline(options: PipelineOptions) -> None:
-    """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
+def _run_pipeline(
+    options: PipelineOptions, make_llm: Callable[[ModelSpec, str], LLM] | None = None
+) -> None:
+    """Run the requested stage(s); exit 1 when a task failed (run again to retry it).
+    `make_llm` builds the models (default: from the flags and the environment)."""
     import asyncio
 
     from lasagna_cli.commands._embedders import build_embedder
@@ -170,6 +174,10 @@ def _run_pipeline(options: PipelineOptions) -> None:
         flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
         return build_llm(spec.name, concurrency=options.concurrency, flag=flag, base_url_flag=None)
 
+    models = Models(
+        make if make_llm is None else make_llm,
+        make_embedder=lambda spec: build_embedder(spec, concurrency=options.ingest_workers),
+    )
     bars: list[TaskProgress] = []
 
     def reporter() -> TaskProgress:
@@ -183,12 +191,7 @@ def _run_pipeline(options: PipelineOptions) -> None:
             run_pipeline(
                 options,
                 executor=make_executor(options.concurrency),
-                models=Models(
-                    make,
-                    make_embedder=lambda spec: build_embedder(
-                        spec, concurrency=options.ingest_workers
-                    ),
-                ),
+                models=models,
                 load_rubric=_load_rubric,
                 text_cache=text_cache(),
                 say=typer.echo,

@@ -36,7 +36,8 @@ def write_documents(documents: Sequence[BenchmarkDocument], folder: Path) -> int
 
     folder.mkdir(parents=True, exist_ok=True)
     for document in documents:
-        heading = f"# {document.title}\n\n" if document.title else ""
+        titled = document.title and not document.text.lstrip().startswith("#")
+        heading = f"# {document.title}\n\n" if titled else ""
         text = heading + document.text.rstrip("\n") + "\n"
         write_bytes_atomic(folder / f"{slug(document.id)}_doc.md", text.encode("utf-8"))
     return len(documents)
