@@ -231,3 +231,71 @@ def test_a_bad_config_is_one_line_naming_the_key(
     assert result.exit_code == 1, result.output
     assert message in result.stderr and "\n" not in result.stderr.strip()
     assert "Traceback" not in result.output
+
+
+PROMPTS = """\
+instructions:
+  "2": "Give the date as written in the DATE tag, nothing else."
+judge_rubric: "strict.toml"
+"""
+
+
+def test_prompt_overrides_are_used_recorded_and_part_of_the_comparability_key(rag: Path) -> None:
+    sent: list[dict[str, Any]] = []
+
+    def recording(request: dict[str, Any]) -> str:
+        sent.append(request)
+        if "tools" in request or "response_format" in request:
+            return json.dumps({"reasoning": "exact", "score": 1})
+        return "Not mentioned"
+
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace('output_dir: "Output', 'output_dir: "Custom/Output')
+    text = text.replace('log_file: "Output', 'log_file: "Custom/Output')
+    (rag / "config" / "custom.yaml").write_text(text + 'prompts: "prompts/{dataset_name}.yaml"\n')
+    (rag / "prompts").mkdir()
+    (rag / "prompts" / "Locomo.yaml").write_text(PROMPTS)
+    shutil.copy(HERE.parents[1] / "examples" / "judge" / "strict.toml", rag / "prompts")
+    with FakeLLMServer(reply=recording) as fake:
+        plain = invoke("openviking", "config/locomo_config.yaml", "--base-url", fake.base_url)
+        assert plain.exit_code == 0, plain.output
+        custom = invoke("openviking", "config/custom.yaml", "--base-url", fake.base_url)
+        assert custom.exit_code == 0, custom.output
+    assert "warning" not in custom.stderr
+    prompts = [str(r["messages"][-1]["content"]) for r in sent if "tools" not in r]
+    assert any("Give the date as written in the DATE tag" in p for p in prompts)
+    judge = [str(r["messages"]) for r in sent if "tools" in r or "response_format" in r]
+    assert any("Score 1 only when the answer states exactly" in j for j in judge)
+
+    out = rag / "Custom" / "Output" / "Locomo" / "experiment_test_top_5"
+    report = json.loads((out / "benchmark_metrics_report.json").read_text())
+    recorded = report["lasagna"]["prompts"]
+    assert recorded["file"] == "prompts/Locomo.yaml" and len(recorded["sha256"]) == 64
+    assert recorded["instructions"] == {
+        "2": "Give the date as written in the DATE tag, nothing else."
+    }
+    assert report["lasagna"]["rubric"] == ["strict", "1"]
+    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    assert {r["llm_evaluation"]["prompt_used"] for r in evaluated} <= {
+        "strict",
+        "Heuristic_Refusal_Check",
+    }
+
+    from lasagna_cli.engine.reports import read_run
+
+    keys = [
+        read_run(folder).results[0]["comparability_key"]
+        for folder in (rag / "Output" / "Locomo" / "experiment_test_top_5", out)
+    ]
+    assert keys[0] != keys[1]
+
+
+def test_a_prompts_file_with_an_unknown_category_is_refused(rag: Path) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    (rag / "config" / "bad.yaml").write_text(config.read_text() + 'prompts: "p.yaml"\n')
+    (rag / "p.yaml").write_text('instructions:\n  "9": "x"\n')
+    result = invoke("openviking", "config/bad.yaml")
+    assert result.exit_code == 1 and "no category '9'" in result.stderr
+    (rag / "p.yaml").write_text('instruction:\n  "1": "x"\n')
+    typo = invoke("openviking", "config/bad.yaml")
+    assert typo.exit_code == 1 and 'did you mean "instructions"' in typo.stderr

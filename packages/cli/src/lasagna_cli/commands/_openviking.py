@@ -58,6 +58,7 @@ def pipeline_options(
     from lasagna_judge import JudgeError, make_llm
 
     out = config.output_dir
+    prompts = config.prompts
     docs: tuple[Path, ...] = () if config.skip_ingestion else (out / "docs",)
     if config.doc_output_dir is not None and docs:
         docs += (config.doc_output_dir,)
@@ -99,6 +100,9 @@ def pipeline_options(
         log_file=config.log_file,
         docs_dirs=docs,
         project_name=config.project_name,
+        instructions=prompts.instructions if prompts is not None else (),
+        rubric=str(prompts.judge_rubric) if prompts and prompts.judge_rubric else None,
+        prompts=prompts.describe() if prompts is not None else None,
     )
     return options, llms
 

@@ -120,6 +120,16 @@ def read_staged(folder: Path) -> RunData:
             json.dumps(sorted(e["id"] for e in entries)).encode()
         ).hexdigest(),
         "judge": sorted(j for j in judges if j) or None,
+        # The answer prompts (with a config's per-category instructions) and the judge's.
+        "prompt_sha256": sorted({str(s.get("prompt_sha256")) for s in answered}) or None,
+        "judge_prompt_sha256": sorted(
+            {
+                str(s["judge"].get("prompt_sha256"))
+                for s in answered
+                if isinstance(s.get("judge"), dict)
+            }
+        )
+        or None,
     }
     failed = sum(1 for r in records if r is not None and r.get("error") is not None)
     result = {

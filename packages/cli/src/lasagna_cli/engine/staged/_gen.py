@@ -18,6 +18,7 @@ from lasagna_cli.engine._bm25 import Analyzer
 from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
+from lasagna_cli.engine._prompts import prompt_sha256
 from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import write_json_atomic
@@ -208,6 +209,8 @@ async def stage_gen(
         LASAGNA: {
             "benchmark": name,
             "project_name": options.project_name,
+            "prompts": dict(options.prompts) if options.prompts is not None else None,
+            "prompt_sha256": prompt_sha256(setup.prompt),
             "split": loaded.split,
             "data_revision": revision,
             "questions": len(results),

@@ -64,6 +64,10 @@ class PipelineOptions:
     [default: out/docs]; () writes none (OpenViking's skip_ingestion)."""
     project_name: str | None = None
     """OpenViking's project_name, recorded in the report."""
+    instructions: tuple[tuple[str, str], ...] = ()
+    """Per-category answer instructions replacing the benchmark's ("*": the default one)."""
+    prompts: Mapping[str, Any] | None = None
+    """Where the overrides came from (file, sha256, ...), recorded in the report."""
 
     def endpoint(self, model: str) -> str | None:
         return self.endpoints.get(model.partition("/")[0])
@@ -122,7 +126,12 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
         name="staged",
         retriever=retriever_of(options),
         generator=generator,
-        prompt=PromptSpec("benchmark", benchmark=options.name, max_passage_chars=MAX_CONTEXT_CHARS),
+        prompt=PromptSpec(
+            "benchmark",
+            benchmark=options.name,
+            max_passage_chars=MAX_CONTEXT_CHARS,
+            instructions=options.instructions,
+        ),
         tracks=("retrieval", "generation") if generator is not None else ("retrieval",),
         query_prefix=options.retrieval_instruction or "",
     )
