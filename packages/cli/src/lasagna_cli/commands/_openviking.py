@@ -100,6 +100,7 @@ def pipeline_options(
         log_file=config.log_file,
         docs_dirs=docs,
         project_name=config.project_name,
+        dataset_label=config.dataset_name,
         instructions=prompts.instructions if prompts is not None else (),
         rubric=str(prompts.judge_rubric) if prompts and prompts.judge_rubric else None,
         prompts=prompts.describe() if prompts is not None else None,

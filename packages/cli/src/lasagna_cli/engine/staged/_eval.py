@@ -156,7 +156,7 @@ async def stage_eval(
     update_report(
         out,
         {
-            DATASET: dataset_spelling(options.name),
+            DATASET: options.dataset_label or dataset_spelling(options.name),
             TOTAL_EVALUATED: len(records),
             QUERY: query_efficiency(items),
             PERFORMANCE: {

@@ -203,7 +203,7 @@ async def stage_gen(
     recall, with_evidence = mean(r["metrics"]["Recall"] for r in results)
     recall_any, _ = mean(r["metrics"].get("Recall (any document)") for r in results)
     updates: dict[str, Any] = {
-        DATASET: dataset_spelling(name),
+        DATASET: options.dataset_label or dataset_spelling(name),
         QUERY: query_efficiency(results),
         PERFORMANCE: {RECALL_KEY: recall},
         LASAGNA: {
@@ -272,7 +272,10 @@ def _summarise(
         shown = f"{value:.4f}" if value is not None else "n/a"
         say(f"  category {category}: recall {shown} ({n} with evidence)")
     if options.generator is None:
-        say("no --generator: retrieval only; give --generator MODEL to generate answers")
+        say(
+            "no generator: retrieval only; give --generator MODEL (a config's llm.model) to "
+            "generate answers"
+        )
 
 
 def _answers(results: list[dict[str, Any]]) -> list[tuple[Any, Any]]:

@@ -19,7 +19,9 @@ prompts' sha256, so answers and grades made with other prompts are never compare
 
 `{dataset_name}` and `{retrieval_topk}` are filled in every path; relative paths are read
 from the working directory (OpenViking's runs start in benchmark/RAG/). The four built-in
-adapters are named by OpenViking's class names. A key lasagna does not use is a warning
+adapters are named by OpenViking's class names; any other `module` + `class_name` (a
+`BaseAdapter` subclass) is imported from the working directory or the installed packages
+and registered. A key lasagna does not use is a warning
 naming it. The LLM answers and judges, as in OpenViking; its key never reaches a file.
 """
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+from lasagna_cli.engine.staged._prompts_file import Prompts, load_prompts
 
 #: OpenViking's adapter classes -> lasagna's benchmark names.
 ADAPTERS = {
@@ -87,6 +90,7 @@ class OpenVikingConfig:
     path: Path
     project_name: str | None
     benchmark: str
+    dataset_name: str
     dataset_path: Path
     output_dir: Path
     log_file: Path
@@ -101,89 +105,6 @@ class OpenVikingConfig:
     llm: LLMSettings | None
     warnings: tuple[str, ...] = ()
     prompts: Prompts | None = None
-
-
-@dataclass(frozen=True)
-class Prompts:
-    """A dataset's prompt overrides: per-category answer instructions ("*": the default
-    one) and the judge's rubric file."""
-
-    path: Path
-    instructions: tuple[tuple[str, str], ...]
-    judge_rubric: Path | None
-    sha256: str
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "file": str(self.path),
-            "sha256": self.sha256,
-            "instructions": dict(self.instructions),
-            "judge_rubric": str(self.judge_rubric) if self.judge_rubric else None,
-        }
-
-
-_PROMPT_KEYS = ("instructions", "default_instruction", "judge_rubric")
-
-
-def load_prompts(path: Path, benchmark: str) -> Prompts:
-    """A prompts file (YAML):
-
-        instructions:                  # category -> the answer instruction (any subset)
-          "1": "Extract the exact factual answer from the conversation."
-        default_instruction: "..."     # for categories without their own
-        judge_rubric: "locomo_judge.toml"   # a lasagna rubric file, beside this file
-
-    Every key and category is checked: a typo is an error, never a silent default."""
-    import hashlib
-
-    import yaml
-
-    from lasagna_cli.engine.benchmarks import get_benchmark_spec
-
-    try:
-        raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except FileNotFoundError:
-        raise EngineUsageError(f"prompts: {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise EngineError(f"prompts: {path}: cannot read it ({str(exc).splitlines()[0]})") from None
-    if not isinstance(data, dict) or not data:
-        raise EngineError(f"prompts: {path}: expected a mapping with {', '.join(_PROMPT_KEYS)}")
-    for key in data:
-        if key not in _PROMPT_KEYS:
-            raise EngineError(
-                f"prompts: {path}: unknown key {key!r}{did_you_mean(str(key), _PROMPT_KEYS)}; "
-                f"expected {', '.join(_PROMPT_KEYS)}"
-            )
-    categories = get_benchmark_spec(benchmark).categories
-    given = data.get("instructions") or {}
-    if not isinstance(given, dict):
-        raise EngineError(f"prompts: {path}: expected `instructions` to map categories to text")
-    pairs = []
-    for category, text in given.items():
-        if str(category) not in categories:
-            raise EngineError(
-                f"prompts: {path}: instructions: {benchmark} has no category {category!r}"
-                f"{did_you_mean(str(category), categories)}; its categories are "
-                f"{', '.join(categories)}"
-            )
-        if not isinstance(text, str) or not text.strip():
-            raise EngineError(f"prompts: {path}: instructions.{category}: expected text")
-        pairs.append((str(category), text.strip()))
-    default = data.get("default_instruction")
-    if default is not None:
-        if not isinstance(default, str) or not default.strip():
-            raise EngineError(f"prompts: {path}: expected `default_instruction` to be text")
-        pairs.append(("*", default.strip()))
-    rubric = data.get("judge_rubric")
-    if rubric is not None and not isinstance(rubric, str):
-        raise EngineError(f"prompts: {path}: expected `judge_rubric` to be a file name")
-    return Prompts(
-        path=path,
-        instructions=tuple(sorted(pairs)),
-        judge_rubric=path.parent / rubric if rubric else None,
-        sha256=hashlib.sha256(raw).hexdigest(),
-    )
 
 
 def _fail(path: Path, message: str) -> EngineError:
@@ -226,10 +147,14 @@ def _benchmark(path: Path, data: Mapping[str, Any], adapter: Mapping[str, Any]) 
     if class_name is not None:
         if class_name in ADAPTERS:
             return ADAPTERS[class_name]
+        module = adapter.get("module")
+        if isinstance(module, str) and module and not module.startswith("src.adapters."):
+            return _custom_adapter(path, module, str(class_name))
         raise _fail(
             path,
             f"adapter.class_name {class_name!r} is not one of the built-in adapters "
-            f"({', '.join(ADAPTERS)}){did_you_mean(str(class_name), ADAPTERS)}",
+            f"({', '.join(ADAPTERS)}){did_you_mean(str(class_name), ADAPTERS)}; a dataset "
+            "of your own is adapter.module: your.module with a BaseAdapter subclass",
         )
     name = data.get("dataset_name")
     by_spelling = {v.lower(): k for k, v in SPELLING.items()}
@@ -240,6 +165,34 @@ def _benchmark(path: Path, data: Mapping[str, Any], adapter: Mapping[str, Any]) 
         f"no adapter: give adapter.class_name (one of {', '.join(ADAPTERS)}) or a dataset_name "
         f"of {', '.join(SPELLING.values())}; found dataset_name {name!r}",
     )
+
+
+def _custom_adapter(path: Path, module: str, class_name: str) -> str:
+    """Import `module:class_name` (from the working directory or the installed packages),
+    register it, and return its benchmark name."""
+    from lasagna_cli.engine.benchmarks import register_benchmark
+    from lasagna_cli.engine.benchmarks._registry import get_adapter, is_benchmark
+    from lasagna_cli.engine.systems._callable import import_target
+
+    where = f"{path}: adapter {module}.{class_name}"
+    found = import_target(f"{module}:{class_name}", where)
+    try:
+        adapter = found() if isinstance(found, type) else found
+    except Exception as exc:
+        raise EngineError(f"{where}: creating it raised {type(exc).__name__}: {exc}") from None
+    name = getattr(getattr(adapter, "spec", None), "name", None)
+    taken = isinstance(name, str) and is_benchmark(name)
+    if taken and type(get_adapter(str(name))) is not type(adapter):
+        raise _fail(
+            path,
+            f"adapter {module}.{class_name} is named {name!r}, as a benchmark already "
+            "registered is; give it another name",
+        )
+    try:
+        register_benchmark(adapter, replace=True)
+    except EngineError as exc:
+        raise EngineError(f"{where}: {exc}") from None
+    return str(name)
 
 
 def _template(text: Any, path: Path, where: str, values: Mapping[str, str]) -> Path:
@@ -289,6 +242,7 @@ def parse_openviking_config(path: Path, data: Any) -> OpenVikingConfig:
         path=path,
         project_name=str(project) if project is not None else None,
         benchmark=benchmark,
+        dataset_name=dataset_name,
         dataset_path=_template(paths["dataset_path"], path, "paths.dataset_path", values),
         output_dir=output_dir,
         log_file=log_file,

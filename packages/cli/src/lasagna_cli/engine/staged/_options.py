@@ -64,6 +64,9 @@ class PipelineOptions:
     [default: out/docs]; () writes none (OpenViking's skip_ingestion)."""
     project_name: str | None = None
     """OpenViking's project_name, recorded in the report."""
+    dataset_label: str | None = None
+    """The report's "Dataset" (OpenViking's dataset_name) [default: OpenViking's spelling
+    of the benchmark: Locomo, SyllabusQA, Qasper, FinanceBench; else its name]."""
     instructions: tuple[tuple[str, str], ...] = ()
     """Per-category answer instructions replacing the benchmark's ("*": the default one)."""
     prompts: Mapping[str, Any] | None = None
