@@ -15,6 +15,7 @@ from lasagna_cli.commands import (
     _judge,  # noqa: F401  (registers its commands)
     _metrics,  # noqa: F401  (registers its commands)
     _openviking,  # noqa: F401  (registers its commands)
+    _prepare,  # noqa: F401  (registers its commands)
     _report,  # noqa: F401  (registers its commands)
     _run,  # noqa: F401  (registers its commands)
     _stats,  # noqa: F401  (registers its commands)
