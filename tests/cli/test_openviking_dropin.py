@@ -154,6 +154,8 @@ def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
     assert flag.exit_code == 2 and "--top-k does not apply with --config" in flag.stderr
     neither = invoke("run")
     assert neither.exit_code == 2 and "--config" in neither.stderr
+    as_path = invoke("run", "config/qasper_config.yaml")
+    assert as_path.exit_code == 2 and "--config config/qasper_config.yaml" in as_path.stderr
 
 
 def test_a_top_k_sweep_keeps_its_folders_side_by_side(rag: Path, server: Any) -> None:

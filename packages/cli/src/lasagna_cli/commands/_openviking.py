@@ -156,6 +156,14 @@ def run_config(
                 )
             if base_url is not None:
                 raise CliError("--base-url goes with --config CONFIG.yaml", USAGE_ERROR)
+            from lasagna_cli.engine.staged import is_openviking_config
+
+            if is_openviking_config(Path(path)):
+                raise CliError(
+                    f"{path} is OpenViking's config, not a sweep file: run it with "
+                    f"--config {path} (or `lasagna benchmark openviking {path}`)",
+                    USAGE_ERROR,
+                )
             return False
         if path is not None:
             raise CliError(

@@ -21,8 +21,8 @@ prompts' sha256, so answers and grades made with other prompts are never compare
 from the working directory (OpenViking's runs start in benchmark/RAG/). The four built-in
 adapters are named by OpenViking's class names; any other `module` + `class_name` (a
 `BaseAdapter` subclass) is imported from the working directory or the installed packages
-and registered. A key lasagna does not use is a warning
-naming it. The LLM answers and judges, as in OpenViking; its key never reaches a file.
+and registered. A key lasagna does not use is a warning naming it. The LLM answers and
+judges, as in OpenViking; its key never reaches a file.
 """
 
 from __future__ import annotations
@@ -308,6 +308,14 @@ def load_openviking_config(path: Path) -> OpenVikingConfig:
     return parse_openviking_config(path, data)
 
 
-def is_openviking_config(data: Any) -> bool:
-    """Whether parsed YAML looks like OpenViking's config rather than a sweep file."""
+def is_openviking_config(path: Path) -> bool:
+    """Whether a .yaml/.yml file looks like OpenViking's config rather than a sweep file."""
+    import yaml
+
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return False
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
     return isinstance(data, dict) and "paths" in data and ("adapter" in data or "llm" in data)
