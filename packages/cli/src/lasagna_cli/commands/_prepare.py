@@ -45,6 +45,12 @@ def prepare(
         from lasagna_cli.engine._store import check_writable
         from lasagna_cli.engine.benchmarks._prepare import OFFICIAL, prepare_benchmarks
 
+        if not raw.is_dir():
+            raise CliError(
+                f"--raw-dir {raw}: no such folder; give the folder holding one folder of raw "
+                "files per dataset (raw_data/Locomo, ...)",
+                USAGE_ERROR,
+            )
         names = [name.lower() for name in datasets or ()]
         for name in names or OFFICIAL:
             target = output / OFFICIAL[name][0] if name in OFFICIAL else None

@@ -293,6 +293,8 @@ def load_openviking_config(path: Path) -> OpenVikingConfig:
     """Read OpenViking's config.yaml (or one of its per-dataset configs)."""
     import yaml
 
+    if path.is_dir():
+        raise EngineUsageError(f"{path}: a folder; give OpenViking's config.yaml file")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
