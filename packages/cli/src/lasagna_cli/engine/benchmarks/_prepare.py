@@ -4,7 +4,9 @@ disk (nothing is downloaded), into OpenViking's layout: `<out>/<dataset_name>/`.
 
 The sizes and the seed are OpenViking's; the draw is lasagna's (`sample_benchmark`: the
 order of sha256 of the seed and the ids), so the documents chosen are not those Python's
-`random.sample(data, n)` picks in OpenViking's script. Raw files are looked for in `<raw>/<dataset_name>` (OpenViking's raw_data/Locomo, ...),
+`random.sample(data, n)` picks in OpenViking's script.
+
+Raw files are looked for in `<raw>/<dataset_name>` (OpenViking's raw_data/Locomo, ...),
 else `<raw>/<name>` (lasagna's names: raw/locomo, ...).
 """
 
