@@ -29,8 +29,10 @@ BaseUrlOption = Annotated[
 ]
 
 
-def _api_key(config: OpenVikingConfig) -> str | None:
-    """llm.api_key_env_var's variable when it names one, else llm.api_key (never recorded)."""
+def _api_key(config: OpenVikingConfig, server: str | None) -> str | None:
+    """llm.api_key_env_var's variable when it names one, else llm.api_key; with neither,
+    OPENAI_API_KEY only when the calls go to OpenAI itself (no base URL), so that key never
+    reaches another server. Never recorded."""
     from lasagna_cli.commands._llm import key_from_variable
 
     llm = config.llm
@@ -44,7 +46,9 @@ def _api_key(config: OpenVikingConfig) -> str | None:
                 USAGE_ERROR,
             )
         return value
-    return llm.api_key or key_from_variable("OPENAI_API_KEY")
+    if llm.api_key:
+        return llm.api_key
+    return key_from_variable("OPENAI_API_KEY") if server is None else None
 
 
 def pipeline_options(
@@ -52,6 +56,8 @@ def pipeline_options(
 ) -> tuple[PipelineOptions, dict[str, LLM]]:
     """The pipeline's options from the config, and its one LLM (it answers and judges, as
     in OpenViking), built before any stage runs."""
+    import os
+
     from lasagna_cli.commands._llm import cache_setting, proxies_of
     from lasagna_cli.engine._config import endpoint_url
     from lasagna_cli.engine.staged import PipelineOptions
@@ -74,8 +80,8 @@ def pipeline_options(
             llms[generator] = make_llm(
                 generator,
                 base_url=server,
-                api_key=_api_key(config),
-                cache=cache_setting(True, _environ()),
+                api_key=_api_key(config, server),
+                cache=cache_setting(True, os.environ),
                 concurrency=config.max_workers,
                 proxies=proxies_of(),
             )
@@ -108,12 +114,6 @@ def pipeline_options(
     return options, llms
 
 
-def _environ() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
-
-
 def run_openviking(config_path: Path, step: str, base_url: str | None) -> None:
     """Read the config (warning of every key it does not use) and run its stages."""
     from lasagna_cli.commands._staged import _run_pipeline
@@ -122,10 +122,10 @@ def run_openviking(config_path: Path, step: str, base_url: str | None) -> None:
     config = load_openviking_config(config_path)
     for warning in config.warnings:
         typer.echo(f"warning: {warning}", err=True)
-    if config.llm is None and step != "gen":
+    if config.llm is None and step in ("all", "eval"):
         raise CliError(
-            f"{config_path}: no llm section: --step {step} generates and grades answers with "
-            "llm.model; add it, or run --step gen for retrieval alone",
+            f"{config_path}: no llm section: --step {step} grades answers with llm.model; "
+            "add it, or run --step gen for retrieval alone",
             USAGE_ERROR,
         )
     options, llms = pipeline_options(config, step, base_url)
