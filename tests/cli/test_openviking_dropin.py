@@ -116,6 +116,9 @@ def test_openvikings_configs_run_unchanged(rag: Path, server: Any, config: str) 
     assert all(r["llm_evaluation"]["prompt_used"] == prompt for r in judged)
     log = (out / "benchmark.log").read_text()
     assert "gen:" in log and "eval:" in log
+    first = generated[0]
+    assert f"[{first['_global_index']}] " in log and "| Recall: " in log  # a line per query
+    assert log.count("Reasoning: ") == len(evaluated)  # an eval block per question
     docs = sorted((out / "docs").glob("*.md"))
     assert docs and docs[0].read_text().strip()
     stored = rag / "ov_storage" / dataset / f"{dataset}_processed_docs"

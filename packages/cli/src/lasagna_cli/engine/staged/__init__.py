@@ -24,6 +24,7 @@ from lasagna_cli.engine._store import open_folder
 from lasagna_cli.engine.staged._eval import stage_eval
 from lasagna_cli.engine.staged._gen import stage_gen
 from lasagna_cli.engine.staged._index import INDEX_DIR, drop_index
+from lasagna_cli.engine.staged._log import Log
 from lasagna_cli.engine.staged._openviking import (
     LOG_FILE,
     OpenVikingConfig,
@@ -44,22 +45,6 @@ __all__ = [
     "load_openviking_config",
     "run_pipeline",
 ]
-
-
-def _logged(say: Callable[[str], None], log_file: Path) -> Callable[[str], None]:
-    """`say`, and each line appended to the log file with its time (OpenViking's
-    benchmark.log)."""
-    import datetime
-
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-
-    def both(line: str) -> None:
-        say(line)
-        stamp = datetime.datetime.now().isoformat(sep=" ", timespec="seconds")
-        with log_file.open("a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} - {line}\n")
-
-    return both
 
 
 def stage_del(out: Path, say: Callable[[str], None]) -> None:
@@ -97,7 +82,8 @@ async def run_pipeline(
     if out.exists() and not out.is_dir():
         raise EngineUsageError(f"-o {out}: expected a folder, found a file; choose a folder")
     open_folder(out, f"-o {out}")
-    say = _logged(say, options.log_file or out / LOG_FILE)
+    log = Log(options.log_file or out / LOG_FILE)
+    say = log.said(say)
     failed = 0
     try:
         if step in ("all", "gen"):
@@ -109,6 +95,7 @@ async def run_pipeline(
                 say=say,
                 reporter=reporter(),
                 on_step=on_step,
+                log=log.write,
             )
         if step in ("all", "eval"):
             failed += await stage_eval(
@@ -118,6 +105,7 @@ async def run_pipeline(
                 load_rubric=load_rubric,
                 say=say,
                 reporter=reporter(),
+                log=log.write,
             )
     finally:
         await models.aclose()

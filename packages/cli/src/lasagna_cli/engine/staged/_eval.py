@@ -26,6 +26,7 @@ from lasagna_cli.engine._scoring import constant_judge
 from lasagna_cli.engine._store import read_json, read_record, write_json_atomic
 from lasagna_cli.engine._tasks import TaskContext
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
+from lasagna_cli.engine.staged._log import eval_lines
 from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (
     EVAL_TASKS_DIR,
@@ -95,8 +96,10 @@ async def stage_eval(
     load_rubric: Callable[[str], Any],
     say: Say,
     reporter: Reporter,
+    log: Say = lambda line: None,
 ) -> int:
-    """Run eval; returns how many grades failed (run again to retry them)."""
+    """Run eval; returns how many grades failed (run again to retry them). `log` gets a
+    block per question (benchmark.log)."""
     out = options.out
     items = _generated(options)
     judge_model = judge_of(options, items)
@@ -140,6 +143,8 @@ async def stage_eval(
         for i, item in enumerate(items)
     ]
     write_json_atomic(out / EVALUATED_FILE, records)  # OpenViking's shape: the list
+    for line in eval_lines(records):
+        log(line)
     f1_mean, with_refs = mean(r["metrics"]["F1"] for r in records)
     recall, with_evidence = mean(r["metrics"].get("Recall") for r in records)
     accuracy, graded = mean(r["metrics"]["Accuracy"] for r in records)

@@ -37,6 +37,7 @@ from lasagna_cli.engine.datasets import (
     select_questions,
 )
 from lasagna_cli.engine.staged._index import load_index, save_index
+from lasagna_cli.engine.staged._log import gen_lines
 from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (
     GEN_TASKS_DIR,
@@ -102,8 +103,10 @@ async def stage_gen(
     say: Say,
     reporter: Reporter,
     on_step: Step = no_step,
+    log: Say = lambda line: None,
 ) -> int:
-    """Run gen; returns how many questions failed (run again to retry them)."""
+    """Run gen; returns how many questions failed (run again to retry them). `log` gets a
+    line per question (benchmark.log)."""
     assert options.data_dir is not None
     out, name = options.out, options.name
     probed = load_benchmark(name, options.data_dir, options.split, with_text=False)
@@ -200,6 +203,8 @@ async def stage_gen(
             )
     failed = len(questions) - len(results)
     write_json_atomic(out / GENERATED_FILE, results)  # OpenViking's shape: the list
+    for line in gen_lines(results):
+        log(line)
     recall, with_evidence = mean(r["metrics"]["Recall"] for r in results)
     recall_any, _ = mean(r["metrics"].get("Recall (any document)") for r in results)
     updates: dict[str, Any] = {
