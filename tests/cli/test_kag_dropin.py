@@ -263,3 +263,32 @@ def test_output_here_clears_temporary_files_only_in_the_sweeps_folders(
     )
     assert result.exit_code == 0, result.output
     assert mine.is_file() and not stale.exists()
+
+
+@pytest.mark.parametrize(
+    ("setup", "error"),
+    [
+        (
+            '[no-provider]\nprovider = "vllm-gpu"\nmodel = "m"\n',
+            "The requested provider 'vllm-gpu' is missing from the configuration.",
+        ),
+        (
+            '[no-database]\nprovider = "ollama"\nmodel = "m"\nsystem_prompt = "{{RETRIEVAL}}"\n'
+            'retriever = "bm25"\ndatabase = "umls"\n',
+            "The requested database 'umls' is missing from the configuration.",
+        ),
+    ],
+)
+def test_a_missing_provider_or_database_is_recorded_too(
+    kag_folder: Path, server: Any, setup: str, error: str
+) -> None:
+    (kag_folder / "config.toml").write_text('[retrievers.bm25]\ntype = "bm25"\n')
+    toml = kag_folder / "examples" / "config" / "benchmark.sample.toml"
+    toml.write_text(toml.read_text() + "\n" + setup)
+    result = sweep(server, *FIRST, "--missing-as-errors")
+    assert result.exit_code == 1, result.output
+    name = setup.split("]")[0][1:]
+    for dataset in ("free-form", "mcq-form"):
+        recorded = json.loads((kag_folder / "results" / dataset / "0" / f"{name}.json").read_text())
+        assert recorded == {"error": error}
+    assert server.calls == 2
