@@ -62,9 +62,6 @@ class RemoteTaskError(Exception):
         super().__init__(message)
         self.kind = kind
 
-    def __str__(self) -> str:
-        return super().__str__()
-
 
 class RayExecutor(Executor):
     """Runs tasks on Ray (see the module docstring).
@@ -120,8 +117,9 @@ class RayExecutor(Executor):
                 recipe = ray.put(fn.recipe())
             except (TypeError, AttributeError, pickle.PicklingError) as exc:
                 raise EngineUsageError(
-                    f"this run cannot be sent to Ray workers ({exc}); the Python API's LLM "
-                    "and Embedder objects stay in their process: name the models instead"
+                    f"this run cannot be sent to Ray workers ({exc}): every object its setups "
+                    "use (an LLM or a system given from Python) must pickle; name a system as "
+                    "package.module:attr instead of passing the object"
                 ) from None
             cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
             pool = _Pool(ray, recipe, max(1, min(self.workers or cpus, self.concurrency)))
