@@ -346,8 +346,8 @@ async def grade_records(
 ) -> RunOutcome:
     """Grade answer records (the staged pipeline's eval): each `(answer record, where its
     graded record goes, the graded record there now)`; a graded record whose fingerprint
-    says these answers and this judge, with no failed grade, is kept. `ctx` holds the
-    judge `models` made from `judge`."""
+    says these answers and this judge, with no failed grade, is kept. `ctx` holds the judge
+    `models` made from the spec `judge` (from which a cluster's workers make their own)."""
     identity = ctx.judge_identity if ctx.judge is not None else None
     outcome = RunOutcome([], [], {}, [p for _, p, _ in graded], finished_before=0)
     pending = []
