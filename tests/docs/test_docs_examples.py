@@ -1,0 +1,81 @@
+"""Every command and code block of the documentation runs, so the docs cannot drift.
+
+Each page's ```bash and ```python blocks run in order in a sandbox of their own (a copy of
+examples/, see `_docs_blocks.sandbox`), from what would be the repository root: a block may
+use what an earlier block of its page wrote (`runs/...`). The embedded local model is served
+by the fake OpenAI-compatible server instead (`_docs_blocks._faked`). A ```text block marked
+`<!-- output -->` must be what the bash block before it printed. Blocks marked
+`<!-- skip: REASON -->` are reported as skipped tests, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from lasagna_judge.testing import FakeLLMServer
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_docs_blocks", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_docs_blocks"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+docs = _load(Path(__file__).with_name("_docs_blocks.py"))
+RUNNABLE = ("bash", "python")
+PAGES = [p for p in docs.pages() if any(b.lang in RUNNABLE for b in docs.blocks(p))]
+SKIPPED = [b for p in docs.pages() for b in docs.blocks(p) if b.skip and b.lang in RUNNABLE]
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLMServer]:
+    # No script: every reply is the simplest one that fits the schema the call asks for.
+    with FakeLLMServer() as server:
+        yield server
+
+
+def _id(path: Path) -> str:
+    return path.relative_to(docs.ROOT).as_posix()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    work = docs.sandbox(tmp_path)
+    env = docs.environment(work, fake_llm.base_url)
+    last_output: str | None = None
+    for block in docs.blocks(page):
+        if block.output:
+            assert last_output is not None, f"{block.where}: no bash block before its output"
+            assert last_output.rstrip() == block.code.rstrip(), (
+                f"{block.where}: the block's output changed; it printed:\n{last_output}"
+            )
+            continue
+        if block.lang not in RUNNABLE or block.skip:
+            continue
+        last_output = docs.run_block(block, work, env) if block.lang == "bash" else None
+        if block.lang == "python":
+            docs.run_block(block, work, env)
+
+
+@pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
+def test_skipped_blocks_are_reported(block: object) -> None:
+    pytest.skip(f"{block.where}: {block.skip}")  # type: ignore[attr-defined]
+
+
+def test_blocks_are_found() -> None:
+    """The runner sees the blocks: a fence it misread would silently run nothing."""
+    readme = docs.blocks(docs.ROOT / "README.md")
+    assert [b.lang for b in readme][:1] == ["bash"]
+    assert (
+        "uv run lasagna benchmark run examples/data/pasta.jsonl --profile speed" in readme[0].code
+    )
+    assert len(PAGES) >= 10
