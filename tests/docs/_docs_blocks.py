@@ -122,7 +122,6 @@ def _docs_make_llm(model, *args, **kwargs):
 
 
 _judge.make_llm = _docs_make_llm
-del _os
 """
 
 # Where the docs name the embedded local model, the test runs the fake server instead: the
@@ -185,13 +184,12 @@ def environment(work: Path, base_url: str) -> dict[str, str]:
 
 def run_block(block: Block, work: Path, env: dict[str, str], timeout: float = 300) -> str:
     """Run one block in `work`; its output (stdout and stderr), or a failure naming it."""
-    code = _faked(block.code)
     if block.lang == "python":
         script = work / "_block.py"
-        script.write_text(_PY_PRELUDE + code, encoding="utf-8")
+        script.write_text(_PY_PRELUDE + block.code, encoding="utf-8")
         command = [sys.executable, str(script)]
     else:
-        command = ["bash", "-c", _PRELUDE + code]
+        command = ["bash", "-c", _PRELUDE + _faked(block.code)]
     result = subprocess.run(
         command,
         cwd=work,

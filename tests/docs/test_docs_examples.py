@@ -15,10 +15,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 from lasagna_judge.testing import FakeLLMServer
+from lasagna_judge.testing._schema_dummy import _schema_dummy
 
 
 def _load(path: Path) -> ModuleType:
@@ -36,10 +38,20 @@ PAGES = [p for p in docs.pages() if any(b.lang in RUNNABLE for b in docs.blocks(
 SKIPPED = [b for p in docs.pages() for b in docs.blocks(p) if b.skip and b.lang in RUNNABLE]
 
 
+def _reply(request: dict[str, Any]) -> str:
+    # A structured call (a grade, a question, a check) gets the simplest reply that fits its
+    # schema; a plain one (an answer) the user's message back, so answers hold the words of
+    # the question and passages, as a model's would (`stats find` has something to find).
+    if request.get("tools") or request.get("response_format"):
+        return _schema_dummy(request)
+    content = request["messages"][-1]["content"]
+    text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+    return text[:2000]
+
+
 @pytest.fixture(scope="module")
 def fake_llm() -> Iterator[FakeLLMServer]:
-    # No script: every reply is the simplest one that fits the schema the call asks for.
-    with FakeLLMServer() as server:
+    with FakeLLMServer(reply=_reply) as server:
         yield server
 
 
