@@ -26,7 +26,9 @@ PACKAGES = {
     "lasagna_cli": ROOT / "packages/cli/src",
 }
 _HELP = "<!-- lasagna:help -->"
-_SCHEMA = re.compile(r"<!-- lasagna:schema ([\w.]+):(\w+) -->")
+_SCHEMA = re.compile(
+    r"^(?P<indent> *)<!-- lasagna:schema (?P<module>[\w.]+):(?P<name>\w+) -->$", re.M
+)
 
 
 def missing_docstrings() -> list[str]:
@@ -115,4 +117,10 @@ def on_pre_build(config: Any) -> None:
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if _HELP in markdown:
         markdown = markdown.replace(_HELP, help_markdown())
-    return _SCHEMA.sub(lambda m: schema_markdown(m.group(1), m.group(2)), markdown)
+    return _SCHEMA.sub(_schema_block, markdown)
+
+
+def _schema_block(match: re.Match[str]) -> str:
+    # Indented as the marker is, so a schema can sit inside an admonition.
+    text = schema_markdown(match["module"], match["name"])
+    return "\n".join(match["indent"] + line for line in text.splitlines())
