@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -135,6 +136,17 @@ def _faked(text: str) -> str:
     return _LOCAL_PROVIDER.sub('provider = "openai"', _LOCAL_MODEL.sub("openai/fake-smollm2", text))
 
 
+def _free_port(code: str) -> str:
+    # The docs' example server listens on 8765; the test takes a free port instead, so runs
+    # of the suite side by side on one machine do not collide.
+    if "8765" not in code:
+        return code
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return re.sub(r"\b8765\b", str(port), code)
+
+
 def sandbox(tmp: Path) -> Path:
     """A working folder like the repository root: a copy of examples/ (with the local model
     routed to the fake server), and ../shared where the repository has it."""
@@ -189,7 +201,7 @@ def run_block(block: Block, work: Path, env: dict[str, str], timeout: float = 30
         script.write_text(_PY_PRELUDE + block.code, encoding="utf-8")
         command = [sys.executable, str(script)]
     else:
-        command = ["bash", "-c", _PRELUDE + _faked(block.code)]
+        command = ["bash", "-c", _PRELUDE + _free_port(_faked(block.code))]
     result = subprocess.run(
         command,
         cwd=work,
