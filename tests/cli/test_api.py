@@ -27,6 +27,7 @@ PUBLIC = sorted(
         "arun_benchmark",
         "Executor",
         "LocalExecutor",
+        "RayExecutor",
         "Outcome",
         # the configuration
         "RunConfig",

@@ -58,3 +58,55 @@ def test_tasks_are_pulled_lazily() -> None:
 def test_concurrency_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         LocalExecutor(0)
+
+
+# Each command that runs tasks, as a user types it with --executor ray (the data need not
+# be read: the executor is checked first).
+RAY_COMMANDS = [
+    ["benchmark", "run", "examples/data/pasta.jsonl"],
+    ["benchmark", "sweep", "-d", "d.json", "-b", "s.toml"],
+    ["benchmark", "run", "locomo", "--data-dir", "examples/data/locomo-mini"],
+    ["judge", "grade", "rows.jsonl"],
+]
+
+
+@pytest.mark.parametrize("command", RAY_COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_executor_ray_without_ray_installed_is_one_line_naming_the_extra(
+    command: list[str],
+) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # `ray` set to None in sys.modules: its import fails as if it were not installed.
+    program = "import sys; sys.modules['ray'] = None; from lasagna_cli._app import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", program, *command, "--executor", "ray"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "error: --executor ray needs Ray, which is not installed: "
+        'pip install "lasagna-cli[ray]" (in this repository: uv run --group ray ...)'
+    ]
+
+
+def test_an_unknown_executor_and_a_stray_ray_address_are_usage_errors() -> None:
+    from typer.testing import CliRunner
+
+    from lasagna_cli._app import app
+
+    runner = CliRunner()
+    unknown = runner.invoke(
+        app, ["benchmark", "run", "examples/data/pasta.jsonl", "--executor", "dask"]
+    )
+    assert unknown.exit_code == 2
+    assert "--executor must be local or ray, got 'dask'" in unknown.stderr
+    stray = runner.invoke(
+        app, ["benchmark", "run", "examples/data/pasta.jsonl", "--ray-address", "auto"]
+    )
+    assert stray.exit_code == 2
+    assert "--ray-address goes with --executor ray" in stray.stderr

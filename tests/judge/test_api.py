@@ -39,6 +39,7 @@ PUBLIC = sorted(
         "Rubric",
         "build_prompt",
         "calibrate",
+        "check_items",
         "grade",
         "grade_batch",
         "judge_label",

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from lasagna_cli.engine._errors import EngineError, EngineUsageError
     from lasagna_cli.engine._executor import Executor, LocalExecutor, Outcome
+    from lasagna_cli.engine._ray import RayExecutor
     from lasagna_cli.engine.benchmarks import BenchmarkAdapter, register_benchmark
     from lasagna_cli.engine.reports._typed import (
         BenchmarkResult,
@@ -67,6 +68,7 @@ _LAZY = {
     "Executor": "lasagna_cli.engine._executor",
     "LocalExecutor": "lasagna_cli.engine._executor",
     "Outcome": "lasagna_cli.engine._executor",
+    "RayExecutor": "lasagna_cli.engine._ray",
     "EngineError": "lasagna_cli.engine._errors",
     "EngineUsageError": "lasagna_cli.engine._errors",
     "System": "lasagna_cli.engine.systems",
@@ -94,6 +96,7 @@ __all__ = [
     "PromptSpec",
     "ProviderSpec",
     "QueryResult",
+    "RayExecutor",
     "Results",
     "RetrievedItem",
     "RetrieverSpec",

@@ -225,6 +225,21 @@ ProgressCallback = Callable[[int, int], None]
 GradeCallback = Callable[[int, Grade], None]
 
 
+def check_items(items: Sequence[object]) -> list[tuple[str, list[str], str]]:
+    """Each item's (question, references, prediction), checked as `grade_batch` checks them
+    before its first call: the first bad item raises JudgeError naming it."""
+    checked: list[tuple[str, list[str], str]] = []
+    for index, item in enumerate(items):
+        question, references, prediction = _item_fields(item, index)
+        try:
+            refs = normalize_references(references)
+            check_texts(question, prediction)
+        except JudgeError as exc:
+            raise JudgeError(f"item {index}: {exc}") from None
+        checked.append((question, refs, prediction))
+    return checked
+
+
 async def grade_batch(
     llm: LLM,
     rubric: Rubric,
@@ -249,15 +264,7 @@ async def grade_batch(
         raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
     # Every item checked now; its prompt is built by the worker that grades it, so that the
     # first calls leave without waiting for every prompt (and their sha256) to be made.
-    checked: list[tuple[str, list[str], str]] = []
-    for index, item in enumerate(items):
-        question, references, prediction = _item_fields(item, index)
-        try:
-            refs = normalize_references(references)
-            check_texts(question, prediction)
-        except JudgeError as exc:
-            raise JudgeError(f"item {index}: {exc}") from None
-        checked.append((question, refs, prediction))
+    checked = check_items(items)
 
     total = len(checked)
     results: list[Grade | None] = [None] * total

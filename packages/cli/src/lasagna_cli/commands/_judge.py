@@ -15,10 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_judge import LLM, Grade, GradeSummary, Rubric
 
 
@@ -116,13 +120,13 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
 
 
-def _cost_line(llm: LLM, summary: GradeSummary, prices: Path | None) -> str:
-    """This run's cost, and what every graded answer's tokens cost (cached ones too)."""
+def _cost_line(llm: LLM, summary: GradeSummary, prices: Path | None, spent: float | None) -> str:
+    """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
+    too)."""
     from lasagna_judge import Usage
 
     if prices is None:
         return "cost: n/a (give --prices FILE to price the tokens)"
-    spent = llm.cost_usd
     if spent is None:
         return f"cost: n/a (no price for {llm.model} in {prices})"
     total = llm.cost_of(Usage(summary.input_tokens, summary.output_tokens))
@@ -189,6 +193,8 @@ def grade_command(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Answers graded at once.")
     ] = 8,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -227,7 +233,29 @@ def grade_command(
     interruption or errors only pays for the rest.
     """
     with user_errors():
-        _grade(input_path, model, rubric, base_url, concurrency, out, no_cache, prices, max_chars)
+        from lasagna_cli.commands._executors import executor_choice
+
+        chosen = executor_choice(executor, ray_address)
+        _grade(
+            input_path, model, rubric, base_url, concurrency, out, no_cache, prices, max_chars,
+            chosen,
+        )  # fmt: skip
+
+
+async def _grade_remotely(
+    chosen: ExecutorChoice,
+    llm_settings: dict[str, Any],
+    rubric: Rubric,
+    items: list[dict[str, Any]],
+    on_grade: Callable[[int, Grade], None],
+) -> list[Grade]:
+    from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._grade_remote import GradeRecipe, grade_on
+    from lasagna_judge import check_items
+
+    check_items(items)  # bad input fails before any worker starts, as locally
+    executor = make_executor(int(llm_settings["concurrency"]), chosen)
+    return await grade_on(executor, GradeRecipe(items, rubric, llm_settings), on_grade)
 
 
 def _grade(
@@ -240,6 +268,7 @@ def _grade(
     no_cache: bool,
     prices: Path | None,
     max_chars: int = 0,
+    chosen: ExecutorChoice | None = None,
 ) -> None:
     import asyncio
 
@@ -258,13 +287,14 @@ def _grade(
         from lasagna_cli.engine._store import check_writable
 
         check_writable(out.parent, f"--out {out}", "its folder")
-    llm = build_llm(
-        model=model,
-        base_url=base_url,
-        concurrency=concurrency,
-        no_cache=no_cache,
-        prices=price_table,
-    )
+    llm_settings: dict[str, Any] = {
+        "model": model,
+        "base_url": base_url,
+        "concurrency": concurrency,
+        "no_cache": no_cache,
+        "prices": price_table,
+    }
+    llm = build_llm(**llm_settings)
     items = [
         {"question": r.question, "references": r.references, "prediction": r.prediction}
         for r in rows
@@ -276,6 +306,8 @@ def _grade(
 
     async def run() -> list[Grade]:
         try:
+            if chosen is not None and chosen.kind != "local":
+                return await _grade_remotely(chosen, llm_settings, rubric, items, on_grade)
             return await grade_batch(llm, rubric, items, concurrency=concurrency, on_grade=on_grade)
         finally:
             await llm.aclose()
@@ -293,11 +325,18 @@ def _grade(
 
     graded = [{**row.data, **g.to_dict()} for row, g in zip(rows, grades, strict=True)]
     summary = summarize_grades(grades)
+    from lasagna_judge import Usage
+
+    spent, calls = llm.usage, llm.calls_made
+    if chosen is not None and chosen.kind != "local":  # the workers' calls, from their grades
+        fresh = [g for g in grades if not g.cached and g.prompt_sha256 is not None]
+        spent = Usage(sum(g.input_tokens for g in fresh), sum(g.output_tokens for g in fresh))
+        calls = len(fresh)
     lines = _summary_lines(
         summary,
-        spent=(llm.usage.input_tokens, llm.usage.output_tokens),
-        calls=llm.calls_made,
-        cost=_cost_line(llm, summary, prices),
+        spent=(spent.input_tokens, spent.output_tokens),
+        calls=calls,
+        cost=_cost_line(llm, summary, prices, llm.cost_of(spent)),
     )
     from lasagna_cli.engine._scoring import constant_judge
 

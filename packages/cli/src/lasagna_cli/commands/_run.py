@@ -15,6 +15,7 @@ from lasagna_cli.commands._errors import (
     check_format,
     user_errors,
 )
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._retrieval_flags import (
     CollectionOption,
@@ -116,6 +117,8 @@ def run(
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
     ] = 8,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     output_format: Annotated[
         str, typer.Option("--format", help="text (the leaderboard) or json.")
     ] = "text",
@@ -228,6 +231,8 @@ def run(
         top_k=top_k,
         output=output,
         concurrency=concurrency,
+        executor=executor,
+        ray_address=ray_address,
         retriever=retriever,
         embedder=embedder,
         vector_store=vector_store,
@@ -239,6 +244,9 @@ def run(
     with user_errors():
         check_data_format(data_format, output_format=output_format)
         check_format(output_format)
+        from lasagna_cli.commands._executors import executor_choice
+
+        chosen = executor_choice(executor, ray_address)
         from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
 
         if predictions_from_data and is_sweep_file(path):
@@ -306,7 +314,7 @@ def run(
 
         config = with_endpoints(config)
         out = output if output is not None else new_run_folder(path, resume=resume)
-        run = run_engine(config, out, resume, price_table)
+        run = run_engine(config, out, resume, price_table, chosen)
         results = run.results["results"]
         if output_format == "json":
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))

@@ -11,6 +11,7 @@ import typer
 from lasagna_cli.commands._errors import INTERRUPTED
 
 if TYPE_CHECKING:
+    from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._benchmark import BenchmarkRun
     from lasagna_cli.engine._config import ModelSpec, RunConfig
     from lasagna_judge import LLM
@@ -21,13 +22,14 @@ def run_engine(
     out: Path,
     resume: bool,
     prices: dict[str, tuple[float, float]] | None = None,
+    executor: ExecutorChoice | None = None,
 ) -> BenchmarkRun:
     """The engine's run, with the command's models, progress bar and Ctrl-C message."""
     import asyncio
     import sys
 
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
-    from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import build_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._benchmark import run_benchmarks
@@ -46,7 +48,7 @@ def run_engine(
                     config,
                     out,
                     resume=resume,
-                    executor=make_executor(config.concurrency),
+                    executor=make_executor(config.concurrency, executor or LOCAL),
                     models=Models(make, make_embedder=build_embedder),
                     loader=DatasetLoader(text_cache(), on_step=progress.step),
                     vector_folder=vector_folder(),

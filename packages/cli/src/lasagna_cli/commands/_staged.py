@@ -11,6 +11,7 @@ import typer
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 
 if TYPE_CHECKING:
+    from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._config import ModelSpec
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import LLM, Rubric
@@ -117,6 +118,9 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
         from lasagna_cli.engine.staged import PipelineOptions
 
         output: Path | None = options.get("output")
+        from lasagna_cli.commands._executors import executor_choice
+
+        chosen = executor_choice(options.get("executor") or "local", options.get("ray_address"))
         _run_pipeline(
             PipelineOptions(
                 name=path,
@@ -142,12 +146,13 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 collection=options.get("collection"),
                 ingest_mode=options.get("ingest_mode") or "directory",
                 ingest_workers=options.get("ingest_workers", 8),
-            )
+            ),
+            chosen,
         )
     return True
 
 
-def _run_pipeline(options: PipelineOptions) -> None:
+def _run_pipeline(options: PipelineOptions, chosen: ExecutorChoice) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
     import asyncio
 
@@ -182,7 +187,7 @@ def _run_pipeline(options: PipelineOptions) -> None:
         failed = asyncio.run(
             run_pipeline(
                 options,
-                executor=make_executor(options.concurrency),
+                executor=make_executor(options.concurrency, chosen),
                 models=Models(
                     make,
                     make_embedder=lambda spec: build_embedder(

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
+    from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._config import ModelSpec, ProviderSpec, Setup
     from lasagna_judge import LLM
 
@@ -124,6 +126,8 @@ def sweep(
         int,
         typer.Option("--concurrency", "-p", "--parallel", min=1, help="Tasks in flight at most."),
     ] = 8,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     resume: Annotated[
         bool,
         typer.Option(
@@ -154,8 +158,10 @@ def sweep(
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
+        from lasagna_cli.commands._executors import executor_choice
         from lasagna_cli.commands._llm import load_prices
 
+        chosen = executor_choice(executor, ray_address)
         price_table = load_prices(prices) if prices is not None else None  # before any call
         exit_code = _sweep(
             datasets,
@@ -167,6 +173,7 @@ def sweep(
             output,
             prefix,
             _split_names(skip),
+            chosen,
         )
         if price_table is not None:
             from lasagna_cli.commands._costs import sweep_costs
@@ -186,6 +193,7 @@ def _sweep(
     output: Path,
     prefix: str,
     skip: list[str],
+    chosen: ExecutorChoice,
 ) -> int:
     import asyncio
     import os
@@ -271,7 +279,7 @@ def _sweep(
                 plan,
                 sweep_tasks(plan),
                 store,
-                make_executor(parallel),
+                make_executor(parallel, chosen),
                 models,
                 options,
                 state,

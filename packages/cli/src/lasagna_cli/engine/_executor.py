@@ -10,6 +10,12 @@ or unwritten: a run killed at any moment loses at most those.
 
 Tasks are pulled lazily by a fixed pool of workers, so a sweep of 100,000 tasks does not
 create 100,000 coroutines up front, and results are reported as each task finishes.
+
+A `work` function that can run in another process says how to make it there: its
+`recipe()` is picklable data (corpora, model names, rubric) whose `open()`, called once per
+worker process inside that process's event loop, makes the function (models load there,
+once), and whose `close()` ends it. `RayExecutor` (`_ray`) needs one; `LocalExecutor`
+calls the function as given.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import asyncio
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,6 +46,26 @@ class Outcome(Generic[T, R]):
 
 
 OnOutcome = Callable[[Outcome[T, R]], Awaitable[None] | None]
+Work = Callable[[T], Awaitable[R]]
+
+
+class Recipe(ABC, Generic[T, R]):
+    """How a worker process makes a task function (see the module docstring)."""
+
+    @abstractmethod
+    async def open(self) -> Work[T, R]: ...
+
+    async def close(self) -> None:
+        """Close what `open` made (model clients); called once per worker process."""
+
+
+@runtime_checkable
+class Shippable(Protocol[T, R]):
+    """A task function with a recipe another process can make it from."""
+
+    def __call__(self, task: T, /) -> Awaitable[R]: ...
+
+    def recipe(self) -> Recipe[T, R]: ...
 
 
 class Executor(ABC):

@@ -46,7 +46,9 @@ def new_record(task: Task) -> Record:
 
 def failure_record(task: Task, error: BaseException | str) -> Record:
     """A failed task is recorded as its error and counted, never scored."""
-    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}".strip()
+    # A worker's exception that could not travel as itself keeps its type's name (`kind`).
+    kind = getattr(error, "kind", None) or type(error).__name__
+    message = error if isinstance(error, str) else f"{kind}: {error}".strip()
     record = new_record(task)
     record["error"] = message
     return record

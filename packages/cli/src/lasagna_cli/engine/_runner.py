@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
@@ -24,6 +24,7 @@ from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
+from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from lasagna_judge import LLM, Embedder, Rubric
 
 WRITER_THREADS = 8
-Role = Literal["generator", "judge"]
 Progress = Callable[[str], None]
 """Told "done", "failed" or "skipped" once per task."""
 
@@ -95,6 +95,11 @@ class Models:
             return embedders[spec.embedder]
 
         return cls(pick, owned=False, make_embedder=embedder)
+
+    @property
+    def make(self) -> MakeLLM:
+        """How these models are made: what a worker process makes its own with."""
+        return self._make
 
     def get(self, spec: ModelSpec, role: Role) -> LLM:
         key = (role, spec.key)
@@ -228,12 +233,16 @@ async def execute(
     identity = judge_identity(options)
     # Models first: a missing key is refused before an index is built.
     answering = [tasks[i] for i in to_run if tasks[i].planned.answers]
+    generators: dict[tuple[str, str], ModelSpec] = {}
     for task in answering:
         spec = task.setup.generator
         if spec is not None and task.setup.system is None and spec.key not in ctx.generators:
             ctx.generators[spec.key] = models.get(spec, "generator")
+            generators[spec.key] = spec
+    judge = None
     if identity is not None and options.judge is not None and (answering or to_grade):
-        ctx.judge = models.get(ModelSpec(options.judge), "judge")
+        judge = ModelSpec(options.judge)
+        ctx.judge = models.get(judge, "judge")
         ctx.rubric = options.rubric
         ctx.judge_identity = identity
     ranked, outcome.indexes = await rank_tasks(
@@ -252,7 +261,17 @@ async def execute(
     work = [Work(i, outcome.tasks[i]) for i in to_run]
     work += [Work(i, outcome.tasks[i], existing[i]) for i in to_grade]
     work.sort(key=lambda w: w.index)
-    worker = TaskWorker(ctx)
+    recipe = ContextRecipe(
+        ctx.datasets,
+        models.make,
+        generators,
+        judge,
+        ctx.rubric,
+        ctx.judge_identity,
+        ctx.databases,
+        SystemsRecipe.of(state, options.concurrency) if state.systems else None,
+    )
+    worker = TaskWorker(ctx, recipe)
 
     async with Writer() as writer:
 
@@ -319,13 +338,16 @@ async def grade_records(
     store: RecordStore,
     executor: Executor,
     ctx: TaskContext,
+    models: Models,
+    judge: ModelSpec | None,
     *,
     retry_failed: bool = True,
     on_progress: Progress = lambda status: None,
 ) -> RunOutcome:
     """Grade answer records (the staged pipeline's eval): each `(answer record, where its
     graded record goes, the graded record there now)`; a graded record whose fingerprint
-    says these answers and this judge, with no failed grade, is kept."""
+    says these answers and this judge, with no failed grade, is kept. `ctx` holds the
+    judge `models` made from `judge`."""
     identity = ctx.judge_identity if ctx.judge is not None else None
     outcome = RunOutcome([], [], {}, [p for _, p, _ in graded], finished_before=0)
     pending = []
@@ -340,22 +362,22 @@ async def grade_records(
         else:
             pending.append(i)
 
-    worker = TaskWorker(ctx)
-
-    async def compute(i: int) -> Record:
-        return await worker.grade(graded[i][0], None)
+    recipe = ContextRecipe(
+        [], models.make, judge=judge, rubric=ctx.rubric, judge_identity=ctx.judge_identity
+    )
+    worker = TaskWorker(ctx, recipe)
 
     async with Writer() as writer:
 
-        async def on_outcome(result: Outcome[int, Record]) -> None:
-            i = result.task
+        async def on_outcome(result: Outcome[Work, Record]) -> None:
+            i = result.task.index
             if result.error is not None or result.result is None:
                 raise result.error or RuntimeError("no record")
             await writer.write(graded[i][1], store.encode(result.result))
             outcome.records[i] = result.result
             _count(outcome, None, graded[i][1], result.result, on_progress, lambda p, e: None)
 
-        await executor.run(pending, compute, on_outcome)
+        await executor.run([Work(i, None, graded[i][0]) for i in pending], worker, on_outcome)
     return outcome
 
 

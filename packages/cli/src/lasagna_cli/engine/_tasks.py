@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._data import Corpus, Dataset, Question
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._executor import Recipe
 from lasagna_cli.engine._plan import Task, judged_fingerprint
 from lasagna_cli.engine._prompts import PROMPT_ID, build_messages, prompt_sha256, system_input
 from lasagna_cli.engine._records import ANSWER_SECTIONS, new_record
@@ -60,26 +62,33 @@ class TaskContext:
 
 @dataclass(frozen=True, slots=True)
 class Work:
-    """One item for the executor: the task, and the record to regrade (None: run it)."""
+    """One item for the executor: the task, and the record to regrade (None: run it). A
+    record regraded without its task (the staged pipeline's eval) is graded as it reads."""
 
     index: int
-    task: Task
+    task: Task | None
     regrade: Record | None = None
 
 
 class TaskWorker:
-    """Computes `Work` items against one context; called by the executor, once per item."""
+    """Computes `Work` items against one context; called by the executor, once per item.
+    `recipe` makes the same worker in another process (a cluster executor's)."""
 
-    def __init__(self, ctx: TaskContext) -> None:
+    def __init__(self, ctx: TaskContext, recipe: Recipe[Work, Record] | None = None) -> None:
         self.ctx = ctx
+        self._recipe = recipe
 
     async def __call__(self, work: Work) -> Record:
+        question = work.task.question if work.task is not None else None
         if work.regrade is not None:
-            return await grade_task(work.regrade, self.ctx, work.task.question)
+            return await grade_task(work.regrade, self.ctx, question)
+        assert work.task is not None
         return await run_task(work.task, self.ctx)
 
-    async def grade(self, record: Record, question: Question | None) -> Record:
-        return await grade_task(record, self.ctx, question)
+    def recipe(self) -> Recipe[Work, Record]:
+        if self._recipe is None:
+            raise EngineUsageError("this run's tasks cannot be made in another process")
+        return self._recipe
 
 
 def _answer_section(

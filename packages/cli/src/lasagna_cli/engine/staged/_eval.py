@@ -115,8 +115,10 @@ async def stage_eval(
             (record, graded_store.at(index), read_record(graded_store, graded_store.at(index)))
         )
     ctx = TaskContext([])
+    judge = None
     if judge_model is not None and rubric is not None:
-        ctx.judge = models.get(ModelSpec(judge_model), "judge")
+        judge = ModelSpec(judge_model)
+        ctx.judge = models.get(judge, "judge")
         ctx.rubric = rubric
         ctx.judge_identity = {
             "model": judge_model,
@@ -128,7 +130,9 @@ async def stage_eval(
             ctx.judge_identity["endpoint"] = endpoint
     started = time.perf_counter()
     reporter.start(len(work), "eval: score and judge")
-    outcome = await grade_records(work, graded_store, executor, ctx, on_progress=reporter.advance)
+    outcome = await grade_records(
+        work, graded_store, executor, ctx, models, judge, on_progress=reporter.advance
+    )
     seconds = time.perf_counter() - started
     highest = rubric.highest if rubric is not None else 4
     records = [

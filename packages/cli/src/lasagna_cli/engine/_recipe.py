@@ -1,0 +1,94 @@
+"""How a worker process makes a run's `TaskWorker` (see `_executor`): the context's data
+(datasets, corpora, rubric, the systems' specs and probes) travels as it is, its models as
+their specs and the function that makes them, so each worker process loads each model once
+and the driver's LLM objects (open connections) never leave the driver."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._data import Corpus, Dataset
+from lasagna_cli.engine._executor import Recipe
+from lasagna_cli.engine._store import Record
+from lasagna_cli.engine._system_tasks import SystemState
+from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
+from lasagna_cli.engine.systems import LoadedSystem, load_system
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM, Rubric
+
+Role = Literal["generator", "judge"]
+MakeLLM = Callable[[ModelSpec, Role], "LLM"]
+
+
+@dataclass
+class SystemsRecipe:
+    """A run's systems for a worker: predictions files as read, other systems by their
+    spec (loaded again there), and what the driver's probes and checks found."""
+
+    systems: dict[str, LoadedSystem]
+    probed: dict[Any, Any]
+    checks: dict[Any, Any]
+    concurrency: int
+
+    @classmethod
+    def of(cls, state: SystemState, concurrency: int) -> SystemsRecipe:
+        systems = {
+            name: system if system.predictions is not None else replace(system, adapter=None)
+            for name, system in state.systems.items()
+        }
+        return cls(systems, dict(state.probed), dict(state.checks), concurrency)
+
+    async def open(self) -> SystemState:
+        systems = {}
+        for name, system in self.systems.items():
+            loaded = system.predictions is not None
+            systems[name] = system if loaded else await load_system(system.spec, self.concurrency)
+        return SystemState(systems, dict(self.probed), dict(self.checks))
+
+
+@dataclass
+class ContextRecipe(Recipe[Work, Record]):
+    datasets: Sequence[Dataset]
+    make: MakeLLM
+    generators: Mapping[tuple[str, str], ModelSpec] = field(default_factory=dict)
+    judge: ModelSpec | None = None
+    rubric: Rubric | None = None
+    judge_identity: Mapping[str, Any] | None = None
+    databases: Mapping[str, Corpus] = field(default_factory=dict)
+    systems: SystemsRecipe | None = None
+    _ctx: TaskContext | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_ctx"] = None  # what a worker made stays there
+        return state
+
+    async def open(self) -> TaskWorker:
+        ctx = TaskContext(
+            self.datasets,
+            rubric=self.rubric,
+            judge_identity=self.judge_identity,
+            databases=self.databases,
+        )
+        self._ctx = ctx
+        for key, spec in self.generators.items():
+            ctx.generators[key] = self.make(spec, "generator")
+        if self.judge is not None:
+            ctx.judge = self.make(self.judge, "judge")
+        if self.systems is not None:
+            ctx.systems = await self.systems.open()
+        return TaskWorker(ctx)
+
+    async def close(self) -> None:
+        ctx, self._ctx = self._ctx, None
+        if ctx is None:
+            return
+        llms = [*ctx.generators.values(), *([ctx.judge] if ctx.judge is not None else [])]
+        for llm in llms:
+            await llm.aclose()
+        if ctx.systems is not None:
+            await ctx.systems.aclose()
