@@ -88,7 +88,7 @@ def blocks(path: Path) -> list[Block]:
 
 # The runner's shims, first on PATH: `uv run [--group G ...] CMD` execs CMD in this test's
 # environment (which holds every group the docs name), `pip install uv` is a no-op (uv is
-# there). Scripts, not shell functions, so `uv run ... &` is the process `kill %1` stops.
+# there). Scripts, not shell functions, so `uv run ... &` is the process `kill $!` stops.
 _UV_SHIM = r"""#!/usr/bin/env bash
 if [ "${1:-}" = run ]; then
     shift

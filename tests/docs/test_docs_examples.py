@@ -73,14 +73,13 @@ def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) ->
             continue
         if block.lang not in RUNNABLE or block.skip:
             continue
-        last_output = docs.run_block(block, work, env) if block.lang == "bash" else None
-        if block.lang == "python":
-            docs.run_block(block, work, env)
+        output = docs.run_block(block, work, env)
+        last_output = output if block.lang == "bash" else None
 
 
 @pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
-def test_skipped_blocks_are_reported(block: object) -> None:
-    pytest.skip(f"{block.where}: {block.skip}")  # type: ignore[attr-defined]
+def test_skipped_blocks_are_reported(block: Any) -> None:
+    pytest.skip(f"{block.where}: {block.skip}")
 
 
 def test_blocks_are_found() -> None:
