@@ -5,7 +5,9 @@ on the line before it (blank lines allowed) marks it:
 
 - `<!-- skip: REASON -->`: not run (a hosted API, the test suite itself); the test reports it;
 - `<!-- output -->` before a ```text block: the text is what the bash block before it
-  prints, exactly (stdout and stderr); the test compares them.
+  prints, exactly (stdout and stderr); the test compares them;
+- `<!-- file: PATH -->` before a block: its lines are lines of that file of the repository,
+  in order (an example file shown on the page, its comments left out).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
-_MARK = re.compile(r"^\s*<!--\s*(?P<kind>skip|output)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$")
+_MARK = re.compile(r"^\s*<!--\s*(?P<kind>skip|output|file)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Block:
     code: str
     skip: str | None = None
     output: bool = False
+    file: str | None = None
 
     @property
     def where(self) -> str:
@@ -78,6 +81,7 @@ def blocks(path: Path) -> list[Block]:
                 "\n".join(body) + "\n",
                 skip=(mark["reason"] or "marked skip") if kind == "skip" and mark else None,
                 output=kind == "output",
+                file=mark["reason"] if kind == "file" and mark else None,
             )
         )
         mark = None

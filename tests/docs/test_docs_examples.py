@@ -4,7 +4,8 @@ Each page's ```bash and ```python blocks run in order in a sandbox of their own 
 examples/, see `_docs_blocks.sandbox`), from what would be the repository root: a block may
 use what an earlier block of its page wrote (`runs/...`). The embedded local model is served
 by the fake OpenAI-compatible server instead (`_docs_blocks._faked`). A ```text block marked
-`<!-- output -->` must be what the bash block before it printed. Blocks marked
+`<!-- output -->` must be what the bash block before it printed, and a block marked
+`<!-- file: PATH -->` must be lines of that file. Blocks marked
 `<!-- skip: REASON -->` are reported as skipped tests, with the reason.
 """
 
@@ -65,6 +66,8 @@ def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) ->
     env = docs.environment(work, fake_llm.base_url)
     last_output: str | None = None
     for block in docs.blocks(page):
+        if block.file:
+            _assert_lines_of(block, docs.ROOT / block.file)
         if block.output:
             assert last_output is not None, f"{block.where}: no bash block before its output"
             assert last_output.rstrip() == block.code.rstrip(), (
@@ -75,6 +78,14 @@ def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) ->
             continue
         output = docs.run_block(block, work, env)
         last_output = output if block.lang == "bash" else None
+
+
+def _assert_lines_of(block: Any, path: Path) -> None:
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in block.code.splitlines():
+        assert any(line == other for other in lines), (
+            f"{block.where}: {line!r} is not (or not in this order) in {block.file}"
+        )
 
 
 @pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
