@@ -10,16 +10,30 @@ GIL. Printed per executor:
 - the Ray start (from the process start to the first call);
 - the overhead per task against the local run (Ray's wall time minus its start minus the
   local run's, over the tasks);
+- the driver's own CPU time per task (its threads, not Ray's processes): what bounds the
+  tasks per second one driver can feed a cluster of any size;
 - the driver's peak memory (VmHWM).
 
 The ideal is tasks x latency / parallel. The second shape runs twice the tasks with
-prompts 20x longer (more bytes per task to and from the workers).
+prompts 70x longer (more bytes per task to and from the workers).
 
-Profile (py-spy on the driver, 3,000 tasks, 2 workers): the driver spends its time in
-Ray's submit and get paths (about 0.3 ms per task on this machine), and the actors are
-idle most of the time, since every call is waiting on the server. Ray pays off when the
-model calls, not lasagna, are the limit: more hosts to call from, or local models on
-several hosts.
+Measured on this 2-core machine (2026-12-01, another test suite running beside it):
+
+    3000 tasks   local 3.5 s (866/s)   ray 1 worker 13.4 s, 2 workers 14.5 s
+                 Ray start 7.6-8.2 s; then 0.9-1.1 ms/task more than local;
+                 driver CPU 0.74 ms/task local, 1.2-1.3 ms/task on Ray (its start included)
+    6000 tasks   local 6.8 s (880/s)   ray 19.5 s / 20.4 s; start 9-10 s; 0.6-0.7 ms/task;
+                 driver CPU 1.15 ms/task local, 0.81 ms/task on Ray; driver peak 62-73 MB
+                 local, 178-203 MB on Ray
+
+On two cores the driver, Ray's own processes (GCS, raylet, agents), the actors and the
+fake server share the CPUs, so a second worker cannot help, and Ray's start (ray.init:
+5-6 s quiet) dominates a few thousand tasks: Ray pays off when the calls, not this machine,
+are the limit (more hosts to call from, local models on several hosts). A Ray started once
+(`ray start --head`, then `--ray-address auto`) saves the start of each command. Tasks go
+to the actors 16 to a Ray call (engine/_ray.py's CHUNK), 16 times fewer Ray calls than one
+per task; on this machine the two measured within its noise (3000 tasks: 14.2-18.6 s one
+per call, 13.4-16.5 s in chunks), so the chunks matter on a driver feeding many hosts.
 
     uv run --group ray python benchmarks/ray_scaling.py [--tasks 3000] [--parallel 64]
 """
@@ -59,6 +73,8 @@ class Measured:
     seconds: float
     start: float
     peak_mb: float
+    cpu_s: float
+    """The driver process's own CPU time (its threads, not Ray's processes)."""
 
 
 def write_inputs(folder: Path, base_url: str, tasks: int, words: int) -> list[str]:
@@ -77,15 +93,20 @@ def write_inputs(folder: Path, base_url: str, tasks: int, words: int) -> list[st
     ]  # fmt: skip
 
 
-def peak_memory(pid: int, found: list[float], stop: threading.Event) -> None:
+def watch(pid: int, peaks: list[float], cpu: list[float], stop: threading.Event) -> None:
+    """The driver's peak memory (VmHWM) and CPU seconds, read until it exits."""
+    ticks = os.sysconf("SC_CLK_TCK")
     while not stop.is_set():
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
-                    found.append(int(line.split()[1]) / 1024)
+                    peaks.append(int(line.split()[1]) / 1024)
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                cpu.append((int(fields[11]) + int(fields[12])) / ticks)
         except OSError:
             return
-        time.sleep(0.05)
+        time.sleep(0.02)
 
 
 def run(
@@ -97,8 +118,9 @@ def run(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     peaks: list[float] = []
+    cpu: list[float] = []
     stop = threading.Event()
-    watcher = threading.Thread(target=peak_memory, args=(process.pid, peaks, stop))
+    watcher = threading.Thread(target=watch, args=(process.pid, peaks, cpu, stop))
     watcher.start()
     _, stderr = process.communicate()
     seconds = time.perf_counter() - started
@@ -110,7 +132,7 @@ def run(
     server.stdin.flush()
     first = server.stdout.readline().split()[0]
     start = float(first) - started_clock if first != "none" else 0.0
-    return Measured(name, seconds, start, max(peaks, default=0.0))
+    return Measured(name, seconds, start, max(peaks, default=0.0), max(cpu, default=0.0))
 
 
 def shape(tasks: int, parallel: int, latency: float, words: int) -> None:
@@ -144,13 +166,16 @@ def shape(tasks: int, parallel: int, latency: float, words: int) -> None:
     print(f"\n{tasks} tasks, prompts of {words + 2} words, {latency * 1000:.0f} ms per call, "
           f"--parallel {parallel} (ideal {ideal:.1f} s of calls)")  # fmt: skip
     local = results[0]
-    print(f"{'executor':<16}{'seconds':>9}{'tasks/s':>9}{'start s':>9}{'ms/task':>9}{'peak MB':>9}")
+    print(
+        f"{'executor':<16}{'seconds':>9}{'tasks/s':>9}{'start s':>9}{'ms/task':>9}"
+        f"{'driver CPU ms/task':>20}{'peak MB':>9}"
+    )
     for m in results:
         overhead = (m.seconds - m.start - (local.seconds - local.start)) / tasks * 1000
         shown = "-" if m is local else f"{overhead:.2f}"
         print(
             f"{m.name:<16}{m.seconds:>9.1f}{tasks / m.seconds:>9.0f}{m.start:>9.1f}"
-            f"{shown:>9}{m.peak_mb:>9.0f}"
+            f"{shown:>9}{m.cpu_s / tasks * 1000:>20.2f}{m.peak_mb:>9.0f}"
         )
 
 

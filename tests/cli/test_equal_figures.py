@@ -84,7 +84,7 @@ def three_doors(
         passage = json.loads(line)
         texts[passage["id"]] = passage["text"]
     figures: dict[str, dict[str, Any]] = {}
-    for item in read(staged / "generated_answers.json")["results"]:
+    for item in read(staged / "generated_answers.json"):
         figures[item["question_id"]] = {
             "staged": (
                 [texts[uri] for uri in item["retrieval"]["uris"]],
@@ -186,7 +186,7 @@ def test_the_example_locomo_gives_the_same_figures_through_every_door(
                 "-o", str(tmp_path / "staged")], judged)  # fmt: skip
     staged_f1 = {
         r["question"]: r["metrics"]["F1"]
-        for r in read(tmp_path / "staged" / "qa_eval_detailed_results.json")["results"]
+        for r in read(tmp_path / "staged" / "qa_eval_detailed_results.json")
     }
     (result,) = read(tmp_path / "named" / "results.json")["results"]
     questions = {q.id: q.question for q in load_benchmark("locomo", MINI_LOCOMO).questions}

@@ -145,6 +145,13 @@ CASES: list[tuple[str, list[str], int]] = [
     ("info: missing --data-dir", ["benchmark", "info", "locomo", "--data-dir",
                                   "{missing-dir}"], 2),
     ("info: bad raw file", ["benchmark", "info", "locomo", "--data-dir", "{not-json.json}"], 1),
+    # benchmark openviking / run --config / prepare
+    ("openviking: missing config", ["benchmark", "openviking", "{missing.toml}"], 2),
+    ("openviking: config folder", ["benchmark", "openviking", "{folder}"], 2),
+    ("openviking: bad config", ["benchmark", "openviking", "{not-json.json}"], 1),
+    ("run --config: missing", ["benchmark", "run", "--config", "{missing.toml}"], 2),
+    ("prepare: missing --raw-dir", ["benchmark", "prepare", "--raw-dir", "{missing-dir}", "-o",
+                                    "{out}"], 2),
 ]  # fmt: skip
 
 

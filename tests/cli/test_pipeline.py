@@ -112,7 +112,7 @@ def test_gen_without_a_generator_needs_no_key_and_reports_evidence_recall(tmp_pa
     assert result.exit_code == 0, result.output
     assert "evidence recall@1" in result.stdout
     assert "1 without, counted apart" in result.stdout
-    results = read(out / "generated_answers.json")["results"]
+    results = read(out / "generated_answers.json")
     assert len(results) == 8
     for r in results:
         assert r["llm"]["final_answer"] is None
@@ -126,7 +126,7 @@ def test_gen_without_a_generator_needs_no_key_and_reports_evidence_recall(tmp_pa
             assert r["metrics"]["Recall"] == 0.0  # evidence in another conversation
     recalls = [r["metrics"]["Recall"] for r in results if r["metrics"]["Recall"] is not None]
     report = read(out / "benchmark_metrics_report.json")
-    assert report["Dataset"] == "locomo"
+    assert report["Dataset"] == "Locomo"
     assert report["Performance Metrics"]["Average Recall"] == pytest.approx(
         sum(recalls) / len(recalls)
     )
@@ -151,7 +151,7 @@ def test_evidence_in_another_conversation_does_not_count(tmp_path: Path) -> None
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     car = next(
-        r for r in read(out / "generated_answers.json")["results"]
+        r for r in read(out / "generated_answers.json")
         if r["question"] == "What colour is Ines's car?"
     )  # fmt: skip
     assert car["retrieval"]["query"].startswith("Ravi training half marathon city 10k ")
@@ -173,7 +173,7 @@ def test_gen_with_a_generator_prompts_per_category_and_counts_tokens(
     assert result.exit_code == 0, result.output
     assert server.calls == 3
     spec = get_benchmark_spec("locomo")
-    results = read(out / "generated_answers.json")["results"]
+    results = read(out / "generated_answers.json")
     assert [r["question_id"] for r in results] == ["conv-a/q0", "conv-a/q1", "conv-a/q2"]
     for request, r in zip(server.requests, results, strict=True):
         prompt = request["messages"][-1]["content"]
@@ -206,7 +206,7 @@ def test_contexts_are_cut_to_8000_characters(
     assert result.exit_code == 0, result.output
     last = server.requests[-1]["messages"][-1]["content"]
     assert long_text[:8000] in last and long_text[:8001] not in last
-    record = read(out / "generated_answers.json")["results"][-1]
+    record = read(out / "generated_answers.json")[-1]
     # Evidence recall reads the whole passage, not the cut context.
     assert record["metrics"]["Recall"] == 1.0
 
@@ -220,7 +220,8 @@ def test_failed_generations_are_retried_on_the_next_run(
     assert first.exit_code == 1
     assert "1 question(s) failed" in first.stdout
     answers = read(out / "generated_answers.json")
-    assert answers["summary"]["failed"] == 1 and len(answers["results"]) == 7
+    report = read(out / "benchmark_metrics_report.json")
+    assert report["lasagna"]["generation_failed"] == 1 and len(answers) == 7
     calls = server.calls
     ANSWERS["When is the half marathon?"] = "September"
     try:
@@ -230,7 +231,7 @@ def test_failed_generations_are_retried_on_the_next_run(
     assert second.exit_code == 0, second.output
     assert server.calls == calls + 1  # only the failed question is asked again
     assert "7 reused" in second.stdout
-    assert len(read(out / "generated_answers.json")["results"]) == 8
+    assert len(read(out / "generated_answers.json")) == 8
 
 
 def test_changed_settings_redo_the_answers(tmp_path: Path, env: dict[str, str]) -> None:
@@ -281,7 +282,7 @@ def test_stages_run_separately_and_merge_into_one_report(
     assert server.calls - generated == 7
     for request in server.requests[generated:]:
         assert "The score must be 0 or 4." in json.dumps(request)  # LoCoMo: binary rubric
-    records = {r["question_id"]: r for r in read(out / "qa_eval_detailed_results.json")["results"]}
+    records = {r["question_id"]: r for r in read(out / "qa_eval_detailed_results.json")}
     car = records["conv-a/q5"]
     assert car["metrics"]["F1"] == 1.0 and car["metrics"]["Accuracy"] == 4.0
     assert car["llm_evaluation"]["prompt_used"] == "Heuristic_Refusal_Check"
@@ -346,7 +347,7 @@ def test_all_steps_with_the_scale_rubric_for_squad(
     judged = [r for r in server.requests if "tools" in r or "response_format" in r]
     assert judged
     assert all("The score must be a whole number from 0 to 4." in json.dumps(r) for r in judged)
-    records = read(out / "qa_eval_detailed_results.json")["results"]
+    records = read(out / "qa_eval_detailed_results.json")
     # Unanswerable questions answered "I do not know" meet "Not mentioned": the heuristic.
     heuristic = [
         r for r in records if r["llm_evaluation"]["prompt_used"] == "Heuristic_Refusal_Check"

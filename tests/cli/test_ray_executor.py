@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -290,3 +291,81 @@ def test_judge_grade_and_the_staged_pipeline_run_on_ray(tmp_path: Path) -> None:
             staged[executor] = _steady(json.loads((out / "qa_eval_detailed_results.json")
                                                   .read_text()))  # fmt: skip
         assert staged["ray"] == staged["local"]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def stop_nodes(temp_dir: str) -> None:
+    """Kill the Ray processes of the nodes kept in `temp_dir` (their command lines name
+    it), and only those: `ray stop` would stop every Ray on the machine."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if temp_dir.encode() in cmdline.read_bytes():
+                os.kill(int(cmdline.parent.name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def test_a_cluster_of_two_nodes_started_by_ray_start_runs_the_benchmark(tmp_path: Path) -> None:
+    """`ray start --head` plus a second node on this machine, as a team's cluster is, and
+    `--ray-address HOST:PORT`: the nodes do not have this shell's environment, so the
+    model's server (OPENAI_BASE_URL) reaches the workers through the driver."""
+    import tempfile
+
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    bare = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAY_"))}
+    bare["RAY_AUTH_MODE"] = "disabled"  # on loopback only; a team's cluster keeps its token
+    temp_dir = tempfile.mkdtemp(prefix="lasagna-ray-", dir="/tmp")  # short: socket paths
+    common = [
+        "--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats",
+        f"--temp-dir={temp_dir}",
+    ]  # fmt: skip
+    head = [ray_cli, "start", "--head", f"--port={port}", "--include-dashboard=false", *common]
+    data = str(ROOT / "examples" / "data" / "pasta.jsonl")
+    try:
+        subprocess.run(head, env=bare, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [ray_cli, "start", f"--address={address}", *common],
+            env=bare, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        with FakeLLMServer(reply="wide, flat pasta sheets", latency=0.02) as server:
+            environment = env(tmp_path, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-t")
+            args = ["benchmark", "run", data, "--generator", "openai/fake", "--tracks",
+                    "retrieval,generation"]  # fmt: skip
+            on_cluster = lasagna(
+                [*args, "-o", str(tmp_path / "cluster"), "--executor", "ray",
+                 "--ray-address", address],
+                environment,
+            )  # fmt: skip
+            assert on_cluster.returncode == 0, on_cluster.stderr
+            assert server.calls == 14
+            local = lasagna([*args, "-o", str(tmp_path / "local")], environment)
+            assert local.returncode == 0, local.stderr
+    finally:
+        stop_nodes(temp_dir)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    cluster_results = (tmp_path / "cluster" / "results.json").read_bytes()
+    assert cluster_results == (tmp_path / "local" / "results.json").read_bytes()
+
+
+def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
+    data = str(ROOT / "examples" / "data" / "pasta.jsonl")
+    address = f"127.0.0.1:{free_port()}"
+    result = lasagna(
+        ["benchmark", "run", data, "-o", str(tmp_path / "out"), "--executor", "ray",
+         "--ray-address", address],
+        env(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()[-1:]
+    assert line.startswith(f"error: cannot reach the Ray cluster at {address}"), result.stderr
+    assert "Traceback" not in result.stderr

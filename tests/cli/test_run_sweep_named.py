@@ -235,7 +235,7 @@ def _pipeline_recall(tmp_path: Path, name: str, data_dir: Path, top_k: int) -> d
         "-o", str(out),
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    answers = json.loads((out / "generated_answers.json").read_text())["results"]
+    answers = json.loads((out / "generated_answers.json").read_text())
     return {a["question_id"]: a for a in answers}
 
 

@@ -14,6 +14,8 @@ from lasagna_cli.commands import (
     _export,  # noqa: F401  (registers its commands)
     _judge,  # noqa: F401  (registers its commands)
     _metrics,  # noqa: F401  (registers its commands)
+    _openviking,  # noqa: F401  (registers its commands)
+    _prepare,  # noqa: F401  (registers its commands)
     _report,  # noqa: F401  (registers its commands)
     _run,  # noqa: F401  (registers its commands)
     _stats,  # noqa: F401  (registers its commands)

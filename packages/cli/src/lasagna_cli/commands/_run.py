@@ -40,14 +40,26 @@ from lasagna_cli.engine._config import DEFAULT_TOP_K
 def run(
     ctx: typer.Context,
     path: Annotated[
-        str,
+        str | None,
         typer.Argument(
             help="A .jsonl, .csv or SQuAD .json file, a BEIR folder, or a sweep file "
             "(.yaml/.yml/.toml) listing benchmarks and setups; or NAME, a registered public "
             "benchmark (`lasagna benchmark list`), run by the staged pipeline with --data-dir.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="OpenViking's config.yaml, instead of PATH: run as `lasagna benchmark "
+            "openviking CONFIG` (with --step and --base-url).",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="--config: the server to use instead of llm.base_url."),
+    ] = None,
     profile: Annotated[
         str, typer.Option("--profile", help="speed: BM25 retrieval, no model and no key needed.")
     ] = "speed",
@@ -214,8 +226,12 @@ def run(
     leaderboard. Exit 0 when every task is scored, 1 when data is bad or a task failed
     (run again with --resume to retry it), 2 for bad usage.
     """
+    from lasagna_cli.commands._openviking import run_config
     from lasagna_cli.commands._staged import run_named_benchmark
 
+    if run_config(ctx, path, config_file, step, base_url):
+        return
+    assert path is not None  # run_config refuses a run with neither PATH nor --config
     if run_named_benchmark(
         ctx,
         path,

@@ -3,6 +3,7 @@ pipeline's door, handed over by `benchmark run` when PATH is a registered benchm
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,12 +153,18 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
     return True
 
 
-def _run_pipeline(options: PipelineOptions, chosen: ExecutorChoice) -> None:
-    """Run the requested stage(s); exit 1 when a task failed (run again to retry it)."""
+def _run_pipeline(
+    options: PipelineOptions,
+    chosen: ExecutorChoice | None = None,
+    make_llm: Callable[[ModelSpec, str], LLM] | None = None,
+) -> None:
+    """Run the requested stage(s); exit 1 when a task failed (run again to retry it).
+    `chosen` is the executor (default: local); `make_llm` builds the models (default: from
+    the flags and the environment)."""
     import asyncio
 
     from lasagna_cli.commands._embedders import build_embedder
-    from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models
@@ -175,6 +182,10 @@ def _run_pipeline(options: PipelineOptions, chosen: ExecutorChoice) -> None:
         flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
         return build_llm(spec.name, concurrency=options.concurrency, flag=flag, base_url_flag=None)
 
+    models = Models(
+        make if make_llm is None else make_llm,
+        make_embedder=lambda spec: build_embedder(spec, concurrency=options.ingest_workers),
+    )
     bars: list[TaskProgress] = []
 
     def reporter() -> TaskProgress:
@@ -187,13 +198,8 @@ def _run_pipeline(options: PipelineOptions, chosen: ExecutorChoice) -> None:
         failed = asyncio.run(
             run_pipeline(
                 options,
-                executor=make_executor(options.concurrency, chosen),
-                models=Models(
-                    make,
-                    make_embedder=lambda spec: build_embedder(
-                        spec, concurrency=options.ingest_workers
-                    ),
-                ),
+                executor=make_executor(options.concurrency, chosen or LOCAL),
+                models=models,
                 load_rubric=_load_rubric,
                 text_cache=text_cache(),
                 say=typer.echo,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._config import ModelSpec, ProviderSpec, Setup
     from lasagna_judge import LLM
 
-DEFAULT_OUTPUT = Path("results")
+DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
 MAX_LOGGED_ERRORS = 5
 
 
@@ -118,14 +118,17 @@ def sweep(
         typer.Option(
             "-c",
             "--config",
-            help="config.toml with providers, databases and retrievers "
-            "[default: config.toml beside SETUPS.toml, if present].",
+            help="config.toml with providers, databases and retrievers [default: "
+            "./config.toml as kag's; if absent, config.toml beside SETUPS.toml; if absent "
+            "too, the built-in providers only].",
         ),
     ] = None,
     concurrency: Annotated[
         int,
-        typer.Option("--concurrency", "-p", "--parallel", min=1, help="Tasks in flight at most."),
-    ] = 8,
+        typer.Option(
+            "--concurrency", "-p", "--parallel", min=1, help="Tasks in flight at most (kag's 1)."
+        ),
+    ] = 1,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     resume: Annotated[
@@ -140,8 +143,25 @@ def sweep(
         bool,
         typer.Option("--retry-errors", help='With --resume, run failed tasks ({"error"}) again.'),
     ] = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Run every task again over the result files already there, as kag does "
+            "without --continue (lasagna refuses by default).",
+        ),
+    ] = False,
+    missing_as_errors: Annotated[
+        bool,
+        typer.Option(
+            "--missing-as-errors",
+            help="A setup naming a provider, retriever or database missing from the config: "
+            'record each of its tasks as {"error": ...} and run the others, as kag does '
+            "(default: refuse before any call).",
+        ),
+    ] = False,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="The results folder.")
+        Path, typer.Option("-o", "--output", help="The results folder (kag's: .).")
     ] = DEFAULT_OUTPUT,
     prefix: Annotated[
         str, typer.Option("--prefix", help="Prepended to every result file name.")
@@ -174,6 +194,8 @@ def sweep(
             prefix,
             _split_names(skip),
             chosen,
+            overwrite=overwrite,
+            missing_as_errors=missing_as_errors,
         )
         if price_table is not None:
             from lasagna_cli.commands._costs import sweep_costs
@@ -194,6 +216,9 @@ def _sweep(
     prefix: str,
     skip: list[str],
     chosen: ExecutorChoice,
+    *,
+    overwrite: bool = False,
+    missing_as_errors: bool = False,
 ) -> int:
     import asyncio
     import os
@@ -202,13 +227,15 @@ def _sweep(
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
-    from lasagna_cli.engine._store import open_folder
+    from lasagna_cli.engine._store import check_writable, remove_stale_temp_files
     from lasagna_cli.engine._system_tasks import SystemState
     from lasagna_cli.engine.kag import (
         KagStore,
+        broken_tasks,
         check_prefix,
         load_databases,
         load_sweep,
+        record_broken,
         refuse_overwrite,
         sweep_tasks,
         task_count,
@@ -216,20 +243,35 @@ def _sweep(
 
     if retry_errors and not resume:
         raise CliError("--retry-errors goes with --continue", USAGE_ERROR)
+    if overwrite and resume:
+        raise CliError(
+            "--overwrite runs every task again and --continue keeps finished ones; choose one",
+            USAGE_ERROR,
+        )
     check_prefix(prefix)
     if output.exists() and not output.is_dir():
         raise CliError(
             f"--output {output}: exists and is not a folder; choose another", USAGE_ERROR
         )
     # Everything is read and checked before any model is called.
-    loaded = load_sweep(datasets_path, setups_path, config_path, skip, os.environ).with_setups(
-        _with_endpoint
-    )
+    loaded = load_sweep(
+        datasets_path,
+        setups_path,
+        config_path,
+        skip,
+        os.environ,
+        missing_as_errors=missing_as_errors,
+    ).with_setups(_with_endpoint)
+    for note in loaded.notes:
+        typer.echo(note, err=True)
     store = KagStore(output, prefix, loaded.setups)
-    total = task_count(loaded.plan)
-    if not resume:
-        refuse_overwrite(loaded.plan, store, output)
-    removed = open_folder(output, f"--output {output}")
+    broken = len(broken_tasks(loaded))
+    total = task_count(loaded.plan) + broken
+    if not resume and not overwrite:
+        refuse_overwrite(loaded, store, output)
+    check_writable(output, f"--output {output}")
+    # Only the sweep's own folders: --output defaults to the working directory.
+    removed = sum(remove_stale_temp_files(output / b.name) for b in loaded.plan)
     if removed:
         typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
 
@@ -266,6 +308,17 @@ def _sweep(
         state = SystemState()
         models = Models(make, make_embedder=build_embedder)
         try:
+            written = record_broken(loaded, store, resume) if broken else 0
+            if broken:
+                for _ in range(written):
+                    progress.advance("failed")
+                for _ in range(broken - written):
+                    progress.advance("skipped")
+                for setup in loaded.broken.values():
+                    typer.echo(f"setup {setup.name}: {setup.error} (recorded)", err=True)
+            if not loaded.plan:
+                nothing[0] = written == 0
+                return
             plan = await prepare(loaded.plan, options, state, lambda line: None)
             databases = {s.database.name: s.database for s in loaded.setups.values() if s.database}
             if databases:
@@ -273,7 +326,7 @@ def _sweep(
             options.databases = load_databases(databases.values())
 
             def started(finished: int, total: int) -> None:
-                nothing[0] = finished == total
+                nothing[0] = finished == total and written == 0
 
             await execute(
                 plan,

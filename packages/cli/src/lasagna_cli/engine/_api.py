@@ -90,7 +90,9 @@ async def arun_benchmark(
     name); `embedders` maps the embedder names dense and hybrid setups give
     (`local/wordllama` by default) to Embedder objects (`make_embedder`), and
     `vector_folder` keeps a corpus's vectors between runs. The caller owns these objects:
-    they are used, never closed.
+    they are used, never closed. `executor` runs the tasks: `LocalExecutor(concurrency)` by
+    default, or `RayExecutor(concurrency, address=...)` on a Ray cluster, where each worker
+    gets its own copy of the LLM objects (and its own usage counts).
     """
     run_config = config_of(
         config,

@@ -198,6 +198,9 @@ class PromptSpec:
     benchmark: str | None = None
     max_passage_chars: int | None = None
     """Each passage is cut to this many characters in the prompt (None: whole)."""
+    instructions: tuple[tuple[str, str], ...] = ()
+    """"benchmark": (category, instruction) pairs replacing the benchmark's own; category
+    "*" replaces its default instruction. Part of the prompt's sha256."""
 
 
 @dataclass(frozen=True, slots=True)

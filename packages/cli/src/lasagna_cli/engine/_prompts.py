@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,8 @@ def prompt_sha256(spec: PromptSpec) -> str:
             bench.build_prompt("{question}", c, ["{context}"]) for c in sorted(bench.categories)
         ]
         filled.append(bench.build_prompt("{question}", "", ["{context}"]))
-        text = "\x1f".join(("benchmark", str(spec.max_passage_chars), *filled))
+        overrides = [f"{category}={text}" for category, text in spec.instructions]
+        text = "\x1f".join(("benchmark", str(spec.max_passage_chars), *filled, *overrides))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -77,7 +79,12 @@ def _benchmark(spec: PromptSpec) -> BenchmarkSpec:
     from lasagna_cli.engine.benchmarks import get_benchmark_spec
 
     assert spec.benchmark is not None
-    return get_benchmark_spec(spec.benchmark)
+    bench = get_benchmark_spec(spec.benchmark)
+    if not spec.instructions:
+        return bench
+    given = dict(spec.instructions)
+    default = given.pop("*", bench.default_instruction)
+    return replace(bench, instructions={**bench.instructions, **given}, default_instruction=default)
 
 
 def uses(spec: PromptSpec, placeholder: str) -> bool:

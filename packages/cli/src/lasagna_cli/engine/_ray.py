@@ -25,6 +25,7 @@ import inspect
 import itertools
 import logging
 import pickle
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ WORKER_DEATHS_PER_TASK = 3
 #: Tasks sent to an actor in one call at most: a Ray call costs about a millisecond of the
 #: driver's time, a task's own bookkeeping a tenth of that (benchmarks/ray_scaling.py).
 CHUNK = 16
+CONNECT_TIMEOUT_S = 5
 INSTALL = 'pip install "lasagna-cli[ray]" (in this repository: uv run --group ray ...)'
 
 
@@ -59,9 +61,6 @@ class RemoteTaskError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-    def __str__(self) -> str:
-        return super().__str__()
 
 
 class RayExecutor(Executor):
@@ -118,8 +117,9 @@ class RayExecutor(Executor):
                 recipe = ray.put(fn.recipe())
             except (TypeError, AttributeError, pickle.PicklingError) as exc:
                 raise EngineUsageError(
-                    f"this run cannot be sent to Ray workers ({exc}); the Python API's LLM "
-                    "and Embedder objects stay in their process: name the models instead"
+                    f"this run cannot be sent to Ray workers ({exc}): every object its setups "
+                    "use (an LLM or a system given from Python) must pickle; name a system as "
+                    "package.module:attr instead of passing the object"
                 ) from None
             cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
             pool = _Pool(ray, recipe, max(1, min(self.workers or cpus, self.concurrency)))
@@ -147,14 +147,30 @@ class RayExecutor(Executor):
             options.update(
                 include_dashboard=False, num_cpus=self.num_cpus, _node_ip_address="127.0.0.1"
             )
+        else:
+            self._check_reachable()
         try:
             ray.init(address=self.address or "local", **options)
         except ConnectionError as exc:
-            raise EngineError(
-                f"cannot reach the Ray cluster at {self.address} ({exc}); start it (ray start "
-                "--head) or give --ray-address local for a Ray of this run's own"
-            ) from None
+            raise self._unreachable(str(exc)) from None
         return True
+
+    def _check_reachable(self) -> None:
+        """A HOST:PORT (or ray://HOST:PORT) that nothing answers on is one line now: Ray
+        itself retries such an address for minutes."""
+        host, _, port = str(self.address).removeprefix("ray://").rpartition(":")
+        if not host or not port.isdigit():
+            return  # "auto": Ray finds the cluster this machine runs, or says it has none
+        try:
+            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise self._unreachable(exc.strerror or str(exc)) from None
+
+    def _unreachable(self, reason: str) -> EngineError:
+        return EngineError(
+            f"cannot reach the Ray cluster at {self.address} ({reason}); start it (ray start "
+            "--head) or give --ray-address local for a Ray of this run's own"
+        )
 
     async def _dispatch(
         self, pool: _Pool, pending: Iterator[T], on_outcome: OnOutcome[T, R]

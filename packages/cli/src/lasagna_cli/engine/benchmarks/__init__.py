@@ -8,7 +8,8 @@
 An adapter reads one benchmark's own raw files into documents and questions (`load`) and
 writes a subset of them in the same format (`write_subset`). Six are built in (LoCoMo,
 SyllabusQA, Qasper, FinanceBench, SQuAD v2.0, BEIR); add one by subclassing
-`BenchmarkAdapter` and passing an instance to `register_benchmark`, or from an installed
+`BenchmarkAdapter` (or `BaseAdapter`, with OpenViking's two reading hooks) and passing an
+instance to `register_benchmark`, or from an installed
 package through the `lasagna.benchmarks` entry-point group (an adapter class or instance).
 """
 
@@ -42,12 +43,14 @@ from lasagna_cli.engine.benchmarks._sampling import (
     sample_benchmark,
     write_sample,
 )
+from lasagna_cli.engine.benchmarks._simple import BaseAdapter
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MISSING_ANSWER",
     "SAMPLE_MODES",
     "Adapter",
+    "BaseAdapter",
     "BenchmarkAdapter",
     "BenchmarkDocument",
     "BenchmarkFileError",

@@ -14,8 +14,9 @@ its report.
 from lasagna_cli.engine.kag._config import Config, load_config
 from lasagna_cli.engine.kag._databases import load_databases
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, dataset_of, load_datasets
+from lasagna_cli.engine.kag._describe import describe_setup
 from lasagna_cli.engine.kag._run_folder import is_run_folder, run_folder_results
-from lasagna_cli.engine.kag._setups import describe_setup, load_setups, select_setups
+from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._stats import (
     Result,
     find_results,
@@ -27,20 +28,24 @@ from lasagna_cli.engine.kag._stats import (
 from lasagna_cli.engine.kag._store import KagStore, decode_result, result_path
 from lasagna_cli.engine.kag._sweep import (
     Sweep,
+    broken_tasks,
     check_prefix,
     load_sweep,
+    record_broken,
     refuse_overwrite,
     sweep_tasks,
     task_count,
 )
 
 __all__ = [
+    "BrokenSetup",
     "Config",
     "Datasets",
     "KagStore",
     "Result",
     "Sweep",
     "as_datasets",
+    "broken_tasks",
     "check_prefix",
     "dataset_of",
     "decode_result",
@@ -54,6 +59,7 @@ __all__ = [
     "load_setups",
     "load_sweep",
     "needs_grading",
+    "record_broken",
     "refuse_overwrite",
     "render_text",
     "result_path",

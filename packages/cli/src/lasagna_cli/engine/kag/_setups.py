@@ -15,7 +15,8 @@
     system = "my_rag.pipeline:answer"    # or an http(s):// URL; with datasets and prompt
 
 The file is rendered with MiniJinja before it is parsed, with `file(path)` (a file's text,
-relative to the TOML's folder) and `env(name, default)`. Prompt placeholders are written
+relative to the working directory as kag reads it, else to the TOML's folder, with a note)
+and `env(name, default)`. Prompt placeholders are written
 in capitals - {{INPUT}}, {{RETRIEVAL}}, {{CHOICE}} - and MiniJinja leaves every
 `{{ CAPITALS }}` expression untouched, so they reach the prompts as written and are filled
 per task; MiniJinja's own variables and functions are lowercase. Text returned by file()
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,46 +56,6 @@ DEFAULT_PROMPT = DEFAULT_TEMPLATE
 _ANY_PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
 
 
-def describe_setup(setup: Setup) -> dict[str, Any]:
-    """The exact setup, as recorded with every result: names of key variables only."""
-    datasets = list(setup.datasets) if setup.datasets is not None else None
-    if setup.system is not None:
-        return {
-            "name": setup.name,
-            "system": setup.system.describe(),
-            "prompt": setup.prompt.user,
-            "datasets": datasets,
-        }
-    model = setup.generator
-    assert model is not None and model.provider is not None
-    provider = model.provider.describe()
-    if provider["base_url"] is None and model.endpoint is not None:
-        provider["base_url"] = model.endpoint  # a built-in provider's server, as used
-    return {
-        "name": setup.name,
-        "provider": provider,
-        "model": model.name.partition("/")[2],
-        "model_id": model.name,
-        "temperature": model.temperature,
-        "tokens": model.max_tokens,
-        "system_prompt": setup.prompt.system,
-        "prompt": setup.prompt.user,
-        "datasets": datasets,
-        "retriever": _describe_retriever(setup),
-        "database": setup.database.describe() if setup.database else None,
-    }
-
-
-def _describe_retriever(setup: Setup) -> dict[str, Any] | None:
-    spec = setup.retriever
-    if spec is None:
-        return None
-    described = {"name": setup.retriever_name, "type": spec.kind, "top_k": spec.top_k}
-    if spec.uses_vectors:
-        described.update({k: v for k, v in spec.to_dict().items() if k not in ("kind", "top_k")})
-    return described
-
-
 def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
     for match in _ANY_PLACEHOLDER.finditer(text):
         name = match.group(1)
@@ -109,13 +71,29 @@ def _normalise_placeholders(text: str) -> str:
     return _ANY_PLACEHOLDER.sub(lambda m: "{{" + m.group(1) + "}}", text)
 
 
+class MissingComponent(EngineError):
+    """A setup names a provider, retriever or database the config does not have. With
+    `missing_as_errors` (kag's behaviour) the setup's tasks are recorded as this error."""
+
+    def __init__(self, message: str, task_error: str) -> None:
+        super().__init__(message)
+        self.task_error = task_error
+
+
 def _component(
     path: Path, setup: str, key: str, body: dict[str, Any], known: Collection[str], kind: str
 ) -> str | None:
     value = body.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or value not in known:
+    if isinstance(value, str) and value not in known:
+        raise MissingComponent(
+            f"{path}: setup {setup!r}: {key} {value!r} is not a {kind} of the config"
+            f"{did_you_mean(value, known)}; known: {one_of(known)} (--missing-as-errors "
+            "records its tasks as errors and runs the other setups, as kag does)",
+            f"The requested {kind} {value!r} is missing from the configuration.",
+        )
+    if not isinstance(value, str):
         raise EngineError(
             f"{path}: setup {setup!r}: {key} {value!r} is not a {kind} of the config"
             f"{did_you_mean(str(value), known)}; known: {one_of(known)}"
@@ -307,33 +285,58 @@ def _parse_system_setup(
     )
 
 
+@dataclass(frozen=True)
+class BrokenSetup:
+    """A setup that names a component missing from the config, kept (with
+    `missing_as_errors`) so that each of its tasks is recorded as `error`."""
+
+    name: str
+    error: str
+    datasets: tuple[str, ...] | None
+
+
 def parse_setups(
     text: str,
     path: Path,
     config: Config,
     datasets: Collection[str],
     environ: Mapping[str, str],
+    broken: dict[str, BrokenSetup] | None = None,
 ) -> dict[str, Setup]:
-    """Setups from the rendered TOML text, every reference checked."""
+    """Setups from the rendered TOML text, every reference checked. With `broken` given, a
+    setup naming a missing component goes there instead of failing the file."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise EngineError(f"{path}: not valid TOML after rendering ({exc}); fix the file") from None
     if not data:
         raise EngineError(f"{path}: holds no setup; add a [name] table per setup")
-    return {
-        name: _parse_setup(path, name, body, config, datasets, environ)
-        for name, body in data.items()
-    }
+    setups = {}
+    for name, body in data.items():
+        try:
+            setups[name] = _parse_setup(path, name, body, config, datasets, environ)
+        except MissingComponent as exc:
+            if broken is None:
+                raise
+            chosen = _datasets_list(path, name, body, datasets)
+            broken[name] = BrokenSetup(name, exc.task_error, chosen)
+    return setups
 
 
 def load_setups(
-    path: Path, config: Config, datasets: Collection[str], environ: Mapping[str, str]
+    path: Path,
+    config: Config,
+    datasets: Collection[str],
+    environ: Mapping[str, str],
+    notes: list[str] | None = None,
+    broken: dict[str, BrokenSetup] | None = None,
 ) -> dict[str, Setup]:
     """SETUPS.toml rendered (`env()` reads `environ`, the command's environment), parsed
-    and checked against the config and the datasets."""
+    and checked against the config and the datasets. `notes` collects what the user is
+    told (a file() read beside the TOML); `broken`, see `parse_setups`."""
     source = read_text_file(path, "setups file")
-    return parse_setups(render_setups(source, path, environ), path, config, datasets, environ)
+    text = render_setups(source, path, environ, notes)
+    return parse_setups(text, path, config, datasets, environ, broken)
 
 
 def select_setups(setups: dict[str, Setup], skip: Collection[str]) -> dict[str, Setup]:

@@ -19,7 +19,7 @@ from typing import Any
 from lasagna_cli.engine._config import Setup
 from lasagna_cli.engine._records import TASK_FORMAT
 from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
-from lasagna_cli.engine.kag._setups import describe_setup
+from lasagna_cli.engine.kag._describe import describe_setup
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:

@@ -5,22 +5,24 @@ Each (dataset, question, setup) is a task, in that order; a setup meets only the
 it lists. Everything is read and checked before any model is called. Without `resume`, a
 folder that already holds some of these results is refused rather than overwritten; with
 it, finished results are kept and failed ones too unless `retry_failed` (kag's
-`--retry-errors`).
+`--retry-errors`). With `missing_as_errors` (kag's behaviour), a setup naming a provider,
+retriever or database the config lacks is not an error of the file: each of its tasks is
+recorded as `{"error": ...}` and the other setups run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, Task, make_tasks
-from lasagna_cli.engine._store import is_finished
+from lasagna_cli.engine._store import dump_task_json, is_finished, write_bytes_atomic
 from lasagna_cli.engine.kag._config import Config, load_config
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, load_datasets
-from lasagna_cli.engine.kag._setups import load_setups, select_setups
+from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._store import KagStore
 
 
@@ -32,6 +34,10 @@ class Sweep:
     config: Config
     setups: dict[str, Setup]
     plan: list[PlannedDataset]
+    broken: dict[str, BrokenSetup] = field(default_factory=dict)
+    """Setups naming a component the config lacks (with `missing_as_errors` only)."""
+    notes: list[str] = field(default_factory=list)
+    """What the user is told before the run (a file() read beside the setups file)."""
 
     def with_setups(self, change: Callable[[Setup], Setup]) -> Sweep:
         """The sweep with every setup changed by `change` (the plan's too)."""
@@ -40,7 +46,7 @@ class Sweep:
             replace(b, setups=tuple(replace(p, setup=setups[p.setup.name]) for p in b.setups))
             for b in self.plan
         ]
-        return Sweep(self.datasets, self.config, setups, plan)
+        return Sweep(self.datasets, self.config, setups, plan, self.broken, self.notes)
 
 
 def check_prefix(prefix: str) -> None:
@@ -51,11 +57,18 @@ def check_prefix(prefix: str) -> None:
         )
 
 
+DEFAULT_CONFIG = Path("config.toml")
+
+
 def default_config(setups_path: Path, config_path: Path | None) -> Path | None:
-    """The config file: as given, else config.toml beside the setups file, if present."""
-    if config_path is None and (setups_path.parent / "config.toml").is_file():
-        return setups_path.parent / "config.toml"
-    return config_path
+    """The config file: as given; else config.toml in the working directory, as kag's
+    default; else config.toml beside the setups file; else none (built-in providers)."""
+    if config_path is not None:
+        return config_path
+    for candidate in (DEFAULT_CONFIG, setups_path.parent / DEFAULT_CONFIG):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _mode(setup: Setup) -> str:
@@ -70,11 +83,17 @@ def load_sweep(
     config_path: Path | None,
     skip: Sequence[str],
     environ: Mapping[str, str],
+    *,
+    missing_as_errors: bool = False,
 ) -> Sweep:
     datasets = load_datasets(datasets_path)
     config = load_config(default_config(setups_path, config_path))
-    setups = select_setups(load_setups(setups_path, config, datasets, environ), skip)
-    if not setups:
+    notes: list[str] = []
+    found: dict[str, BrokenSetup] | None = {} if missing_as_errors else None
+    loaded = load_setups(setups_path, config, datasets, environ, notes, found)
+    broken = {n: b for n, b in (found or {}).items() if n not in skip}
+    setups = select_setups(loaded, [n for n in skip if n not in (found or {})])
+    if not setups and not broken:
         raise EngineUsageError("--skip leaves no setup to run")
     plan = []
     for dataset in as_datasets(datasets):
@@ -84,12 +103,37 @@ def load_sweep(
         entry = BenchmarkEntry(where=f"{datasets_path} ({dataset.name})", dataset=dataset)
         planned = tuple(PlannedSetup(s, ("generation",), _mode(s)) for s in chosen)
         plan.append(PlannedDataset(entry, dataset, dataset.questions, planned))
-    if not plan:
+    sweep = Sweep(datasets, config, setups, plan, broken, notes)
+    if not plan and not broken_tasks(sweep):
         raise EngineError(
             f"no task: no setup covers a dataset of {datasets_path} (check the setups' "
             "`datasets` lists)"
         )
-    return Sweep(datasets, config, setups, plan)
+    return sweep
+
+
+def broken_tasks(sweep: Sweep) -> list[tuple[str, str, BrokenSetup]]:
+    """(dataset, question, setup) of every task of a broken setup, in kag's order."""
+    return [
+        (dataset, question, broken)
+        for dataset, questions in sweep.datasets.items()
+        for question in questions
+        for broken in sweep.broken.values()
+        if broken.datasets is None or dataset in broken.datasets
+    ]
+
+
+def record_broken(sweep: Sweep, store: KagStore, resume: bool) -> int:
+    """Write the `{"error": ...}` file of every task of a broken setup (with `resume`, not
+    over a finished one, as kag's --continue); returns how many were written."""
+    written = 0
+    for dataset, question, broken in broken_tasks(sweep):
+        path = store.at(dataset, question, broken.name)
+        if resume and is_finished(path):
+            continue
+        write_bytes_atomic(path, dump_task_json({"error": broken.error}))
+        written += 1
+    return written
 
 
 def sweep_tasks(plan: Sequence[PlannedDataset]) -> list[Task]:
@@ -119,18 +163,21 @@ def task_count(plan: Sequence[PlannedDataset]) -> int:
     return sum(len(b.questions) * len(b.setups) for b in plan)
 
 
-def refuse_overwrite(plan: Sequence[PlannedDataset], store: KagStore, output: Path) -> None:
-    """Without --continue, finished results are never overwritten: that would lose work."""
-    finished = [
-        path
-        for bench in plan
+def refuse_overwrite(sweep: Sweep, store: KagStore, output: Path) -> None:
+    """Without --continue or --overwrite, finished results are never overwritten: that
+    would lose work (kag overwrites them)."""
+    paths = [
+        store.at(bench.name, question.id, planned.setup.name)
+        for bench in sweep.plan
         for question in bench.questions
         for planned in bench.setups
-        if is_finished(path := store.at(bench.name, question.id, planned.setup.name))
     ]
+    paths += [store.at(d, q, b.name) for d, q, b in broken_tasks(sweep)]
+    finished = [path for path in paths if is_finished(path)]
     if finished:
         raise EngineUsageError(
-            f"{output} already holds {len(finished)} of these {task_count(plan)} results "
-            f"(e.g. {finished[0]}); pass --continue to skip them, or choose another --output "
-            "or --prefix"
+            f"{output} already holds {len(finished)} of these {len(paths)} results "
+            f"(e.g. {finished[0]}); lasagna does not overwrite them as kag does: pass "
+            "--continue to skip them, --overwrite to run them again (kag's behaviour), or "
+            "choose another --output or --prefix"
         )

@@ -1,6 +1,7 @@
 """SETUPS.toml's MiniJinja step: the file rendered before it is parsed.
 
-The file is rendered with `file(path)` (a file's text, relative to the TOML's folder) and
+The file is rendered with `file(path)` (a file's text, read as kag reads it: relative to the
+working directory; a path found only beside the TOML is read from there, with a note) and
 `env(name, default)` (from the environment the command passes in). Prompt placeholders are
 written in capitals - {{INPUT}}, {{RETRIEVAL}}, {{CHOICE}} - and MiniJinja leaves every
 `{{ CAPITALS }}` expression untouched, so they reach the prompts as written and are filled
@@ -46,19 +47,33 @@ def _setup_at_line(source: str, line: int | None) -> str | None:
     return name
 
 
-def render_setups(source: str, path: Path, environ: Mapping[str, str]) -> str:
-    """The TOML text after MiniJinja: file() and env() filled, placeholders kept."""
+def render_setups(
+    source: str, path: Path, environ: Mapping[str, str], notes: list[str] | None = None
+) -> str:
+    """The TOML text after MiniJinja: file() and env() filled, placeholders kept. A file()
+    path read from the TOML's folder rather than the working directory adds a line to
+    `notes` (once per path)."""
     import minijinja
 
     folder = path.parent
 
     def file(name: str) -> str:
-        target = folder / name
+        target = Path(name)
+        beside = folder / name
+        if not target.is_file() and beside.is_file() and beside != target:
+            note = (
+                f"note: {path}: file({name!r}) is not in the working directory; read {beside} "
+                f"(beside {path.name}) instead (kag reads it from the working directory only)"
+            )
+            if notes is not None and note not in notes:
+                notes.append(note)
+            target = beside
         try:
             return target.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise _TemplateFunctionError(
-                f"file({name!r}): not found: {target} (paths are relative to {path.name})"
+                f"file({name!r}): not found: {target} (relative to the working directory, as "
+                f"kag reads it) nor {beside} (beside {path.name})"
             ) from None
         except (IsADirectoryError, UnicodeDecodeError) as exc:
             raise _TemplateFunctionError(f"file({name!r}): cannot read {target}: {exc}") from None

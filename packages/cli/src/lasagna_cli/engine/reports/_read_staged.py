@@ -75,16 +75,18 @@ def _entry(item_id: str, record: Record | None, evidence: list[str]) -> dict[str
 
 
 def read_staged(folder: Path) -> RunData:
-    saved = read_json(folder / "generated_answers.json")
+    from lasagna_cli.engine.staged._report import read_items
+
+    saved = read_items(folder / "generated_answers.json")
     report = read_json(folder / "benchmark_metrics_report.json")
-    if not isinstance(saved, dict) or not isinstance(saved.get("results"), list):
+    if saved is None:
         raise EngineError(
             f"{folder}: the staged pipeline's generated_answers.json is missing or not its "
             "JSON; run `lasagna benchmark run NAME --data-dir DIR --step gen -o "
             f"{folder}` to write it"
         )
     lasagna = report.get("lasagna", {}) if isinstance(report, dict) else {}
-    items: list[dict[str, Any]] = saved["results"]
+    items: list[dict[str, Any]] = saved
     records = [_record(folder, int(item.get("_global_index", i))) for i, item in enumerate(items)]
     names = [r["task"]["dataset"] for r in records if r and isinstance(r.get("task"), dict)]
     name = names[0] if names else str(lasagna.get("benchmark") or folder.name)
@@ -118,6 +120,16 @@ def read_staged(folder: Path) -> RunData:
             json.dumps(sorted(e["id"] for e in entries)).encode()
         ).hexdigest(),
         "judge": sorted(j for j in judges if j) or None,
+        # The answer prompts (with a config's per-category instructions) and the judge's.
+        "prompt_sha256": sorted({str(s.get("prompt_sha256")) for s in answered}) or None,
+        "judge_prompt_sha256": sorted(
+            {
+                str(s["judge"].get("prompt_sha256"))
+                for s in answered
+                if isinstance(s.get("judge"), dict)
+            }
+        )
+        or None,
     }
     failed = sum(1 for r in records if r is not None and r.get("error") is not None)
     result = {

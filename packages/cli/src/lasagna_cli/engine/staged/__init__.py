@@ -6,7 +6,8 @@ door of the one runner with OpenViking's stages and files.
 - `eval` (`_eval`): the answers graded; qa_eval_detailed_results.json.
 - `del`: the index dropped.
 Each step merges its part into benchmark_metrics_report.json (`_report`), with
-OpenViking's keys.
+OpenViking's keys; every line said is logged, timestamped, to benchmark.log. `_openviking`
+reads OpenViking's config.yaml as these options.
 """
 
 from __future__ import annotations
@@ -23,10 +24,27 @@ from lasagna_cli.engine._store import open_folder
 from lasagna_cli.engine.staged._eval import stage_eval
 from lasagna_cli.engine.staged._gen import stage_gen
 from lasagna_cli.engine.staged._index import INDEX_DIR, drop_index
+from lasagna_cli.engine.staged._log import Log
+from lasagna_cli.engine.staged._openviking import (
+    LOG_FILE,
+    OpenVikingConfig,
+    is_openviking_config,
+    load_openviking_config,
+)
 from lasagna_cli.engine.staged._options import STEPS, PipelineOptions, check_options
 from lasagna_cli.engine.staged._report import DELETION, REPORT_FILE, update_report
 
-__all__ = ["INDEX_DIR", "REPORT_FILE", "STEPS", "PipelineOptions", "check_options", "run_pipeline"]
+__all__ = [
+    "INDEX_DIR",
+    "REPORT_FILE",
+    "STEPS",
+    "OpenVikingConfig",
+    "PipelineOptions",
+    "check_options",
+    "is_openviking_config",
+    "load_openviking_config",
+    "run_pipeline",
+]
 
 
 def stage_del(out: Path, say: Callable[[str], None]) -> None:
@@ -64,6 +82,8 @@ async def run_pipeline(
     if out.exists() and not out.is_dir():
         raise EngineUsageError(f"-o {out}: expected a folder, found a file; choose a folder")
     open_folder(out, f"-o {out}")
+    log = Log(options.log_file or out / LOG_FILE)
+    say = log.said(say)
     failed = 0
     try:
         if step in ("all", "gen"):
@@ -75,6 +95,7 @@ async def run_pipeline(
                 say=say,
                 reporter=reporter(),
                 on_step=on_step,
+                log=log.write,
             )
         if step in ("all", "eval"):
             failed += await stage_eval(
@@ -84,6 +105,7 @@ async def run_pipeline(
                 load_rubric=load_rubric,
                 say=say,
                 reporter=reporter(),
+                log=log.write,
             )
     finally:
         await models.aclose()

@@ -26,6 +26,8 @@ from lasagna_cli.engine._scoring import constant_judge
 from lasagna_cli.engine._store import read_json, read_record, write_json_atomic
 from lasagna_cli.engine._tasks import TaskContext
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
+from lasagna_cli.engine.staged._log import eval_lines
+from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (
     EVAL_TASKS_DIR,
     GEN_TASKS_DIR,
@@ -43,9 +45,11 @@ from lasagna_cli.engine.staged._report import (
     PERFORMANCE,
     QUERY,
     RECALL_KEY,
+    REPORT_FILE,
     TOTAL_EVALUATED,
     mean,
     query_efficiency,
+    read_items,
     update_report,
 )
 from lasagna_cli.engine.staged._views import REFUSAL_HEURISTIC, evaluated_item
@@ -55,17 +59,18 @@ Say = Callable[[str], None]
 
 def _generated(options: PipelineOptions) -> list[dict[str, Any]]:
     out, name = options.out, options.name
-    saved = read_json(out / GENERATED_FILE)
-    if not isinstance(saved, dict) or not isinstance(saved.get("results"), list):
+    items = read_items(out / GENERATED_FILE)
+    if items is None:
         raise EngineUsageError(
             f"eval needs {out / GENERATED_FILE}: run --step gen (with --generator) first, with "
             f"the same -o"
         )
-    items: list[dict[str, Any]] = saved["results"]
-    if saved.get("summary", {}).get("dataset") not in (None, name):
+    report = read_json(out / REPORT_FILE)
+    lasagna = report.get(LASAGNA) if isinstance(report, dict) else None
+    benchmark = lasagna.get("benchmark") if isinstance(lasagna, dict) else None
+    if benchmark not in (None, name):
         raise EngineUsageError(
-            f"{out / GENERATED_FILE} holds answers for {saved['summary']['dataset']!r}, not "
-            f"{name!r}; use another -o"
+            f"{out / GENERATED_FILE} holds answers for {benchmark!r}, not {name!r}; use another -o"
         )
     unanswered = [i for i in items if (i.get("llm") or {}).get("final_answer") is None]
     if unanswered:
@@ -91,8 +96,10 @@ async def stage_eval(
     load_rubric: Callable[[str], Any],
     say: Say,
     reporter: Reporter,
+    log: Say = lambda line: None,
 ) -> int:
-    """Run eval; returns how many grades failed (run again to retry them)."""
+    """Run eval; returns how many grades failed (run again to retry them). `log` gets a
+    block per question (benchmark.log)."""
     out = options.out
     items = _generated(options)
     judge_model = judge_of(options, items)
@@ -139,7 +146,9 @@ async def stage_eval(
         evaluated_item(item, outcome.records[i] or work[i][0], highest)
         for i, item in enumerate(items)
     ]
-    write_json_atomic(out / EVALUATED_FILE, {"results": records})
+    write_json_atomic(out / EVALUATED_FILE, records)  # OpenViking's shape: the list
+    for line in eval_lines(records):
+        log(line)
     f1_mean, with_refs = mean(r["metrics"]["F1"] for r in records)
     recall, with_evidence = mean(r["metrics"].get("Recall") for r in records)
     accuracy, graded = mean(r["metrics"]["Accuracy"] for r in records)
@@ -156,7 +165,7 @@ async def stage_eval(
     update_report(
         out,
         {
-            DATASET: options.name,
+            DATASET: options.dataset_label or dataset_spelling(options.name),
             TOTAL_EVALUATED: len(records),
             QUERY: query_efficiency(items),
             PERFORMANCE: {

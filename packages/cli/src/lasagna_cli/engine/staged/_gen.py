@@ -18,9 +18,10 @@ from lasagna_cli.engine._bm25 import Analyzer
 from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
+from lasagna_cli.engine._prompts import prompt_sha256
 from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import read_json, write_json_atomic
+from lasagna_cli.engine._store import write_json_atomic
 from lasagna_cli.engine._system_tasks import SystemState
 from lasagna_cli.engine._vectors import VectorFacts
 from lasagna_cli.engine.benchmarks import load_benchmark
@@ -36,6 +37,8 @@ from lasagna_cli.engine.datasets import (
     select_questions,
 )
 from lasagna_cli.engine.staged._index import load_index, save_index
+from lasagna_cli.engine.staged._log import gen_lines
+from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (
     GEN_TASKS_DIR,
     PipelineOptions,
@@ -53,9 +56,10 @@ from lasagna_cli.engine.staged._report import (
     forget_eval,
     mean,
     query_efficiency,
+    read_items,
     update_report,
 )
-from lasagna_cli.engine.staged._views import generated_item
+from lasagna_cli.engine.staged._views import generated_item, write_documents
 
 Say = Callable[[str], None]
 
@@ -99,8 +103,10 @@ async def stage_gen(
     say: Say,
     reporter: Reporter,
     on_step: Step = no_step,
+    log: Say = lambda line: None,
 ) -> int:
-    """Run gen; returns how many questions failed (run again to retry them)."""
+    """Run gen; returns how many questions failed (run again to retry them). `log` gets a
+    line per question (benchmark.log)."""
     assert options.data_dir is not None
     out, name = options.out, options.name
     probed = load_benchmark(name, options.data_dir, options.split, with_text=False)
@@ -130,6 +136,10 @@ async def stage_gen(
         )
         for note in corpus_notes:
             say(f"  {note}")
+        docs_dirs = (out / "docs",) if options.docs_dirs is None else options.docs_dirs
+        for folder in docs_dirs:
+            written = write_documents(loaded.documents, folder)
+            say(f"docs: {written} processed documents in {folder}")
     else:
         corpus, manifest = saved
         say(f"index: reused ({manifest['passages']} passages)")
@@ -146,8 +156,8 @@ async def stage_gen(
     planned = PlannedSetup(setup, setup.tracks or ("retrieval",), mode)
     questions = tuple(select_questions(dataset, entry, 42))
     plan = [PlannedDataset(entry, dataset, questions, (planned,))]
-    before = read_json(out / GENERATED_FILE)
-    answers_before = _answers(before.get("results") or []) if isinstance(before, dict) else None
+    before = read_items(out / GENERATED_FILE)
+    answers_before = _answers(before) if before is not None else None
 
     started = time.perf_counter()
     reporter.start(
@@ -192,26 +202,20 @@ async def stage_gen(
                 )
             )
     failed = len(questions) - len(results)
-    write_json_atomic(
-        out / GENERATED_FILE,
-        {
-            "summary": {
-                "dataset": name,
-                "total_queries": len(results),
-                "failed": failed,
-                "generator": options.generator,
-            },
-            "results": results,
-        },
-    )
+    write_json_atomic(out / GENERATED_FILE, results)  # OpenViking's shape: the list
+    for line in gen_lines(results):
+        log(line)
     recall, with_evidence = mean(r["metrics"]["Recall"] for r in results)
     recall_any, _ = mean(r["metrics"].get("Recall (any document)") for r in results)
     updates: dict[str, Any] = {
-        DATASET: name,
+        DATASET: options.dataset_label or dataset_spelling(name),
         QUERY: query_efficiency(results),
         PERFORMANCE: {RECALL_KEY: recall},
         LASAGNA: {
             "benchmark": name,
+            "project_name": options.project_name,
+            "prompts": dict(options.prompts) if options.prompts is not None else None,
+            "prompt_sha256": prompt_sha256(setup.prompt),
             "split": loaded.split,
             "data_revision": revision,
             "questions": len(results),
@@ -273,7 +277,10 @@ def _summarise(
         shown = f"{value:.4f}" if value is not None else "n/a"
         say(f"  category {category}: recall {shown} ({n} with evidence)")
     if options.generator is None:
-        say("no --generator: retrieval only; give --generator MODEL to generate answers")
+        say(
+            "no generator: retrieval only; give --generator MODEL (a config's llm.model) to "
+            "generate answers"
+        )
 
 
 def _answers(results: list[dict[str, Any]]) -> list[tuple[Any, Any]]:

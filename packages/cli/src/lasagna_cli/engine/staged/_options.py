@@ -55,6 +55,22 @@ class PipelineOptions:
     """directory: the corpus embedded as one job; per_file: one job per source document."""
     ingest_workers: int = 8
     """Embedding requests in flight at most (OpenViking's ingest_workers)."""
+    temperature: float | None = None
+    """The generator's (OpenViking's llm.temperature); None: lasagna's 0."""
+    log_file: Path | None = None
+    """Where every line the pipeline says is logged, timestamped [default: out/benchmark.log]."""
+    docs_dirs: tuple[Path, ...] | None = None
+    """Where the processed documents are written as Markdown when the index is built
+    [default: out/docs]; () writes none (OpenViking's skip_ingestion)."""
+    project_name: str | None = None
+    """OpenViking's project_name, recorded in the report."""
+    dataset_label: str | None = None
+    """The report's "Dataset" (OpenViking's dataset_name) [default: OpenViking's spelling
+    of the benchmark: Locomo, SyllabusQA, Qasper, FinanceBench; else its name]."""
+    instructions: tuple[tuple[str, str], ...] = ()
+    """Per-category answer instructions replacing the benchmark's ("*": the default one)."""
+    prompts: Mapping[str, Any] | None = None
+    """Where the overrides came from (file, sha256, ...), recorded in the report."""
 
     def endpoint(self, model: str) -> str | None:
         return self.endpoints.get(model.partition("/")[0])
@@ -105,6 +121,7 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
     if options.generator is not None:
         generator = ModelSpec(
             options.generator,
+            temperature=options.temperature,
             max_tokens=MAX_ANSWER_TOKENS,
             endpoint=options.endpoint(options.generator),
         )
@@ -112,7 +129,12 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
         name="staged",
         retriever=retriever_of(options),
         generator=generator,
-        prompt=PromptSpec("benchmark", benchmark=options.name, max_passage_chars=MAX_CONTEXT_CHARS),
+        prompt=PromptSpec(
+            "benchmark",
+            benchmark=options.name,
+            max_passage_chars=MAX_CONTEXT_CHARS,
+            instructions=options.instructions,
+        ),
         tracks=("retrieval", "generation") if generator is not None else ("retrieval",),
         query_prefix=options.retrieval_instruction or "",
     )

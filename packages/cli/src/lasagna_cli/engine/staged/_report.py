@@ -53,6 +53,15 @@ EVAL_LASAGNA_KEYS = (
 )
 
 
+def read_items(path: Path) -> list[dict[str, Any]] | None:
+    """The records of generated_answers.json or qa_eval_detailed_results.json: a list, as
+    OpenViking writes them (lasagna before 0.3 wrapped it as {"results": [...]})."""
+    saved = read_json(path)
+    if isinstance(saved, dict):
+        saved = saved.get("results")
+    return saved if isinstance(saved, list) else None
+
+
 def update_report(out: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
     """Merge `updates` into the report: a section (a dict) is merged key by key, anything
     else replaced. Returns the report as written."""

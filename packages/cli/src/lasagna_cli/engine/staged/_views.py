@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._config import PromptSpec
@@ -21,8 +22,25 @@ from lasagna_cli.engine._prompts import build_messages
 from lasagna_cli.engine._scoring import NO_ANSWER, gradable
 from lasagna_cli.engine._store import Record
 from lasagna_cli.engine._tasks import query_text
+from lasagna_cli.engine.benchmarks import BenchmarkDocument
 
 REFUSAL_HEURISTIC = "Heuristic_Refusal_Check"
+#: OpenViking's names of its two judge prompts, lasagna's built-in rubrics of the same rules.
+PROMPT_NAMES = {"binary": "Locomo_0or4", "scale": "Generic_0-4"}
+
+
+def write_documents(documents: Sequence[BenchmarkDocument], folder: Path) -> int:
+    """The processed documents as Markdown files, `<id>_doc.md` (OpenViking's docs/);
+    returns how many."""
+    from lasagna_cli.engine._store import slug, write_bytes_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for document in documents:
+        titled = document.title and not document.text.lstrip().startswith("#")
+        heading = f"# {document.title}\n\n" if titled else ""
+        text = heading + document.text.rstrip("\n") + "\n"
+        write_bytes_atomic(folder / f"{slug(document.id)}_doc.md", text.encode("utf-8"))
+    return len(documents)
 
 
 def _tokens(text: str) -> int:
@@ -125,7 +143,8 @@ def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dic
         score = float(grade["score"]) if grade.get("score") is not None else None
         metrics.update({"F1": answer.get("f1"), "Accuracy": score})
         evaluation = {
-            "prompt_used": f"{grade['rubric_id']} v{grade['rubric_version']}",
+            "prompt_used": PROMPT_NAMES.get(grade["rubric_id"], grade["rubric_id"]),
+            "rubric": f"{grade['rubric_id']} v{grade['rubric_version']}",
             "reasoning": grade.get("reasoning", ""),
             "normalized_score": score,
             "status": grade.get("status"),

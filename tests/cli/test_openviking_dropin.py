@@ -1,0 +1,331 @@
+"""OpenViking's RAG benchmark configs and command lines, unchanged, against the fake
+OpenAI-compatible server: `lasagna benchmark openviking config/X.yaml` (OpenViking's
+`python run.py --config config/X.yaml`) and `lasagna benchmark run --config ...`, from a
+folder laid out as OpenViking's benchmark/RAG/. `--base-url` is the one addition: the
+configs name Volcengine's server, and tests never leave 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lasagna_cli._app import app
+from lasagna_judge.testing import FakeLLMServer
+
+HERE = Path(__file__).parent
+OPENVIKING = HERE / "fixtures" / "openviking"
+ADAPTER_FIXTURES = HERE.parent / "synth" / "fixtures"
+CONFIGS = {
+    "locomo_config.yaml": "Locomo",
+    "syllabusqa_config.yaml": "SyllabusQA",
+    "qasper_config.yaml": "Qasper",
+    "financebench_config.yaml": "FinanceBench",
+    "config.yaml": "Locomo",
+}
+SECRET = "sk-openviking-secret-0042"
+
+
+def reply(request: dict[str, Any]) -> str:
+    if "tools" in request or "response_format" in request:
+        return json.dumps({"reasoning": "matches the gold answer", "score": 4})
+    return "Not mentioned"
+
+
+@pytest.fixture
+def server() -> Any:
+    with FakeLLMServer(reply=reply) as fake:
+        yield fake
+
+
+@pytest.fixture
+def rag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """OpenViking's benchmark/RAG/: config/, datasets/{dataset_name}/; the working folder."""
+    folder = tmp_path / "RAG"
+    shutil.copytree(OPENVIKING / "RAG", folder)
+    datasets = folder / "datasets"
+    shutil.copytree(ADAPTER_FIXTURES / "locomo", datasets / "Locomo")
+    shutil.copytree(ADAPTER_FIXTURES / "syllabusqa", datasets / "SyllabusQA")
+    shutil.copytree(ADAPTER_FIXTURES / "qasper", datasets / "Qasper")
+    shutil.copytree(ADAPTER_FIXTURES / "financebench", datasets / "FinanceBench")
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("LASAGNA_CACHE_DIR", str(tmp_path / "cache"))
+    return folder
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
+    environment = {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", **(env or {})}
+    return CliRunner().invoke(app, ["benchmark", *args], env=environment)
+
+
+def shape(value: Any) -> Any:
+    """A JSON value's key sets and types; int and float are both numbers."""
+    if isinstance(value, dict):
+        return {key: shape(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return ["list", shape(value[0]) if value else None]
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def assert_has_shape(found: Any, documented: Any, where: str = "") -> None:
+    """Every documented key is there with the documented type (lasagna adds keys)."""
+    if isinstance(documented, dict):
+        assert isinstance(found, dict), where
+        for key, value in documented.items():
+            assert key in found, f"{where}.{key} is missing"
+            assert_has_shape(found[key], value, f"{where}.{key}")
+    elif isinstance(documented, list) and documented[0] == "list":
+        assert isinstance(found, list) and found, where
+        for item in found:
+            assert_has_shape(shape(item), documented[1], f"{where}[]")
+    else:
+        assert found == documented, f"{where}: {found} is not {documented}"
+
+
+def documented(name: str) -> Any:
+    return shape(json.loads((OPENVIKING / "shapes" / name).read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_openvikings_configs_run_unchanged(rag: Path, server: Any, config: str) -> None:
+    result = invoke("openviking", f"config/{config}", "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr  # every key of OpenViking's configs is used
+    assert "llm.base_url https://ark.cn-beijing.volces.com/api/v3 replaced" in result.stderr
+    dataset = CONFIGS[config]
+    out = rag / "Output" / dataset / "experiment_test_top_5"
+    generated = json.loads((out / "generated_answers.json").read_text())
+    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    report = json.loads((out / "benchmark_metrics_report.json").read_text())
+    assert isinstance(generated, list) and isinstance(evaluated, list)
+    assert 0 < len(generated) <= 20  # max_queries: 20
+    assert report["Dataset"] == dataset
+    assert report["lasagna"]["top_k"] == 5 and report["lasagna"]["project_name"] == "RAG_Benchmark"
+    prompt = "Locomo_0or4" if dataset == "Locomo" else "Generic_0-4"
+    judged = [
+        r for r in evaluated if r["llm_evaluation"]["prompt_used"] != "Heuristic_Refusal_Check"
+    ]
+    assert all(r["llm_evaluation"]["prompt_used"] == prompt for r in judged)
+    log = (out / "benchmark.log").read_text()
+    assert "gen:" in log and "eval:" in log
+    first = generated[0]
+    assert f"[{first['_global_index']}] " in log and "| Recall: " in log  # a line per query
+    assert log.count("Reasoning: ") == len(evaluated)  # an eval block per question
+    docs = sorted((out / "docs").glob("*.md"))
+    assert docs and docs[0].read_text().strip()
+    stored = rag / "ov_storage" / dataset / f"{dataset}_processed_docs"
+    assert sorted(p.name for p in stored.glob("*.md")) == [p.name for p in docs]
+
+
+def test_output_files_have_the_documented_key_sets_and_types(rag: Path, server: Any) -> None:
+    result = invoke("openviking", "config/locomo_config.yaml", "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    out = rag / "Output" / "Locomo" / "experiment_test_top_5"
+    answered = [
+        r for r in json.loads((out / "generated_answers.json").read_text()) if r["evidence"]
+    ]
+    assert_has_shape(answered, documented("generated_answers.json"), "generated_answers")
+    graded = [
+        r
+        for r in json.loads((out / "qa_eval_detailed_results.json").read_text())
+        if r["llm_evaluation"]["prompt_used"] == "Locomo_0or4"
+        and r["metrics"]["Recall"] is not None
+    ]
+    assert graded
+    assert_has_shape(graded, documented("qa_eval_detailed_results.json"), "qa_eval")
+    report = json.loads((out / "benchmark_metrics_report.json").read_text())
+    assert_has_shape(shape(report), documented("benchmark_metrics_report.json"), "report")
+
+
+def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
+    result = invoke("run", "--config", "config/qasper_config.yaml", "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    assert (
+        rag / "Output" / "Qasper" / "experiment_test_top_5" / "generated_answers.json"
+    ).is_file()
+    both = invoke("run", "data.jsonl", "--config", "config/qasper_config.yaml")
+    assert both.exit_code == 2 and "not both" in both.stderr
+    flag = invoke("run", "--config", "config/qasper_config.yaml", "--top-k", "3")
+    assert flag.exit_code == 2 and "--top-k does not apply with --config" in flag.stderr
+    neither = invoke("run")
+    assert neither.exit_code == 2 and "--config" in neither.stderr
+    as_path = invoke("run", "config/qasper_config.yaml")
+    assert as_path.exit_code == 2 and "--config config/qasper_config.yaml" in as_path.stderr
+
+
+def test_a_top_k_sweep_keeps_its_folders_side_by_side(rag: Path, server: Any) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    for k in (1, 2):
+        text = config.read_text().replace("retrieval_topk: 5", f"retrieval_topk: {k}")
+        (rag / "config" / f"top{k}.yaml").write_text(text)
+        result = invoke("openviking", f"config/top{k}.yaml", "--step", "gen", "--base-url",
+                        server.base_url)  # fmt: skip
+        assert result.exit_code == 0, result.output
+    for k in (1, 2):
+        answers = json.loads(
+            (
+                rag / "Output" / "Locomo" / f"experiment_test_top_{k}" / "generated_answers.json"
+            ).read_text()
+        )
+        assert all(len(a["retrieval"]["uris"]) <= k for a in answers)
+        assert any(len(a["retrieval"]["uris"]) == k for a in answers)
+
+
+def test_keys_it_does_not_use_are_warnings_naming_them(rag: Path, server: Any) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace("  max_workers: 8", "  max_worker: 8\n  batch: 2")
+    (rag / "config" / "typo.yaml").write_text(text + "vector_db: milvus\n")
+    result = invoke("openviking", "config/typo.yaml", "--step", "gen", "--base-url",
+                    server.base_url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 3
+    assert any("execution.max_worker" in w and "max_workers" in w for w in warnings)
+    assert any("execution.batch" in w for w in warnings)
+    assert any("vector_db" in w and "not used" in w for w in warnings)
+
+
+def test_the_key_comes_from_api_key_env_var_and_is_never_written(rag: Path, server: Any) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace('api_key: "your_api_key_here"', 'api_key_env_var: "ARK_KEY"')
+    (rag / "config" / "env.yaml").write_text(text)
+    unset = invoke("openviking", "config/env.yaml", "--base-url", server.base_url)
+    assert unset.exit_code == 2 and "$ARK_KEY" in unset.stderr and "\n" not in unset.stderr.strip()
+    result = invoke(
+        "openviking", "config/env.yaml", "--base-url", server.base_url, env={"ARK_KEY": SECRET}
+    )
+    assert result.exit_code == 0, result.output
+    for path in (rag / "Output").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_skip_ingestion_writes_no_docs(rag: Path, server: Any) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace("skip_ingestion: false", "skip_ingestion: true")
+    (rag / "config" / "skip.yaml").write_text(text)
+    result = invoke("openviking", "config/skip.yaml", "--step", "gen", "--base-url",
+                    server.base_url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = rag / "Output" / "Locomo" / "experiment_test_top_5"
+    assert (out / "generated_answers.json").is_file() and not (out / "docs").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("LocomoAdapter", "LocomAdapter"), 'did you mean "LocomoAdapter"'),
+        (("retrieval_topk: 5", "retrieval_topk: 0"), "execution.retrieval_topk"),
+        (('ingest_mode: "directory"', 'ingest_mode: "files"'), "execution.ingest_mode"),
+    ],
+)
+def test_a_bad_config_is_one_line_naming_the_key(
+    rag: Path, change: tuple[str, str], message: str
+) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    (rag / "config" / "bad.yaml").write_text(config.read_text().replace(*change))
+    result = invoke("openviking", "config/bad.yaml")
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr and "\n" not in result.stderr.strip()
+    assert "Traceback" not in result.output
+
+
+PROMPTS = """\
+instructions:
+  "2": "Give the date as written in the DATE tag, nothing else."
+judge_rubric: "strict.toml"
+"""
+
+
+def test_prompt_overrides_are_used_recorded_and_part_of_the_comparability_key(rag: Path) -> None:
+    sent: list[dict[str, Any]] = []
+
+    def recording(request: dict[str, Any]) -> str:
+        sent.append(request)
+        if "tools" in request or "response_format" in request:
+            return json.dumps({"reasoning": "exact", "score": 1})
+        return "Not mentioned"
+
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace('output_dir: "Output', 'output_dir: "Custom/Output')
+    text = text.replace('log_file: "Output', 'log_file: "Custom/Output')
+    (rag / "config" / "custom.yaml").write_text(text + 'prompts: "prompts/{dataset_name}.yaml"\n')
+    (rag / "prompts").mkdir()
+    (rag / "prompts" / "Locomo.yaml").write_text(PROMPTS)
+    shutil.copy(HERE.parents[1] / "examples" / "judge" / "strict.toml", rag / "prompts")
+    with FakeLLMServer(reply=recording) as fake:
+        plain = invoke("openviking", "config/locomo_config.yaml", "--base-url", fake.base_url)
+        assert plain.exit_code == 0, plain.output
+        custom = invoke("openviking", "config/custom.yaml", "--base-url", fake.base_url)
+        assert custom.exit_code == 0, custom.output
+    assert "warning" not in custom.stderr
+    prompts = [str(r["messages"][-1]["content"]) for r in sent if "tools" not in r]
+    assert any("Give the date as written in the DATE tag" in p for p in prompts)
+    judge = [str(r["messages"]) for r in sent if "tools" in r or "response_format" in r]
+    assert any("Score 1 only when the answer states exactly" in j for j in judge)
+
+    out = rag / "Custom" / "Output" / "Locomo" / "experiment_test_top_5"
+    report = json.loads((out / "benchmark_metrics_report.json").read_text())
+    recorded = report["lasagna"]["prompts"]
+    assert recorded["file"] == "prompts/Locomo.yaml" and len(recorded["sha256"]) == 64
+    assert recorded["instructions"] == {
+        "2": "Give the date as written in the DATE tag, nothing else."
+    }
+    assert report["lasagna"]["rubric"] == ["strict", "1"]
+    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    assert {r["llm_evaluation"]["prompt_used"] for r in evaluated} <= {
+        "strict",
+        "Heuristic_Refusal_Check",
+    }
+
+    from lasagna_cli.engine.reports import read_run
+
+    keys = [
+        read_run(folder).results[0]["comparability_key"]
+        for folder in (rag / "Output" / "Locomo" / "experiment_test_top_5", out)
+    ]
+    assert keys[0] != keys[1]
+
+
+def test_a_prompts_file_with_an_unknown_category_is_refused(rag: Path) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    (rag / "config" / "bad.yaml").write_text(config.read_text() + 'prompts: "p.yaml"\n')
+    (rag / "p.yaml").write_text('instructions:\n  "9": "x"\n')
+    result = invoke("openviking", "config/bad.yaml")
+    assert result.exit_code == 1 and "no category '9'" in result.stderr
+    (rag / "p.yaml").write_text('instruction:\n  "1": "x"\n')
+    typo = invoke("openviking", "config/bad.yaml")
+    assert typo.exit_code == 1 and 'did you mean "instructions"' in typo.stderr
+
+
+def test_eval_of_answers_from_another_llm_model_says_so(rag: Path, server: Any) -> None:
+    gen = invoke("openviking", "config/locomo_config.yaml", "--step", "gen", "--base-url",
+                 server.base_url)  # fmt: skip
+    assert gen.exit_code == 0, gen.output
+    config = rag / "config" / "locomo_config.yaml"
+    (rag / "config" / "other.yaml").write_text(
+        config.read_text().replace("doubao-seed-2-0-pro-260215", "another-model")
+    )
+    result = invoke("openviking", "config/other.yaml", "--step", "eval", "--base-url",
+                    server.base_url)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "generated by openai/doubao-seed-2-0-pro-260215" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_openai_api_key_never_goes_to_the_configs_server(rag: Path, server: Any) -> None:
+    config = rag / "config" / "locomo_config.yaml"
+    text = config.read_text().replace('  api_key: "your_api_key_here"\n', "")
+    (rag / "config" / "nokey.yaml").write_text(text)
+    result = invoke("openviking", "config/nokey.yaml", "--step", "gen", "--base-url",
+                    server.base_url, env={"OPENAI_API_KEY": SECRET})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert server.headers and all(SECRET not in str(h) for h in server.headers)

@@ -1,0 +1,68 @@
+"""`lasagna benchmark prepare`: OpenViking's run_sampling.py in one command, from raw files
+in OpenViking's raw_data/ layout to datasets/{dataset_name}/, which its configs then read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lasagna_cli._app import app
+from lasagna_judge.testing import FakeLLMServer
+
+HERE = Path(__file__).parent
+ADAPTER_FIXTURES = HERE.parent / "synth" / "fixtures"
+RAW = {"Locomo": "locomo", "SyllabusQA": "syllabusqa", "Qasper": "qasper"}
+
+
+@pytest.fixture
+def rag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "RAG"
+    for spelled, name in RAW.items():
+        shutil.copytree(ADAPTER_FIXTURES / name, folder / "raw_data" / spelled)
+    shutil.copytree(ADAPTER_FIXTURES / "financebench", folder / "raw_data" / "financebench")
+    shutil.copytree(HERE / "fixtures" / "openviking" / "RAG" / "config", folder / "config")
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(app, ["benchmark", *args], env={"LASAGNA_CACHE_DIR": "cache"})
+
+
+def test_prepare_samples_all_four_with_openvikings_parameters(rag: Path) -> None:
+    result = invoke("prepare")
+    assert result.exit_code == 0, result.output
+    for spelled in ("Locomo", "SyllabusQA", "Qasper", "FinanceBench"):
+        meta = json.loads((rag / "datasets" / spelled / "sampling_metadata.json").read_text())
+        # FinanceBench: 3 documents with all their questions, so no category quotas.
+        mode = None if spelled == "FinanceBench" else "stratified"
+        assert meta["seed"] == 42 and meta["mode"] == mode
+    locomo = json.loads((rag / "datasets" / "Locomo" / "sampling_metadata.json").read_text())
+    assert locomo["sampled"]["documents"] <= 3
+    assert (rag / "datasets" / "Locomo" / "locomo10.json").is_file()  # the config's path
+    again = invoke("prepare")
+    assert again.exit_code == 2 and "--overwrite" in again.stderr
+    assert invoke("prepare", "--overwrite").exit_code == 0
+    # The samples are what OpenViking's configs read: gen runs on each.
+    with FakeLLMServer(reply="Not mentioned") as fake:
+        for config in ("locomo", "syllabusqa", "qasper", "financebench"):
+            run = invoke(
+                "openviking", f"config/{config}_config.yaml", "--step", "gen",
+                "--base-url", fake.base_url,
+            )  # fmt: skip
+            assert run.exit_code == 0, run.output
+
+
+def test_a_missing_dataset_is_named_and_the_others_are_written(rag: Path) -> None:
+    shutil.rmtree(rag / "raw_data" / "Qasper")
+    result = invoke("prepare")
+    assert result.exit_code == 1
+    assert "qasper: no raw files in raw_data/Qasper" in result.stderr
+    assert (rag / "datasets" / "Locomo" / "sampling_metadata.json").is_file()
+    one = invoke("prepare", "--dataset", "squad", "-o", "other")
+    assert one.exit_code == 2 and "lasagna benchmark sample" in one.stderr
