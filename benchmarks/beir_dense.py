@@ -1,6 +1,6 @@
 """nDCG@10 of BM25, WordLlama dense and hybrid (reciprocal rank fusion, k = 60) on the BEIR
 subsets in ../shared/data/datasets/beir that hold a corpus (msmarco, dbpedia, arcd), side by
-side: the README's table, made by one `lasagna benchmark run` of a sweep file per subset,
+side: docs/performance.md's table, made by one `lasagna benchmark run` of a sweep file per subset,
 read back from results.json (mean and 95% bootstrap interval over the queries).
 
     uv run python benchmarks/beir_dense.py [--beir ../shared/data/datasets/beir] [--markdown]

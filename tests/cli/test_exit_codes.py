@@ -1,4 +1,4 @@
-"""One rule for exit codes, in every command (README, "Exit codes"): an input path named on
+"""One rule for exit codes, in every command (docs/reference/exit-codes.md): an input path named on
 the command line that does not exist or cannot be read as what it should be (a folder for a
 file) is a usage error, exit 2; a file that is there but holds what cannot be used is bad
 data, exit 1; a sweep file, the flags of a run written down, exits as the flags would.
@@ -177,7 +177,7 @@ def test_exit_code(
 
 
 def test_a_sweep_files_settings_are_checked_as_the_flags_they_stand_for(tmp_path: Path) -> None:
-    """The one exception the README states: a sweep file is the flags of a run written
+    """The exception the exit-code page states: a sweep file is the flags of a run written
     down, so what it says (`top_k: 0`, an unknown key, even text that is not YAML or TOML)
     exits as the flag would: 2."""
     sweep = tmp_path / "s.yaml"

@@ -163,7 +163,7 @@ def test_a_database_without_passages_is_refused_before_any_call(tmp_path: Path) 
 
 
 def test_the_example_files_are_valid_and_index() -> None:
-    """examples/sweep, which the README runs against local/smollm2, parses and indexes."""
+    """examples/sweep, which the sweeps page runs against local/smollm2, parses and indexes."""
     from lasagna_cli.engine.kag import load_datasets, load_setups, load_sweep, sweep_tasks
 
     folder = Path(__file__).resolve().parents[2] / "examples" / "sweep"

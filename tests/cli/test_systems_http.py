@@ -297,7 +297,7 @@ def test_a_system_that_is_not_running_is_one_line(tmp_path: Path) -> None:
 
 
 def test_the_example_server_serves_the_contract(tmp_path: Path, spawn: Any) -> None:
-    """examples/systems/http_server.py, started as the README says, benchmarked."""
+    """examples/systems/http_server.py, started as docs/how-to/own-system.md says, benchmarked."""
     import subprocess
     import sys
 

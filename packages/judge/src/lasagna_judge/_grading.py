@@ -84,6 +84,7 @@ class Grade:
 
 
 GRADE_FIELDS: tuple[str, ...] = tuple(Grade.__dataclass_fields__)
+"""The fields of a `Grade`, in order: the columns `lasagna judge grade` adds to each row."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from lasagna_judge._usage import Meter, Prices
 
 EMBED_PROVIDERS = ("local", "openai", "ollama")
 DEFAULT_EMBEDDER = "local/wordllama"
+"""The embedder of a dense retriever when none is named: WordLlama, in-process, no key."""
 
 
 def parse_embedder(model: str) -> tuple[str, str]:

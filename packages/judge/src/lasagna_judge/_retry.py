@@ -18,6 +18,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
 def is_retryable_status(status: int) -> bool:
+    """Whether a reply with this HTTP status is tried again: 408, 409, 429 and every 5xx."""
     return status in RETRYABLE_STATUSES or status >= 500
 
 

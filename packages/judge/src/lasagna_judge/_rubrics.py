@@ -23,6 +23,7 @@ from lasagna_judge._errors import JudgeError
 OutOfScale = Literal["lowest", "nearest"]
 
 BUILTIN_RUBRICS = ("binary", "scale")
+"""The rubrics `load_rubric` knows by name: `binary` (0 or 4) and `scale` (0 to 4)."""
 
 # The placeholders a prompt template may use; {references} and {prediction} are required.
 PLACEHOLDERS = ("question", "references", "prediction")

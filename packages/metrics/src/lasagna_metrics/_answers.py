@@ -26,6 +26,8 @@ from typing import Literal
 from lasagna_metrics._errors import MetricsError
 
 SquadVersion = Literal["2.0", "1.1"]
+"""The SQuAD evaluation rules: v1.1 and v2.0 differ only where an answer normalises to
+nothing."""
 
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
 _PUNCTUATION_BYTES = string.punctuation.encode("ascii")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 TEMP_PREFIX = ".lasagna-tmp-"
+"""How the temporary file of an atomic write starts (a crash can leave one behind)."""
 
 
 def _umask_mode() -> int:
@@ -63,5 +64,6 @@ def _fsync_folder(folder: Path) -> None:
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically: a temporary file, fsync, then rename."""
     with atomic_writer(path) as handle:
         handle.write(data)

@@ -18,9 +18,13 @@ from lasagna_synth._corpus import Document, Passage
 from lasagna_synth._errors import SynthUsageError
 
 Chunker = Literal["fixed", "sentences"]
+"""A chunker's name: `fixed` word windows, or whole `sentences` packed to the budget."""
 CHUNKERS: tuple[Chunker, ...] = ("fixed", "sentences")
+"""Every chunker's name, for `--chunker`."""
 MIN_WORDS = 20
+"""Windows of fewer words are dropped."""
 DEFAULT_CHUNK_WORDS = 200
+"""The word budget of a passage when none is given (`--chunk-words`)."""
 
 _WORD = re.compile(r"\S+")
 

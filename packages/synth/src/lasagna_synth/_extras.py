@@ -17,6 +17,7 @@ EXTRAS = {
     "hf": "pyarrow",
     "langchain": "langchain-core",
 }
+"""lasagna-synth's extras, each with the package it installs (named by import errors)."""
 
 
 def missing_modules(*modules: str) -> list[str]:

@@ -13,6 +13,7 @@ from lasagna_synth._format_foreign import CSV_FORMAT, detect, field_hint
 from lasagna_synth._format_reading import _Draft
 
 CSV_CONTEXT_SEPARATOR = "|||"
+"""What separates several passages in one CSV `contexts` cell."""
 CSV_COLUMNS = tuple(CSV_FORMAT.fields)
 
 

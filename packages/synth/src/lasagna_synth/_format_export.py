@@ -30,6 +30,7 @@ from lasagna_synth._atomic import atomic_writer
 from lasagna_synth._errors import SynthUsageError
 
 EXPORT_FORMATS = ("lasagna", "ragas", "deepeval")
+"""The formats `write_rows(format=...)` and `synthesize --format` write."""
 
 
 def _parts(row: Mapping[str, Any]) -> tuple[list[Any], list[Any], dict[str, Any]]:

@@ -187,6 +187,7 @@ _BY_NAME = {f.name: f for f in (*FIELD_FORMATS, SQUAD_COLUMNS)}
 #: The values of `format=` (the CLI's `--data-format`): "hf" names the container (a dataset
 #: saved to disk, Parquet, Arrow, or its JSONL export); the fields in it are detected.
 DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
+"""The formats `load_data(format=...)` and `--data-format` read."""
 
 
 def format_option(given: str) -> str:

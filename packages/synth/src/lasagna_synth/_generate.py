@@ -49,6 +49,7 @@ DROP_REASONS: tuple[DropReason, ...] = (
     "unclear",
     "error",
 )
+"""Why a written question was dropped, as the summary counts them."""
 Row = dict[str, Any]
 # Called after each item: (items finished, items in the plan, None if kept or a drop reason)
 Progress = Callable[[int, int, DropReason | None], None]

@@ -17,7 +17,9 @@ from lasagna_synth._errors import SynthUsageError
 
 QuestionType = Literal["factoid", "multihop", "unanswerable"]
 QUESTION_TYPES: tuple[QuestionType, ...] = ("factoid", "multihop", "unanswerable")
+"""The kinds of question `synthesize` writes, in the order ties are broken."""
 DEFAULT_MIX = "factoid=0.6,multihop=0.3,unanswerable=0.1"
+"""The share of each question type when `--mix` is not given."""
 
 ShareLike = float | int | str | Fraction
 

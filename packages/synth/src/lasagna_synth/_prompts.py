@@ -148,6 +148,7 @@ PROMPTS: dict[QuestionType, PromptSpec] = {
         "unanswerable-v1", _UNANSWERABLE, OpenQuestion, _CHECK_ANSWERED, AnswerCheck
     ),
 }
+"""Per question type, the versioned prompts and response schemas that write and check it."""
 
 
 def write_messages(

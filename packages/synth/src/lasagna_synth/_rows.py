@@ -22,8 +22,12 @@ from lasagna_synth._naming import dataset_name
 #: Hugging Face dataset saved to disk, or a Parquet or Arrow table.
 DataKind = Literal["jsonl", "csv", "beir", "squad", "json", "hf", "benchmark"]
 CorpusProvenance = Literal["native", "pooled_gold", "none"]
+"""Where the searched corpus came from: the benchmark's own (`native`), the rows' gold
+passages pooled (`pooled_gold`, an easier search), or no corpus (`none`)."""
 Track = Literal["retrieval", "generation", "closed-book"]
+"""What a run measures: retrieval, answers from retrieved passages, or answers without."""
 TRACKS: tuple[Track, ...] = ("retrieval", "generation", "closed-book")
+"""Every track, in the order results list them."""
 
 
 @dataclass(frozen=True, slots=True)

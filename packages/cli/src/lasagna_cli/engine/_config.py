@@ -286,6 +286,10 @@ class BenchmarkEntry:
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
+    """One run: the benchmarks, the setups to compare on them, and what every setup shares
+    (judge, rubric, seed, profile, concurrency). The flags of `benchmark run`, a sweep file
+    and kag's SETUPS.toml all become one."""
+
     benchmarks: tuple[BenchmarkEntry, ...]
     setups: tuple[Setup, ...]
     judge: str | None = None

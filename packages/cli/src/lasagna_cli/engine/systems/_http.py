@@ -1,6 +1,6 @@
 """`--system http://host:port/path`: a system behind an HTTP endpoint.
 
-The contract (README, "Benchmark your own system"): lasagna POSTs, per question,
+The contract (docs/how-to/own-system.md, "An HTTP endpoint"): lasagna POSTs, per question,
 
     {"question": "...", "id": "q01", "top_k": 10}          Content-Type: application/json
 

@@ -1,0 +1,107 @@
+"""Every command and code block of the documentation runs, so the docs cannot drift.
+
+Each page's ```bash and ```python blocks run in order in a sandbox of their own (a copy of
+examples/, see `_docs_blocks.sandbox`), from what would be the repository root: a block may
+use what an earlier block of its page wrote (`runs/...`). The embedded local model is served
+by the fake OpenAI-compatible server instead (`_docs_blocks._faked`). A ```text block marked
+`<!-- output -->` must be what the bash block before it printed, and a block marked
+`<!-- file: PATH -->` must be lines of that file. Blocks marked
+`<!-- skip: REASON -->` are reported as skipped tests, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from lasagna_judge.testing import FakeLLMServer
+from lasagna_judge.testing._schema_dummy import _schema_dummy
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_docs_blocks", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_docs_blocks"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+docs = _load(Path(__file__).with_name("_docs_blocks.py"))
+RUNNABLE = ("bash", "python")
+SHARED = docs.ROOT.parent / "shared"  # the public benchmarks' raw files, beside the clone
+PAGES = [p for p in docs.pages() if any(b.lang in RUNNABLE for b in docs.blocks(p))]
+SKIPPED = [b for p in docs.pages() for b in docs.blocks(p) if b.skip and b.lang in RUNNABLE]
+
+
+def _reply(request: dict[str, Any]) -> str:
+    # A structured call (a grade, a question, a check) gets the simplest reply that fits its
+    # schema; a plain one (an answer) the user's message back, so answers hold the words of
+    # the question and passages, as a model's would (`stats find` has something to find).
+    if request.get("tools") or request.get("response_format"):
+        return _schema_dummy(request)
+    content = request["messages"][-1]["content"]
+    text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+    return text[:2000]
+
+
+@pytest.fixture(scope="module")
+def fake_llm() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(reply=_reply) as server:
+        yield server
+
+
+def _id(path: Path) -> str:
+    return path.relative_to(docs.ROOT).as_posix()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    work = docs.sandbox(tmp_path)
+    env = docs.environment(work, fake_llm.base_url)
+    last_output: str | None = None
+    for block in docs.blocks(page):
+        if block.file:
+            _assert_lines_of(block, docs.ROOT / block.file)
+        if block.output:
+            assert last_output is not None, f"{block.where}: no bash block before its output"
+            assert last_output.rstrip() == block.code.rstrip(), (
+                f"{block.where}: the block's output changed; it printed:\n{last_output}"
+            )
+            continue
+        if block.lang not in RUNNABLE or block.skip:
+            continue
+        if "../shared/" in block.code and not SHARED.is_dir():
+            # As the tests of the real benchmarks do (tests/cli/test_equal_figures.py).
+            pytest.skip(f"{block.where} and the rest of the page need ../shared/data/datasets")
+        output = docs.run_block(block, work, env)
+        last_output = output if block.lang == "bash" else None
+
+
+def _assert_lines_of(block: Any, path: Path) -> None:
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in block.code.splitlines():
+        assert any(line == other for other in lines), (
+            f"{block.where}: {line!r} is not (or not in this order) in {block.file}"
+        )
+
+
+@pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
+def test_skipped_blocks_are_reported(block: Any) -> None:
+    pytest.skip(f"{block.where}: {block.skip}")
+
+
+def test_blocks_are_found() -> None:
+    """The runner sees the blocks: a fence it misread would silently run nothing."""
+    readme = docs.blocks(docs.ROOT / "README.md")
+    assert [b.lang for b in readme][:1] == ["bash"]
+    assert (
+        "uv run lasagna benchmark run examples/data/pasta.jsonl --profile speed" in readme[0].code
+    )
+    assert len(PAGES) >= 10
