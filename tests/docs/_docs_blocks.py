@@ -7,7 +7,9 @@ on the line before it (blank lines allowed) marks it:
 - `<!-- output -->` before a ```text block: the text is what the bash block before it
   prints, exactly (stdout and stderr); the test compares them;
 - `<!-- file: PATH -->` before a block: its lines are lines of that file of the repository,
-  in order (an example file shown on the page, its comments left out).
+  in order (an example file shown on the page, its comments left out);
+- `<!-- needs: MODULE -->`: run where MODULE is installed (the Ray blocks, in .ci/run's
+  ray step), reported as skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
-_MARK = re.compile(r"^\s*<!--\s*(?P<kind>skip|output|file)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$")
+_MARK = re.compile(
+    r"^\s*<!--\s*(?P<kind>skip|output|file|needs)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$"
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,9 @@ class Block:
     skip: str | None = None
     output: bool = False
     file: str | None = None
+    needs: str | None = None
+    """A module of an optional group the block needs (`<!-- needs: ray -->`): it runs where
+    that module is installed (.ci/run's step of that group) and is skipped elsewhere."""
 
     @property
     def where(self) -> str:
@@ -82,6 +89,7 @@ def blocks(path: Path) -> list[Block]:
                 skip=(mark["reason"] or "marked skip") if kind == "skip" and mark else None,
                 output=kind == "output",
                 file=mark["reason"] if kind == "file" and mark else None,
+                needs=mark["reason"] if kind == "needs" and mark else None,
             )
         )
         mark = None

@@ -6,7 +6,9 @@ use what an earlier block of its page wrote (`runs/...`). The embedded local mod
 by the fake OpenAI-compatible server instead (`_docs_blocks._faked`). A ```text block marked
 `<!-- output -->` must be what the bash block before it printed, and a block marked
 `<!-- file: PATH -->` must be lines of that file. Blocks marked
-`<!-- skip: REASON -->` are reported as skipped tests, with the reason.
+`<!-- skip: REASON -->` are reported as skipped tests, with the reason; a block marked
+`<!-- needs: MODULE -->` runs where that module is installed (`.ci/run` runs the Ray
+pages' blocks with the ray group) and is reported as skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -37,7 +39,19 @@ docs = _load(Path(__file__).with_name("_docs_blocks.py"))
 RUNNABLE = ("bash", "python")
 SHARED = docs.ROOT.parent / "shared"  # the public benchmarks' raw files, beside the clone
 PAGES = [p for p in docs.pages() if any(b.lang in RUNNABLE for b in docs.blocks(p))]
-SKIPPED = [b for p in docs.pages() for b in docs.blocks(p) if b.skip and b.lang in RUNNABLE]
+
+
+def _missing(block: Any) -> bool:
+    """A block that needs a module this environment does not have (`<!-- needs: ray -->`)."""
+    return block.needs is not None and importlib.util.find_spec(block.needs) is None
+
+
+SKIPPED = [
+    b
+    for p in docs.pages()
+    for b in docs.blocks(p)
+    if (b.skip or _missing(b)) and b.lang in RUNNABLE
+]
 
 
 def _reply(request: dict[str, Any]) -> str:
@@ -75,7 +89,7 @@ def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) ->
                 f"{block.where}: the block's output changed; it printed:\n{last_output}"
             )
             continue
-        if block.lang not in RUNNABLE or block.skip:
+        if block.lang not in RUNNABLE or block.skip or _missing(block):
             continue
         if "../shared/" in block.code and not SHARED.is_dir():
             # As the tests of the real benchmarks do (tests/cli/test_equal_figures.py).
@@ -94,7 +108,10 @@ def _assert_lines_of(block: Any, path: Path) -> None:
 
 @pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
 def test_skipped_blocks_are_reported(block: Any) -> None:
-    pytest.skip(f"{block.where}: {block.skip}")
+    reason = (
+        block.skip or f"needs {block.needs}, which is not installed (its group's CI step runs it)"
+    )
+    pytest.skip(f"{block.where}: {reason}")
 
 
 def test_blocks_are_found() -> None:
