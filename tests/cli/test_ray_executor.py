@@ -350,6 +350,19 @@ def test_a_cluster_of_two_nodes_started_by_ray_start_runs_the_benchmark(tmp_path
             assert server.calls == 14
             local = lasagna([*args, "-o", str(tmp_path / "local")], environment)
             assert local.returncode == 0, local.stderr
+            # A kag provider's key, from the variable its config.toml names, reaches them too.
+            sweep = write_sweep(tmp_path / "kag", server.base_url, 5)
+            config = tmp_path / "kag" / "config.toml"
+            config.write_text(config.read_text() + 'api_key_env = "FAKE_TOKEN"\n')
+            server.headers.clear()
+            swept = lasagna(
+                [*sweep, "-o", str(tmp_path / "kag" / "out"), "--executor", "ray",
+                 "--ray-address", address],
+                {**environment, "FAKE_TOKEN": "tok-123"},
+            )  # fmt: skip
+            assert swept.returncode == 0, swept.stderr
+            assert len(server.headers) == 10
+            assert {h.get("authorization") for h in server.headers} == {"Bearer tok-123"}
     finally:
         stop_nodes(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)

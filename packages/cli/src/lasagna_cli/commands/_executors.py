@@ -5,7 +5,7 @@ tasks."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -75,19 +75,26 @@ def executor_choice(
     )
 
 
-def worker_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+def worker_env(env: Mapping[str, str] | None = None, also: Iterable[str] = ()) -> dict[str, str]:
+    """What the workers get of this environment: the model settings, and the variables
+    named in `also` (a kag provider's `api_key_env`)."""
     env = os.environ if env is None else env
+    named = set(also)
     return {
         name: value
         for name, value in env.items()
         if name.upper() in _SHIPPED_NAMES
         or name.startswith(_SHIPPED_PREFIXES)
         or name.endswith("_API_KEY")
+        or name in named
     }
 
 
-def make_executor(concurrency: int, choice: ExecutorChoice = LOCAL) -> Executor:
-    """The executor of a command's run, `concurrency` tasks in flight in all."""
+def make_executor(
+    concurrency: int, choice: ExecutorChoice = LOCAL, also: Iterable[str] = ()
+) -> Executor:
+    """The executor of a command's run, `concurrency` tasks in flight in all; `also` names
+    variables its Ray workers need beside the model settings."""
     if choice.kind == "ray":
         from lasagna_cli.engine._ray import RayExecutor
 
@@ -96,7 +103,7 @@ def make_executor(concurrency: int, choice: ExecutorChoice = LOCAL) -> Executor:
             concurrency,
             address=choice.ray_address,
             workers=choice.workers,
-            env=worker_env(),
+            env=worker_env(also=also),
             uv_runtime_env=uv,
         )
     return LocalExecutor(concurrency)

@@ -12,6 +12,8 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._config import ModelSpec, ProviderSpec, Setup
     from lasagna_judge import LLM
@@ -93,6 +95,17 @@ def _with_endpoint(setup: Setup) -> Setup:
     if model is None or not builtin:
         return setup
     return replace(setup, generator=replace(model, endpoint=endpoint_of(model.name)))
+
+
+def _key_variables(setups: Iterable[Setup]) -> set[str]:
+    """The variables config.toml's providers read their keys from (`api_key_env`)."""
+    return {
+        s.generator.provider.api_key_env
+        for s in setups
+        if s.generator is not None
+        and s.generator.provider is not None
+        and s.generator.provider.api_key_env
+    }
 
 
 def _split_names(text: str | None) -> list[str]:
@@ -332,7 +345,7 @@ def _sweep(
                 plan,
                 sweep_tasks(plan),
                 store,
-                make_executor(parallel, chosen),
+                make_executor(parallel, chosen, also=_key_variables(loaded.setups.values())),
                 models,
                 options,
                 state,
