@@ -382,3 +382,28 @@ def test_an_unreachable_cluster_is_one_line(tmp_path: Path) -> None:
     (line,) = result.stderr.strip().splitlines()[-1:]
     assert line.startswith(f"error: cannot reach the Ray cluster at {address}"), result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_the_readmes_sweep_with_the_local_model_answers_the_same_on_ray(tmp_path: Path) -> None:
+    """The README's kag sweep (local/smollm2, in-process llama.cpp): each actor loads the
+    model once from the recipe, and the 18 answers are those of the local run."""
+    pytest.importorskip("llama_cpp")
+    examples = ROOT / "examples" / "sweep"
+    args = [
+        "benchmark", "sweep", "--datasets", str(examples / "datasets.json"),
+        "--benchmark", str(examples / "setups.toml"), "--parallel", "2",
+    ]  # fmt: skip
+    answers = {}
+    for executor in ("ray", "local"):
+        out = tmp_path / executor
+        # A cache of its own each: the local run must compute its answers, not read Ray's.
+        environment = {**env(tmp_path), "LASAGNA_CACHE_DIR": str(tmp_path / f"cache-{executor}")}
+        result = lasagna([*args, "--output", str(out), "--executor", executor], environment)
+        assert result.returncode == 0, result.stderr
+        assert "18 done, 0 failed" in result.stderr
+        answers[executor] = {
+            str(p.relative_to(out)): json.loads(p.read_text())["ok"]["result"]
+            for p in out.rglob("*.json")
+        }
+    assert len(answers["ray"]) == 18 and answers["ray"] == answers["local"]
