@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._openai_compat import OPENAI_BASE_URL, _error_detail
-from lasagna_judge._providers import call_failed
+from lasagna_judge._openai_compat import OPENAI_BASE_URL, post_json
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
-from lasagna_judge._wire import WireError, WireRequest
+from lasagna_judge._wire import WireRequest
 
 if TYPE_CHECKING:
     from lasagna_judge._embed import Vectors
@@ -64,20 +63,7 @@ class HttpEmbedBackend:
             "POST", self._url, self._headers, json.dumps(body).encode("utf-8"), self._timeout
         )
         with call_record():
-            try:
-                response = await self._sender.send(request)
-            except WireError as exc:
-                raise call_failed(self.model_id, detail=str(exc)) from None
-            if not 200 <= response.status < 300:
-                raise call_failed(
-                    self.model_id, status=response.status, detail=_error_detail(response.body)
-                )
-            data = response.json
-            if data is None:
-                try:
-                    data = json.loads(response.body)
-                except ValueError:
-                    raise call_failed(self.model_id, detail="a reply that is not JSON") from None
+            data = await post_json(self._sender, request, self.model_id)
         rows = data.get("data") if isinstance(data, dict) else None
         if not isinstance(rows, list) or len(rows) != len(texts):
             got = len(rows) if isinstance(rows, list) else "no"

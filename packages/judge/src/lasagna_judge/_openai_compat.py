@@ -67,6 +67,27 @@ def _error_detail(body: bytes) -> str:
     return _short(json.dumps(data))
 
 
+async def post_json(sender: RetryingSender, request: WireRequest, model_id: str) -> Any:
+    """Send one request to an OpenAI-compatible server (chat completions, embeddings): the
+    reply's JSON, or an LLMCallError for a failed connection, a non-2xx status (with the
+    server's own message) or a body that is not JSON."""
+    try:
+        response = await sender.send(request)
+    except WireError as exc:
+        raise call_failed(model_id, detail=str(exc)) from None
+    if not 200 <= response.status < 300:
+        raise call_failed(model_id, status=response.status, detail=_error_detail(response.body))
+    data = response.json
+    if data is None:  # a 2xx without a JSON content type
+        try:
+            data = json.loads(response.body)
+        except ValueError:
+            raise call_failed(
+                model_id, detail=f"HTTP {response.status} with a body that is not JSON"
+            ) from None
+    return data
+
+
 class OpenAICompatBackend(Backend):
     def __init__(
         self,
@@ -108,22 +129,7 @@ class OpenAICompatBackend(Backend):
         after its own, as if they were in it); the reply's JSON, or an LLMCallError."""
         payload = request_json(body, more).encode("utf-8")
         request = WireRequest("POST", self._url, self._headers, payload, self._timeout)
-        try:
-            response = await self._sender.send(request)
-        except WireError as exc:
-            raise call_failed(self.model_id, detail=str(exc)) from None
-        if not 200 <= response.status < 300:
-            raise call_failed(
-                self.model_id, status=response.status, detail=_error_detail(response.body)
-            )
-        data = response.json
-        if data is None:  # a 2xx without a JSON content type
-            try:
-                data = json.loads(response.body)
-            except ValueError:
-                raise call_failed(
-                    self.model_id, detail=f"HTTP {response.status} with a body that is not JSON"
-                ) from None
+        data = await post_json(self._sender, request, self.model_id)
         if not isinstance(data, dict) or not data.get("choices"):
             raise call_failed(
                 self.model_id, detail=f"the reply has no choices: {_short(json.dumps(data))}"
