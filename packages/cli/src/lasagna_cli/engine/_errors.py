@@ -52,3 +52,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean "x"?)' when a choice is close to `word`, else ''."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+class RemoteTaskError(Exception):
+    """A worker's exception that could not travel back as itself: its type and message."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind

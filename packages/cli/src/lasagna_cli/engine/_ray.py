@@ -29,7 +29,7 @@ import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError, RemoteTaskError
 from lasagna_cli.engine._executor import Executor, OnOutcome, Outcome, Recipe, Shippable
 
 T = TypeVar("T")
@@ -53,14 +53,6 @@ def ray_module() -> Any:
             f"--executor ray needs Ray, which is not installed: {INSTALL}"
         ) from None
     return ray
-
-
-class RemoteTaskError(Exception):
-    """A worker's exception that could not travel back as itself: its type and message."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 class RayExecutor(Executor):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from lasagna_cli.engine._errors import RemoteTaskError
 from lasagna_cli.engine._plan import Task
 from lasagna_cli.engine._store import Record
 
@@ -46,8 +47,8 @@ def new_record(task: Task) -> Record:
 
 def failure_record(task: Task, error: BaseException | str) -> Record:
     """A failed task is recorded as its error and counted, never scored."""
-    # A worker's exception that could not travel as itself keeps its type's name (`kind`).
-    kind = getattr(error, "kind", None) or type(error).__name__
+    # A worker's exception that could not travel as itself keeps its type's name.
+    kind = error.kind if isinstance(error, RemoteTaskError) else type(error).__name__
     message = error if isinstance(error, str) else f"{kind}: {error}".strip()
     record = new_record(task)
     record["error"] = message
