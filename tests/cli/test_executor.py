@@ -110,3 +110,24 @@ def test_an_unknown_executor_and_a_stray_ray_address_are_usage_errors() -> None:
     )
     assert stray.exit_code == 2
     assert "--ray-address goes with --executor ray" in stray.stderr
+
+
+@pytest.mark.parametrize(
+    "address", ["garbage", "http://127.0.0.1:8265", "ray://head", "host:port", ":6379"]
+)
+def test_a_malformed_ray_address_is_one_line_naming_the_forms(address: str) -> None:
+    pytest.importorskip("ray")
+    from typer.testing import CliRunner
+
+    from lasagna_cli._app import app
+
+    args = ["benchmark", "run", "examples/data/pasta.jsonl", "--executor", "ray"]
+    given = CliRunner().invoke(app, [*args, "--ray-address", address])
+    assert given.exit_code == 2
+    assert given.stderr.strip() == (
+        "error: --ray-address must be auto, local, HOST:PORT (the head node's port, 6379 by "
+        "default) or ray://HOST:PORT (its client port, 10001 by default), got " + repr(address)
+    )
+    from_env = CliRunner().invoke(app, args, env={"RAY_ADDRESS": address})
+    assert from_env.exit_code == 2
+    assert from_env.stderr.startswith("error: RAY_ADDRESS must be auto, local, HOST:PORT")

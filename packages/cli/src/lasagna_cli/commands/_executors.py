@@ -68,10 +68,26 @@ def executor_choice(
             f"LASAGNA_RAY_WORKERS must be a whole number of at least 1, got {workers!r}",
             USAGE_ERROR,
         )
-    return ExecutorChoice(
-        "ray",
-        ray_address or env.get("RAY_ADDRESS") or None,
-        int(workers) if workers is not None else None,
+    if ray_address:
+        address = checked_address(ray_address, "--ray-address")
+    else:
+        address = checked_address(env.get("RAY_ADDRESS") or None, "RAY_ADDRESS")
+    return ExecutorChoice("ray", address, int(workers) if workers is not None else None)
+
+
+def checked_address(value: str | None, source: str) -> str | None:
+    """A Ray address as ray.init takes it, or one line saying which forms are (ray.init
+    itself raises a traceback on a malformed one)."""
+    if value is None or value in ("auto", "local"):
+        return value
+    rest = value.removeprefix("ray://")
+    host, colon, port = rest.rpartition(":")
+    if colon and host and port.isdigit() and "/" not in rest:
+        return value
+    raise CliError(
+        f"{source} must be auto, local, HOST:PORT (the head node's port, 6379 by default) "
+        f"or ray://HOST:PORT (its client port, 10001 by default), got {value!r}",
+        USAGE_ERROR,
     )
 
 
