@@ -64,6 +64,7 @@ def test_all_is_pinned() -> None:
             "supported_suffixes",
             "synthesize",
             "write_bytes_atomic",
+            "run_blocking",
             "write_jsonl",
             "DATA_FORMATS",
             "EXPORT_FORMATS",

@@ -21,6 +21,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from lasagna_synth._atomic import TEMP_PREFIX, atomic_writer, write_bytes_atomic
+from lasagna_synth._blocking import run_blocking
 from lasagna_synth._chunking import (
     CHUNKERS,
     DEFAULT_CHUNK_WORDS,
@@ -150,6 +151,7 @@ __all__ = [
     "passage_to_document",
     "pdf_reader_identity",
     "plan",
+    "run_blocking",
     "supported_suffixes",
     "synthesize",
     "to_deepeval",

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from lasagna_synth._blocking import run_blocking
 from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker
 from lasagna_synth._corpus import Corpus
 from lasagna_synth._errors import SynthError
@@ -189,37 +190,6 @@ async def generate(
     )
 
 
-def _run_blocking(work: Callable[[], Any]) -> Synthesis:
-    """`asyncio.run(work())`, on a thread of its own when this thread's loop is running
-    (asyncio.run would refuse: "cannot be called from a running event loop")."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_awaited(work))
-    import threading
-
-    found: list[Synthesis] = []
-    failed: list[BaseException] = []
-
-    def thread() -> None:
-        try:
-            found.append(asyncio.run(_awaited(work)))
-        except BaseException as exc:  # handed back to the caller's thread
-            failed.append(exc)
-
-    worker = threading.Thread(target=thread, name="lasagna-synthesize")
-    worker.start()
-    worker.join()
-    if failed:
-        raise failed[0]
-    return found[0]
-
-
-async def _awaited(work: Callable[[], Any]) -> Synthesis:
-    result: Synthesis = await work()
-    return result
-
-
 def synthesize(
     corpus: str | os.PathLike[str] | Corpus,
     *,
@@ -248,7 +218,7 @@ def synthesize(
         finally:
             await llm.aclose()
 
-    result = _run_blocking(run)
+    result = run_blocking(run, "lasagna-synthesize")
     if not result.rows:
         first_error = f" (first error: {result.errors[0]})" if result.errors else ""
         raise SynthError(

@@ -20,15 +20,12 @@ with await, or `run_benchmark`, which then runs the engine on a thread of its ow
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._benchmark import run_benchmarks
 from lasagna_cli.engine._config import RunConfig
-from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor, LocalExecutor
 from lasagna_cli.engine._runner import Models
 from lasagna_cli.engine.datasets import DatasetLoader
@@ -147,25 +144,7 @@ def run_benchmark(
         "embedders": embedders,
         "vector_folder": vector_folder,
     }
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun_benchmark(config, output, **kwargs))
-    # A loop runs in this thread (Jupyter): the engine gets a loop of its own on another.
-    found: list[Results] = []
-    failed: list[BaseException] = []
+    from lasagna_synth import run_blocking
 
-    def work() -> None:
-        try:
-            found.append(asyncio.run(arun_benchmark(config, output, **kwargs)))
-        except BaseException as exc:  # handed back to the caller's thread
-            failed.append(exc)
-
-    thread = threading.Thread(target=work, name="lasagna-run")
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-    if not found:  # pragma: no cover - the thread either returns or raises
-        raise EngineUsageError("the run ended without results")
-    return found[0]
+    # Inside a running loop (Jupyter), the engine gets a loop of its own on another thread.
+    return run_blocking(lambda: arun_benchmark(config, output, **kwargs), "lasagna-run")

@@ -1,0 +1,39 @@
+"""Running a coroutine from code that is not async, even where an event loop is running."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def run_blocking(work: Callable[[], Awaitable[T]], name: str = "lasagna") -> T:
+    """`asyncio.run(work())`, on a thread of its own (named `name`) when this thread's loop
+    is running, as in Jupyter, where asyncio.run refuses ("cannot be called from a running
+    event loop"); the result, or the exception `work` raised, comes back to the caller."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(work))
+    found: list[T] = []
+    failed: list[BaseException] = []
+
+    def thread() -> None:
+        try:
+            found.append(asyncio.run(_awaited(work)))
+        except BaseException as exc:  # handed back to the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=thread, name=name)
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]
+    return found[0]
+
+
+async def _awaited(work: Callable[[], Awaitable[T]]) -> T:
+    return await work()
