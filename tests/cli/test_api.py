@@ -79,6 +79,19 @@ def test_importing_the_package_loads_no_engine_or_model_stack() -> None:
     assert found.stdout.strip() == "[]", found.stderr
 
 
+def test_the_command_line_starts_without_asyncio_ssl_or_package_metadata() -> None:
+    # 10 MB and 25 ms of every command's start (a dry run's memory goal): loaded when used.
+    code = (
+        "import sys, lasagna_cli._app, lasagna_synth; "
+        "print(sorted(m for m in ('asyncio', 'ssl', 'importlib.metadata') if m in sys.modules))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.stdout.strip() == "[]", found.stderr
+    from importlib.metadata import version
+
+    assert lasagna_cli.__version__ == version("lasagna-cli")
+
+
 def test_a_run_from_python_equals_the_command_and_loads_back(tmp_path: Path) -> None:
     from lasagna_cli import load_results, run_benchmark
 

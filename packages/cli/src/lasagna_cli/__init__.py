@@ -12,10 +12,7 @@ light.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
-
-__version__ = version("lasagna-cli")
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._api import arun_benchmark, run_benchmark
@@ -116,6 +113,12 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        # On first use: importlib.metadata costs every command 25 ms and 5 MB.
+        from importlib.metadata import version
+
+        globals()[name] = value = version("lasagna-cli")
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'lasagna_cli' has no attribute {name!r}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -14,6 +13,8 @@ def run_blocking(work: Callable[[], Awaitable[T]], name: str = "lasagna") -> T:
     """`asyncio.run(work())`, on a thread of its own (named `name`) when this thread's loop
     is running, as in Jupyter, where asyncio.run refuses ("cannot be called from a running
     event loop"); the result, or the exception `work` raised, comes back to the caller."""
+    import asyncio  # here: asyncio and ssl cost 10 MB, which a dry run does not need
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -20,7 +20,6 @@ calls the function as given.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable
@@ -100,6 +99,8 @@ class LocalExecutor(Executor):
         fn: Callable[[T], Awaitable[R]],
         on_outcome: OnOutcome[T, R],
     ) -> None:
+        import asyncio  # here: `lasagna --help` and the dry runs never start a loop
+
         pending = iter(tasks)
 
         async def worker() -> None:
