@@ -94,3 +94,46 @@ def test_task_files_are_one_line_and_reports_are_indented() -> None:
     indented = dump_json(record)
     assert indented.startswith(b'{\n "ok": {\n  "result"') and indented.endswith(b"}\n")
     assert json.loads(line) == json.loads(indented) == record
+
+
+def test_a_run_s_records_skip_the_fsyncs_and_are_flushed_in_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from lasagna_cli.engine import _writer
+
+    fsyncs: list[int] = []
+    flushes: list[Path] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(_writer, "sync_filesystem", flushes.append)
+    paths = [tmp_path / "tasks" / f"t{i}.json" for i in range(40)]
+
+    async def write_all(every: float) -> None:
+        monkeypatch.setattr(_writer, "SYNC_EVERY", every)
+        async with _writer.Writer() as writer:
+            await asyncio.gather(
+                *(writer.write(p, dump_task_json({"i": i})) for i, p in enumerate(paths))
+            )
+
+    asyncio.run(write_all(3600.0))
+    assert [read_json(p) for p in paths] == [{"i": i} for i in range(40)]
+    assert fsyncs == [] and list(tmp_path.rglob(f"{TEMP_PREFIX}*")) == []
+    assert flushes == [tmp_path / "tasks"]  # once, when the writer closes
+    flushes.clear()
+    asyncio.run(write_all(0.0))
+    assert len(flushes) == 41  # one group per write, and the last one at the close
+
+
+def test_sync_filesystem_flushes_a_folder_or_falls_back_to_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lasagna_synth import sync_filesystem
+
+    calls: list[str] = []
+    monkeypatch.setattr(os, "sync", lambda: calls.append("sync"))
+    sync_filesystem(tmp_path)  # syncfs on Linux: no fallback needed
+    assert calls == ([] if sys.platform == "linux" else ["sync"])
+    sync_filesystem(tmp_path / "missing")  # cannot be opened: the whole machine instead
+    assert calls[-1] == "sync"

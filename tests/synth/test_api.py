@@ -62,6 +62,7 @@ def test_all_is_pinned() -> None:
             "pdf_reader_identity",
             "plan",
             "supported_suffixes",
+            "sync_filesystem",
             "synthesize",
             "write_bytes_atomic",
             "run_blocking",

@@ -20,7 +20,7 @@ data and documents (what every `lasagna benchmark` command does) stays light.
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from lasagna_synth._atomic import TEMP_PREFIX, atomic_writer, write_bytes_atomic
+from lasagna_synth._atomic import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
 from lasagna_synth._blocking import run_blocking
 from lasagna_synth._chunking import (
     CHUNKERS,
@@ -153,6 +153,7 @@ __all__ = [
     "plan",
     "run_blocking",
     "supported_suffixes",
+    "sync_filesystem",
     "synthesize",
     "to_deepeval",
     "to_ragas",

@@ -4,38 +4,36 @@ Given a plan, it makes the tasks, reads what a store already holds and applies t
 rule (`_records`), ranks every pending query in one batch (`_rankings`), loads the user's
 systems (`_system_tasks`), asks the model provider for the models the pending tasks need,
 and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
-one writer: the record is written atomically on a writer thread (fsync releases the GIL, so
-a slow disk delays only the task being written) and the slot is freed only once it is on
-disk, so a run killed at any moment loses at most the tasks in flight.
+one writer: the record is written atomically on a writer thread, and the slot is freed only
+once it is in its file, so a run killed at any moment loses at most the tasks in flight
+(`_writer`: flushed to disk in groups).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
+from lasagna_cli.engine._store import Record, RecordStore, read_record
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
 from lasagna_cli.engine._vectors import VectorFacts
+from lasagna_cli.engine._writer import Writer
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Embedder, Rubric
 
-WRITER_THREADS = 8
 Progress = Callable[[str], None]
 """Told "done", "failed" or "skipped" once per task."""
 
@@ -306,31 +304,6 @@ def _count(
         outcome.failures.append((task, str(error)))
     on_failure(path, str(error))
     on_progress("failed")
-
-
-class Writer:
-    """The one writer of a run's records: each atomically (lasagna-synth's writer) on a
-    thread, awaited by the task's slot; closing waits for the writes in progress, so they
-    end whole even when the run is cancelled (Ctrl-C)."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="lasagna-write")
-
-    async def __aenter__(self) -> Writer:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._pool.shutdown(wait=True)
-
-    async def write(self, path: Path, data: bytes) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._pool, write_bytes_atomic, path, data)
-        except OSError as exc:
-            raise EngineError(
-                f"cannot write {path} ({exc.strerror or exc}); the run stops here, and the "
-                "results written before are kept"
-            ) from None
 
 
 async def grade_records(

@@ -1,8 +1,10 @@
 """Result files that are either whole or absent, and where each task's record lives.
 
 Every finished task is one JSON file, written by lasagna-synth's one atomic writer
-(temporary file in the same folder, fsync, rename, fsync of the folder), so a reader or a
-resumed run never sees half a result, even after SIGKILL or a power cut. A killed writer can
+(temporary file in the same folder, rename; the runner flushes its records to disk in groups
+of about a second), so a reader or a resumed run never sees half a result, even after
+SIGKILL; after a power cut, a record of the last second may be missing or empty, and a
+resumed run runs that task again. A killed writer can
 leave its temporary file behind; `open_folder` clears them when a run starts.
 
 A `RecordStore` says where a task's record lives and how it is encoded: `RunStore` is
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_synth import TEMP_PREFIX, atomic_writer, write_bytes_atomic
+from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
 
 Record = dict[str, Any]
 """A task record (`_records`): plain JSON, so it crosses processes and machines as it is."""
@@ -39,6 +41,7 @@ __all__ = [
     "open_folder",
     "read_json",
     "remove_stale_temp_files",
+    "sync_filesystem",
     "write_bytes_atomic",
     "write_json_atomic",
 ]
