@@ -11,31 +11,29 @@ disk, so a run killed at any moment loses at most the tasks in flight.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import Record, RecordStore, read_record, write_bytes_atomic
+from lasagna_cli.engine._store import Record, RecordStore, read_records
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
 from lasagna_cli.engine._vectors import VectorFacts
+from lasagna_cli.engine._writer import Writer
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Embedder, Rubric
 
-WRITER_THREADS = 8
 Progress = Callable[[str], None]
 """Told "done", "failed" or "skipped" once per task."""
 
@@ -207,7 +205,7 @@ async def execute(
 ) -> RunOutcome:
     """Run what the store does not already hold; see the module docstring."""
     paths = [store.path(t) for t in tasks]
-    existing = [read_record(store, p) for p in paths] if options.resume else [None] * len(tasks)
+    existing = read_records(store, paths) if options.resume else [None] * len(tasks)
     statuses = [
         resume_status(r, t, retry_failed=options.retry_failed)
         for r, t in zip(existing, tasks, strict=True)
@@ -280,12 +278,25 @@ async def execute(
             record = result.result if result.error is None else None
             if record is None:
                 record = failure_record(outcome.tasks[i], result.error or RuntimeError("no record"))
-            await writer.write(paths[i], store.encode(record))
+            task = outcome.tasks[i]
             outcome.records[i] = record
-            _count(outcome, outcome.tasks[i], paths[i], record, on_progress, on_failure)
+
+            def count() -> None:
+                _count(outcome, task, paths[i], record, on_progress, on_failure)
+
+            if store.batched and result.task.regrade is None and not _calls_out(task):
+                await writer.queue(paths[i], store.encode(record), count)
+            else:
+                await writer.write(paths[i], store.encode(record))
+                count()
 
         await executor.run(work, worker, on_outcome)
     return outcome
+
+
+def _calls_out(task: Task) -> bool:
+    """Whether a task calls a model or a user's system (else its record can be batched)."""
+    return task.planned.answers or task.setup.system is not None
 
 
 def _count(
@@ -306,31 +317,6 @@ def _count(
         outcome.failures.append((task, str(error)))
     on_failure(path, str(error))
     on_progress("failed")
-
-
-class Writer:
-    """The one writer of a run's records: each atomically (lasagna-synth's writer) on a
-    thread, awaited by the task's slot; closing waits for the writes in progress, so they
-    end whole even when the run is cancelled (Ctrl-C)."""
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="lasagna-write")
-
-    async def __aenter__(self) -> Writer:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._pool.shutdown(wait=True)
-
-    async def write(self, path: Path, data: bytes) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._pool, write_bytes_atomic, path, data)
-        except OSError as exc:
-            raise EngineError(
-                f"cannot write {path} ({exc.strerror or exc}); the run stops here, and the "
-                "results written before are kept"
-            ) from None
 
 
 async def grade_records(

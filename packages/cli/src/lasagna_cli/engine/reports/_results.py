@@ -110,7 +110,9 @@ def summary(values: Sequence[float | None], seed: int) -> dict[str, Any]:
     return summaries({"values": values}, seed)["values"]
 
 
-def summaries(columns: Mapping[str, Sequence[float | None]], seed: int) -> dict[str, Any]:
+def summaries(
+    columns: Mapping[str, Sequence[float | None]], seed: int
+) -> dict[str, dict[str, Any]]:
     """`summary` of each column, in one pass (`lasagna_metrics.summarize_many`)."""
     from lasagna_metrics import summarize_many
 
