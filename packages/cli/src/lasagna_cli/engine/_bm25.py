@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 Variant = Literal["lucene", "okapi"]
+Progress = Callable[[int, int], None] | None
 
 # Lucene's default English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET).
 LUCENE_ENGLISH_STOPWORDS = frozenset(
@@ -129,6 +130,35 @@ class _TermMapper:
                 out.append(term)
         return out
 
+    def term_ids(
+        self, texts: Sequence[str], vocabulary: dict[str, int], on_progress: Progress
+    ) -> tuple[Any, Any]:
+        """The texts' term ids in order (new terms numbered in `vocabulary` as they occur)
+        and each text's count of them; Python runs only for a word not seen before."""
+        import numpy as np
+
+        ids: dict[str, int] = {}  # word -> its term id, -1 for a stopword
+        found: list[int] = []  # extended in C (`map`); faster than an array("q")
+        known, words_in = ids.__getitem__, []
+        for i, text in enumerate(texts):
+            words = _TOKEN.findall(text.lower())
+            words_in.append(len(words))
+            before = len(found)
+            try:
+                found.extend(map(known, words))
+            except KeyError:  # a new word: number it, then look the text up again
+                del found[before:]
+                for word in words:
+                    if word not in ids:
+                        term = self.terms(word)
+                        ids[word] = vocabulary.setdefault(term[0], len(vocabulary)) if term else -1
+                found.extend(map(known, words))
+            if on_progress is not None and i % 2000 == 1999:
+                on_progress(i + 1, len(texts))
+        every, counts = (np.array(a, dtype=np.int64) for a in (found, words_in))
+        kept, ends = np.concatenate(([0], np.cumsum(every >= 0))), np.cumsum(counts)
+        return every[every >= 0], kept[ends] - kept[ends - counts]
+
 
 class TermMatrix:
     """Term-major compressed sparse rows: the documents of term t are
@@ -196,7 +226,7 @@ class BM25Index:
         variant: Variant = "lucene",
         stemmer: str = "english",
         stopwords: Literal["lucene-english", "none"] = "lucene-english",
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Progress = None,
     ) -> BM25Index:
         """Index `texts`, named by `doc_ids` (unique, same length). `on_progress(done,
         total)` is called as the texts are analysed (most of the time it takes), every
@@ -217,18 +247,11 @@ class BM25Index:
         mapper = analyzer.term_mapper()
 
         vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
-        lengths = np.zeros(len(texts), dtype=np.int64)
-        for i, text in enumerate(texts):
-            terms = mapper.terms(text)
-            lengths[i] = len(terms)
-            term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in terms])
-            if on_progress is not None and i % 2000 == 1999:
-                on_progress(i + 1, len(texts))
+        term_ids, lengths = mapper.term_ids(texts, vocabulary, on_progress)
         if on_progress is not None:
             on_progress(len(texts), len(texts))
         n_docs, n_terms = len(texts), len(vocabulary)
-        tf = TermMatrix.count(np.asarray(term_ids, dtype=np.int64), lengths, n_terms)
+        tf = TermMatrix.count(term_ids, lengths, n_terms)
         del term_ids
         df = np.diff(tf.indptr).astype(np.float64)
         idf = _idf(df, n_docs, variant)
