@@ -224,18 +224,20 @@ def peer_rankings(out: Path) -> dict[str, Ranking]:
     return found
 
 
-def up_to_ties(ranking: Ranking) -> list[tuple[int, frozenset[str]]]:
-    """The ranking as groups of equal scores (within 1e-5: bm25s scores in float32, the run
-    file has 6 decimals), each its size and documents; the last group's documents are left
-    out, since the cut at k may take different ones of a tie."""
-    groups: list[tuple[float, set[str]]] = []
-    for doc, score in ranking:
-        if groups and abs(groups[-1][0] - score) <= 1e-5:
-            groups[-1][1].add(doc)
-        else:
-            groups.append((score, {doc}))
-    shown = [(len(docs), frozenset(docs)) for _, docs in groups]
-    return [*shown[:-1], (shown[-1][0], frozenset())] if shown else shown
+def same_up_to_ties(mine: Ranking, theirs: Ranking) -> bool:
+    """Whether the peer's top k is lasagna's but for the order inside lasagna's ties (equal
+    float64 scores); the documents of the last group are not compared, since the cut at k
+    may take different ones of a tie that goes on past it."""
+    if len(mine) != len(theirs):
+        return False
+    start = 0
+    for end in range(1, len(mine) + 1):
+        if end == len(mine) or mine[end][1] != mine[start][1]:
+            group = slice(start, end)
+            if end < len(mine) and {d for d, _ in mine[group]} != {d for d, _ in theirs[group]}:
+                return False
+            start = end
+    return True
 
 
 def measure(label: str, folder: Path, args: argparse.Namespace, scratch: Path) -> None:
@@ -261,7 +263,7 @@ def measure(label: str, folder: Path, args: argparse.Namespace, scratch: Path) -
     peer_s = statistics.median(s for s, _ in peers)
     mine, theirs = lasagna_rankings(last["out"]), peer_rankings(last["peer_out"])
     same = sum(1 for q, r in mine.items() if [d for d, _ in theirs.get(q, [])] == [d for d, _ in r])
-    tied = sum(1 for q, r in mine.items() if up_to_ties(theirs.get(q, [])) == up_to_ties(r))
+    tied = sum(1 for q, r in mine.items() if same_up_to_ties(r, theirs.get(q, [])))
     print(f"== {label}")
     print(
         f"  lasagna benchmark run: {ours_s:.2f} s (runs {', '.join(f'{s:.2f}' for s, _ in ours)})"
