@@ -5,11 +5,11 @@ column per document). Scoring a query adds the rows of its terms (their posting 
 a dense score array with numpy, touching only the documents that share a term with it; no
 Python loop runs over the corpus at query time. That is where the speed over rank-bm25
 (which loops over every document for every query term) comes from. The most frequent terms
-(in at least 1/16 of the documents) also get a dense row, added to the scores as one
-contiguous array, 20x faster than scattering a long posting list; their memory is capped at
-that of the sparse matrix. A query whose postings cover much of the corpus finds its top k
-without sorting every score: a strided sample of the scores gives a value that at least k
-documents reach, and only the documents at or above it are ranked exactly.
+(in at least 1/16 of the documents) get a dense row instead (`_term_matrix`), added to the
+scores as one contiguous array, 20x faster than scattering a long posting list. A query
+whose postings cover much of the corpus finds its top k without sorting every score: a
+strided sample of the scores gives a value that at least k documents reach, and only the
+documents at or above it are ranked exactly.
 
 Text analysis, recorded by `describe()` with every result: lower-cased, tokens are runs of
 two or more word characters (`\\w\\w+`, Unicode-aware, so Arabic works too), Lucene's 33
@@ -36,6 +36,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._term_matrix import TermMatrix, dense_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,38 +161,6 @@ class _TermMapper:
         return every[every >= 0], kept[ends] - kept[ends - counts]
 
 
-class TermMatrix:
-    """Term-major compressed sparse rows: the documents of term t are
-    `indices[indptr[t]:indptr[t+1]]` (ascending), with their values in `data`. numpy alone
-    builds it (scipy.sparse would add 114 MB to the install for this)."""
-
-    def __init__(self, indptr: Any, indices: Any, data: Any) -> None:
-        self.indptr, self.indices, self.data = indptr, indices, data
-
-    @classmethod
-    def count(cls, term_ids: Any, lengths: Any, n_terms: int) -> TermMatrix:
-        """The frequency of each term in each document, from the documents' term ids in
-        order (`lengths[d]` of them for document d)."""
-        import numpy as np
-
-        n_docs = len(lengths)
-        docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        # One key per (term, document): sorting groups a term's documents, ascending, and
-        # puts a document's repeats of a term side by side (sorted in place: np.unique
-        # would be ten times slower here).
-        keys = term_ids * max(n_docs, 1) + docs
-        keys.sort()
-        starts = np.flatnonzero(np.diff(keys)) + 1 if len(keys) else np.zeros(0, np.int64)
-        starts = np.concatenate(([0], starts)) if len(keys) else starts
-        freq = np.diff(np.append(starts, len(keys)))
-        keys = keys[starts]
-        terms = keys // max(n_docs, 1)
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
-        indices = (keys % max(n_docs, 1)).astype(np.int32)
-        return cls(indptr, indices, freq.astype(np.float64))
-
-
 class BM25Index:
     """A BM25 index over a fixed corpus. Build it with `BM25Index.build`."""
 
@@ -207,8 +176,8 @@ class BM25Index:
     ) -> None:
         self._doc_ids = doc_ids
         self._vocabulary = vocabulary
-        self._weights = weights  # terms x documents
-        self._dense = _dense_rows(weights, len(doc_ids))  # term id -> its row over documents
+        # terms x documents, and term id -> its row over all documents for the most frequent
+        self._weights, self._dense = dense_rows(weights, len(doc_ids))
         self._analyzer = analyzer
         self._mapper = analyzer.term_mapper()
         self.k1 = k1
@@ -324,7 +293,7 @@ class BM25Index:
                     scores[indices[lo:hi]] += data[lo:hi]
                 else:  # a repeated query term counts once per occurrence
                     scores[indices[lo:hi]] += terms[term_id] * data[lo:hi]
-                postings += hi - lo
+                postings += hi - lo if row is None else n_docs
             if postings * 16 < n_docs:  # few matches: gather them rather than scan
                 touched = np.unique(
                     np.concatenate([indices[indptr[t] : indptr[t + 1]] for t in terms])
@@ -355,24 +324,6 @@ def _idf(df: npt.NDArray[np.float64], n_docs: int, variant: Variant) -> npt.NDAr
         # sum rounds otherwise, and a mean near 0 could then change sign.
         idf[idf < 0] = 0.25 * (sum(idf.tolist()) / len(idf))
     return idf
-
-
-def _dense_rows(weights: TermMatrix, n_docs: int) -> dict[int, npt.NDArray[np.float64]]:
-    """Dense rows for the terms in at least 1/16 of the documents, most frequent first,
-    while they take no more memory than the sparse matrix."""
-    import numpy as np
-
-    df = np.diff(weights.indptr)
-    budget = weights.data.nbytes + weights.indices.nbytes
-    rows: dict[int, npt.NDArray[np.float64]] = {}
-    for term_id in np.argsort(-df, kind="stable").tolist():
-        if df[term_id] * 16 < n_docs or (len(rows) + 1) * n_docs * 8 > budget:
-            break
-        lo, hi = weights.indptr[term_id], weights.indptr[term_id + 1]
-        row = np.zeros(n_docs, dtype=np.float64)
-        row[weights.indices[lo:hi]] = weights.data[lo:hi]
-        rows[term_id] = row
-    return rows
 
 
 def _floor_of_top(scores: npt.NDArray[np.float64], k: int) -> float:
