@@ -156,9 +156,14 @@ class _TermMapper:
                 found.extend(map(known, words))
             if on_progress is not None and i % 2000 == 1999:
                 on_progress(i + 1, len(texts))
-        every, counts = (np.array(a, dtype=np.int64) for a in (found, words_in))
-        kept, ends = np.concatenate(([0], np.cumsum(every >= 0))), np.cumsum(counts)
-        return every[every >= 0], kept[ends] - kept[ends - counts]
+        every = np.array(found, dtype=np.int64)
+        found.clear()  # one copy of the ids at a time: the peak memory of a build
+        keep = every >= 0
+        term_ids, kept = every[keep], np.cumsum(keep)
+        del every, keep
+        ends = np.cumsum(np.array(words_in, dtype=np.int64))
+        upto = kept[np.maximum(ends - 1, 0)] if len(kept) else np.zeros(len(ends), np.int64)
+        return term_ids, np.diff(np.where(ends > 0, upto, 0), prepend=0)
 
 
 class BM25Index:
