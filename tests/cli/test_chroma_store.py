@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine._store import RunStore, iter_records
 
 ROOT = Path(__file__).resolve().parents[2]
 BEIR = ROOT / "examples" / "data" / "pasta-beir"
@@ -77,8 +78,7 @@ def run(*args: str, tmp_path: Path) -> Any:
 
 def rankings(out: Path) -> dict[str, list[str]]:
     found = {}
-    for path in out.glob("tasks/*/*/*.json"):
-        record = json.loads(path.read_text())
+    for _, record in iter_records(RunStore(out)):
         found[record["task"]["item"]] = [doc for doc, _ in record["retrieval"]["ranking"]]
     return found
 
@@ -113,7 +113,7 @@ def test_a_collection_of_another_dimension_is_one_line(chroma: str, tmp_path: Pa
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert "holds vectors of 3 dimensions and the embedder makes 256" in line
-    assert not list((tmp_path / "r").glob("tasks/*/*/*.json"))
+    assert not list((tmp_path / "r").glob("tasks/*/*/*"))
 
 
 def test_a_missing_collection_and_an_unreachable_server_are_one_line(

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine._store import RunStore, iter_records
 from lasagna_judge.testing import FakeLLMServer
 
 np = pytest.importorskip("numpy")
@@ -30,7 +31,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def records(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(out.glob("tasks/*/*/*.json"))]
+    return [record for _, record in iter_records(RunStore(out))]
 
 
 def test_dense_with_the_default_embedder_needs_nothing(tmp_path: Path, env: dict[str, str]) -> None:
@@ -142,7 +143,7 @@ def test_an_unreachable_embedder_is_one_line_before_any_question(
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if "embedder" in line]
     assert lines and "cannot connect to http://127.0.0.1:9" in lines[0]
-    assert not list((tmp_path / "r").glob("tasks/*/*/*.json"))  # no question was asked
+    assert not list((tmp_path / "r").glob("tasks/*/*/*"))  # no question was asked
 
 
 def test_fusion_and_the_exact_and_hnsw_indexes_agree_with_brute_force(

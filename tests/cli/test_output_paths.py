@@ -162,7 +162,7 @@ def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -
         command, capture_output=True, text=True, preexec_fn=lambda: os.umask(umask), timeout=120
     )
     assert done.returncode == 0, done.stderr
-    written = [out / "results.json", out / "manifest.json", *out.glob("tasks/*/*/*.json")]
+    written = [out / "results.json", out / "manifest.json", *out.glob("tasks/*/*/*")]
     assert len(written) > 2
     for path in written:
         assert stat.S_IMODE(path.stat().st_mode) == mode, path
@@ -171,9 +171,9 @@ def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -
 
 def disk_full_after(writes: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The engine's record writer fills the disk after `writes` files; returns those kept."""
-    from lasagna_cli.engine import _runner
+    from lasagna_cli.engine import _writer
 
-    real, kept = _runner.write_bytes_atomic, []
+    real, kept = _writer.write_bytes_atomic, []
 
     def write(path: Path, data: bytes) -> None:
         if len(kept) >= writes:
@@ -181,7 +181,7 @@ def disk_full_after(writes: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         real(path, data)
         kept.append(path)
 
-    monkeypatch.setattr(_runner, "write_bytes_atomic", write)
+    monkeypatch.setattr(_writer, "write_bytes_atomic", write)
     return kept
 
 

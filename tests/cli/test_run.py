@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine._store import RunStore, iter_records
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"
@@ -150,10 +151,11 @@ def test_results_json_holds_what_reproduces_and_groups_the_numbers(tmp_path: Pat
     manifest = json.loads((first / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["versions"]["lasagna-cli"] and manifest["seeds"]["sampling"] == 42
     assert len(manifest["config_hash"]) == 64
-    # Task files are one line each (read by tools); the run's summaries are indented.
-    tasks = sorted((first / "tasks").rglob("*.json"))
-    assert len(tasks) == 14
-    assert all(p.read_text(encoding="utf-8").count("\n") == 1 for p in tasks)
+    # Task records are one line each (read by tools; retrieval alone: in batch files); the
+    # run's summaries are indented.
+    assert len(list(iter_records(RunStore(first)))) == 14
+    (batch,) = (first / "tasks").glob("*/*/batch-*.jsonl")
+    assert batch.read_text(encoding="utf-8").count("\n") == 14
     assert (first / "results.json").read_text(encoding="utf-8").startswith('{\n "bootstrap"')
     assert (first / "manifest.json").read_text(encoding="utf-8").startswith('{\n "config"')
 

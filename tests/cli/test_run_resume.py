@@ -16,6 +16,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine._store import RunStore, iter_records
 from lasagna_judge.testing import FakeLLMServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "data"
@@ -30,17 +31,23 @@ def task_files(out: Path) -> list[Path]:
     return sorted((out / "tasks").rglob("*.json"))
 
 
+def records(out: Path) -> dict[str, dict[str, Any]]:
+    """Every task record of a run (batched ones too) by its question."""
+    return {str(r["task"]["item"]): r for _, r in iter_records(RunStore(out))}
+
+
 def test_resume_skips_finished_tasks_and_gives_the_same_results(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run(str(EXAMPLES / "pasta.jsonl"), "-o", str(out)).exit_code == 0
-    before = {p: p.stat().st_mtime_ns for p in task_files(out)}
+    before = {p: p.stat().st_mtime_ns for p in (out / "tasks").rglob("*") if p.is_file()}
     results = (out / "results.json").read_bytes()
-    assert len(before) == 14
+    assert len(records(out)) == 14
     time.sleep(0.01)
     again = run(str(EXAMPLES / "pasta.jsonl"), "-o", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert "resuming: 14 of 14 tasks already finished" in again.stderr
-    assert {p: p.stat().st_mtime_ns for p in task_files(out)} == before
+    after = {p: p.stat().st_mtime_ns for p in (out / "tasks").rglob("*") if p.is_file()}
+    assert after == before
     assert (out / "results.json").read_bytes() == results
 
 
@@ -63,20 +70,21 @@ def test_an_edited_file_is_never_restored_from_its_old_revision(tmp_path: Path) 
 def test_a_result_computed_with_other_settings_is_recomputed(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert run(str(EXAMPLES / "pasta-beir"), "-o", str(out)).exit_code == 0
-    victim, error = task_files(out)[:2]
-    record = json.loads(victim.read_text())
-    record["fingerprint"] = "0" * 64  # as if written by other settings or an old revision
-    record["retrieval"]["metrics"]["ndcg@10"] = 0.123
-    victim.write_text(json.dumps(record))
-    failed = json.loads(error.read_text())
-    error.write_text(json.dumps({**failed, "error": "RuntimeError: boom"}))
+    (batch,) = (out / "tasks").glob("*/*/batch-*.jsonl")  # retrieval alone: one batch
+    lines = [json.loads(line) for line in batch.read_text().splitlines()]
+    victim, error = (line["record"] for line in lines[:2])
+    victim["fingerprint"] = "0" * 64  # as if written by other settings or an old revision
+    victim["retrieval"]["metrics"]["ndcg@10"] = 0.123
+    error["error"] = "RuntimeError: boom"
+    batch.write_text("".join(json.dumps(line) + "\n" for line in lines))
     (out / "tasks" / ".lasagna-tmp-leftover").write_text("half a file")  # a killed writer's
     again = run(str(EXAMPLES / "pasta-beir"), "-o", str(out), "--resume")
     assert again.exit_code == 0, again.output
     assert "resuming: 5 of 7 tasks already finished" in again.stderr
     assert "removed 1 partial file(s)" in again.stderr
-    assert json.loads(victim.read_text())["fingerprint"] != "0" * 64
-    assert json.loads(error.read_text())["error"] is None
+    found = records(out)
+    assert found[victim["task"]["item"]]["fingerprint"] != "0" * 64
+    assert found[error["task"]["item"]]["error"] is None
     assert not list(out.rglob(".lasagna-tmp-*"))
 
 

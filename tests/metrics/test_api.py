@@ -30,6 +30,7 @@ PUBLIC = [
     "recall_at_k",
     "reciprocal_rank",
     "summarize",
+    "summarize_many",
 ]
 
 

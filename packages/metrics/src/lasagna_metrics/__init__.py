@@ -6,7 +6,8 @@
 - Ranking (trec_eval conventions): `recall_at_k`, `precision_at_k`, `hit_rate_at_k`,
   `reciprocal_rank`, `average_precision`, `ndcg_at_k`, `r_precision`.
 - Multiple choice: `grade_mcq`, `extract_choice`.
-- Aggregation: `mean` (with a count of missing values), `bootstrap_ci`, `summarize`.
+- Aggregation: `mean` (with a count of missing values), `bootstrap_ci`, `summarize`,
+  `summarize_many`.
 - SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
 
 Every function raises `MetricsError` on bad input, with a message that says what was
@@ -20,6 +21,7 @@ from lasagna_metrics._aggregate import (
     bootstrap_ci,
     mean,
     summarize,
+    summarize_many,
 )
 from lasagna_metrics._answers import (
     SquadVersion,
@@ -76,4 +78,5 @@ __all__ = [
     "recall_at_k",
     "reciprocal_rank",
     "summarize",
+    "summarize_many",
 ]

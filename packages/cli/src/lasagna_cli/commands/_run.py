@@ -342,7 +342,7 @@ def run(
                 from lasagna_cli.commands._costs import cost_line
 
                 typer.echo(cost_line(results))
-            typer.echo(f"results: {out / 'results.json'}  (one file per task in {out / 'tasks'})")
+            typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
         reasons = [q["missing"] for r in results for q in r["per_query"] if q.get("missing")]
         if reasons:
             from lasagna_cli.engine.systems import count_reasons

@@ -25,7 +25,6 @@ def run_engine(
     executor: ExecutorChoice | None = None,
 ) -> BenchmarkRun:
     """The engine's run, with the command's models, progress bar and Ctrl-C message."""
-    import asyncio
     import sys
 
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
@@ -35,6 +34,7 @@ def run_engine(
     from lasagna_cli.engine._benchmark import run_benchmarks
     from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.datasets import DatasetLoader
+    from lasagna_synth import run_blocking
 
     def make(spec: ModelSpec, role: str) -> LLM:
         flag = "--generator" if role == "generator" else "--judge"
@@ -43,8 +43,8 @@ def run_engine(
     progress = TaskProgress(0, "tasks")
     try:
         with progress:
-            run = asyncio.run(
-                run_benchmarks(
+            run = run_blocking(
+                lambda: run_benchmarks(
                     config,
                     out,
                     resume=resume,

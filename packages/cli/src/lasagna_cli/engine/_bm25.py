@@ -4,7 +4,12 @@ The index is one term-major sparse matrix of precomputed BM25 weights (one row p
 column per document). Scoring a query adds the rows of its terms (their posting lists) into
 a dense score array with numpy, touching only the documents that share a term with it; no
 Python loop runs over the corpus at query time. That is where the speed over rank-bm25
-(which loops over every document for every query term) comes from.
+(which loops over every document for every query term) comes from. The most frequent terms
+(in at least 1/16 of the documents) get a dense row instead (`_term_matrix`), added to the
+scores as one contiguous array, 20x faster than scattering a long posting list. A query
+whose postings cover much of the corpus finds its top k without sorting every score: a
+strided sample of the scores gives a value that at least k documents reach, and only the
+documents at or above it are ranked exactly.
 
 Text analysis, recorded by `describe()` with every result: lower-cased, tokens are runs of
 two or more word characters (`\\w\\w+`, Unicode-aware, so Arabic works too), Lucene's 33
@@ -31,12 +36,14 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._term_matrix import TermMatrix, dense_rows
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
 Variant = Literal["lucene", "okapi"]
+Progress = Callable[[int, int], None] | None
 
 # Lucene's default English stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET).
 LUCENE_ENGLISH_STOPWORDS = frozenset(
@@ -124,37 +131,39 @@ class _TermMapper:
                 out.append(term)
         return out
 
-
-class TermMatrix:
-    """Term-major compressed sparse rows: the documents of term t are
-    `indices[indptr[t]:indptr[t+1]]` (ascending), with their values in `data`. numpy alone
-    builds it (scipy.sparse would add 114 MB to the install for this)."""
-
-    def __init__(self, indptr: Any, indices: Any, data: Any) -> None:
-        self.indptr, self.indices, self.data = indptr, indices, data
-
-    @classmethod
-    def count(cls, term_ids: Any, lengths: Any, n_terms: int) -> TermMatrix:
-        """The frequency of each term in each document, from the documents' term ids in
-        order (`lengths[d]` of them for document d)."""
+    def term_ids(
+        self, texts: Sequence[str], vocabulary: dict[str, int], on_progress: Progress
+    ) -> tuple[Any, Any]:
+        """The texts' term ids in order (new terms numbered in `vocabulary` as they occur)
+        and each text's count of them; Python runs only for a word not seen before."""
         import numpy as np
 
-        n_docs = len(lengths)
-        docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-        # One key per (term, document): sorting groups a term's documents, ascending, and
-        # puts a document's repeats of a term side by side (sorted in place: np.unique
-        # would be ten times slower here).
-        keys = term_ids * max(n_docs, 1) + docs
-        keys.sort()
-        starts = np.flatnonzero(np.diff(keys)) + 1 if len(keys) else np.zeros(0, np.int64)
-        starts = np.concatenate(([0], starts)) if len(keys) else starts
-        freq = np.diff(np.append(starts, len(keys)))
-        keys = keys[starts]
-        terms = keys // max(n_docs, 1)
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(np.bincount(terms, minlength=n_terms), out=indptr[1:])
-        indices = (keys % max(n_docs, 1)).astype(np.int32)
-        return cls(indptr, indices, freq.astype(np.float64))
+        ids: dict[str, int] = {}  # word -> its term id, -1 for a stopword
+        found: list[int] = []  # extended in C (`map`); faster than an array("q")
+        known, words_in = ids.__getitem__, []
+        for i, text in enumerate(texts):
+            words = _TOKEN.findall(text.lower())
+            words_in.append(len(words))
+            before = len(found)
+            try:
+                found.extend(map(known, words))
+            except KeyError:  # a new word: number it, then look the text up again
+                del found[before:]
+                for word in words:
+                    if word not in ids:
+                        term = self.terms(word)
+                        ids[word] = vocabulary.setdefault(term[0], len(vocabulary)) if term else -1
+                found.extend(map(known, words))
+            if on_progress is not None and i % 2000 == 1999:
+                on_progress(i + 1, len(texts))
+        every = np.array(found, dtype=np.int64)
+        found.clear()  # one copy of the ids at a time: the peak memory of a build
+        keep = every >= 0
+        term_ids, kept = every[keep], np.cumsum(keep)
+        del every, keep
+        ends = np.cumsum(np.array(words_in, dtype=np.int64))
+        upto = kept[np.maximum(ends - 1, 0)] if len(kept) else np.zeros(len(ends), np.int64)
+        return term_ids, np.diff(np.where(ends > 0, upto, 0), prepend=0)
 
 
 class BM25Index:
@@ -172,7 +181,8 @@ class BM25Index:
     ) -> None:
         self._doc_ids = doc_ids
         self._vocabulary = vocabulary
-        self._weights = weights  # terms x documents
+        # terms x documents, and term id -> its row over all documents for the most frequent
+        self._weights, self._dense = dense_rows(weights, len(doc_ids))
         self._analyzer = analyzer
         self._mapper = analyzer.term_mapper()
         self.k1 = k1
@@ -190,7 +200,7 @@ class BM25Index:
         variant: Variant = "lucene",
         stemmer: str = "english",
         stopwords: Literal["lucene-english", "none"] = "lucene-english",
-        on_progress: Callable[[int, int], None] | None = None,
+        on_progress: Progress = None,
     ) -> BM25Index:
         """Index `texts`, named by `doc_ids` (unique, same length). `on_progress(done,
         total)` is called as the texts are analysed (most of the time it takes), every
@@ -211,18 +221,11 @@ class BM25Index:
         mapper = analyzer.term_mapper()
 
         vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
-        lengths = np.zeros(len(texts), dtype=np.int64)
-        for i, text in enumerate(texts):
-            terms = mapper.terms(text)
-            lengths[i] = len(terms)
-            term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in terms])
-            if on_progress is not None and i % 2000 == 1999:
-                on_progress(i + 1, len(texts))
+        term_ids, lengths = mapper.term_ids(texts, vocabulary, on_progress)
         if on_progress is not None:
             on_progress(len(texts), len(texts))
         n_docs, n_terms = len(texts), len(vocabulary)
-        tf = TermMatrix.count(np.asarray(term_ids, dtype=np.int64), lengths, n_terms)
+        tf = TermMatrix.count(term_ids, lengths, n_terms)
         del term_ids
         df = np.diff(tf.indptr).astype(np.float64)
         idf = _idf(df, n_docs, variant)
@@ -268,6 +271,7 @@ class BM25Index:
         n_docs = len(self._doc_ids)
         scores = np.zeros(n_docs, dtype=np.float64)  # reused: only touched entries are reset
         ids = self._doc_ids
+        dense = self._dense
         results: list[list[tuple[str, float]]] = []
         clock = time.perf_counter
         for query in queries:
@@ -283,23 +287,28 @@ class BM25Index:
                     seconds.append(clock() - started)
                 continue
             postings = 0
-            # Sorted term ids: the sum runs in one fixed order, so scores are reproducible.
+            # Sorted term ids: the sum runs in one fixed order, so scores are reproducible. A
+            # dense row adds 0.0 to the documents without its term: the same sums exactly.
             for term_id in sorted(terms):
                 lo, hi = indptr[term_id], indptr[term_id + 1]
-                docs = indices[lo:hi]
-                if terms[term_id] == 1:
-                    scores[docs] += data[lo:hi]
+                row = dense.get(term_id)
+                if row is not None:
+                    scores += row if terms[term_id] == 1 else terms[term_id] * row
+                elif terms[term_id] == 1:
+                    scores[indices[lo:hi]] += data[lo:hi]
                 else:  # a repeated query term counts once per occurrence
-                    scores[docs] += terms[term_id] * data[lo:hi]
-                postings += hi - lo
+                    scores[indices[lo:hi]] += terms[term_id] * data[lo:hi]
+                postings += hi - lo if row is None else n_docs
             if postings * 16 < n_docs:  # few matches: gather them rather than scan
                 touched = np.unique(
                     np.concatenate([indices[indptr[t] : indptr[t + 1]] for t in terms])
                 )
+                values = scores[touched]
+                scores[touched] = 0.0
             else:
-                touched = np.flatnonzero(scores)
-            values = scores[touched]
-            scores[touched] = 0.0
+                touched = np.flatnonzero(scores >= _floor_of_top(scores, k))
+                values = scores[touched]
+                scores.fill(0.0)
             keep = values > 0
             found = _top_k(touched[keep], values[keep], k)
             results.append([(ids[d], s) for d, s in found])
@@ -320,6 +329,17 @@ def _idf(df: npt.NDArray[np.float64], n_docs: int, variant: Variant) -> npt.NDAr
         # sum rounds otherwise, and a mean near 0 could then change sign.
         idf[idf < 0] = 0.25 * (sum(idf.tolist()) / len(idf))
     return idf
+
+
+def _floor_of_top(scores: npt.NDArray[np.float64], k: int) -> float:
+    """A score that at least `k` documents reach (so every one of the top k does): the k-th
+    highest of every 64th score, or 0 when that sample is too small."""
+    import numpy as np
+
+    sample = scores[:: max(1, min(64, len(scores) // (8 * k)))]
+    if len(sample) < k:
+        return 0.0
+    return float(np.partition(sample, len(sample) - k)[len(sample) - k])
 
 
 def _top_k(

@@ -6,7 +6,8 @@ systems (`_system_tasks`), asks the model provider for the models the pending ta
 and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
 one writer: the record is written atomically on a writer thread, and the slot is freed only
 once it is in its file, so a run killed at any moment loses at most the tasks in flight
-(`_writer`: flushed to disk in groups).
+(`_writer`: a retrieval-only task's record goes into a batch file; files are flushed to
+disk in groups).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
 from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import Record, RecordStore, read_record
+from lasagna_cli.engine._store import Record, RecordStore, read_records
 from lasagna_cli.engine._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
 from lasagna_cli.engine._vectors import VectorFacts
@@ -205,7 +206,7 @@ async def execute(
 ) -> RunOutcome:
     """Run what the store does not already hold; see the module docstring."""
     paths = [store.path(t) for t in tasks]
-    existing = [read_record(store, p) for p in paths] if options.resume else [None] * len(tasks)
+    existing = read_records(store, paths) if options.resume else [None] * len(tasks)
     statuses = [
         resume_status(r, t, retry_failed=options.retry_failed)
         for r, t in zip(existing, tasks, strict=True)
@@ -278,12 +279,25 @@ async def execute(
             record = result.result if result.error is None else None
             if record is None:
                 record = failure_record(outcome.tasks[i], result.error or RuntimeError("no record"))
-            await writer.write(paths[i], store.encode(record))
+            task = outcome.tasks[i]
             outcome.records[i] = record
-            _count(outcome, outcome.tasks[i], paths[i], record, on_progress, on_failure)
+
+            def count() -> None:
+                _count(outcome, task, paths[i], record, on_progress, on_failure)
+
+            if store.batched and result.task.regrade is None and not _calls_out(task):
+                await writer.queue(paths[i], store.encode(record), count)
+            else:
+                await writer.write(paths[i], store.encode(record))
+                count()
 
         await executor.run(work, worker, on_outcome)
     return outcome
+
+
+def _calls_out(task: Task) -> bool:
+    """Whether a task calls a model or a user's system (else its record can be batched)."""
+    return task.planned.answers or task.setup.system is not None
 
 
 def _count(

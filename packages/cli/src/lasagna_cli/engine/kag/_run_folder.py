@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import RunStore, read_record
+from lasagna_cli.engine._store import RunStore, iter_records
 from lasagna_cli.engine.kag._datasets import Datasets
 from lasagna_cli.engine.kag._stats import Result
 
@@ -27,9 +27,8 @@ def run_folder_results(folder: Path) -> tuple[Datasets, list[Result]]:
     store = RunStore(folder)
     datasets: Datasets = {}
     results: list[Result] = []
-    for path in sorted((folder / "tasks").glob("*/*/*.json")):
-        record = read_record(store, path)
-        if record is None or not isinstance(record.get("task"), dict):
+    for path, record in iter_records(store):
+        if not isinstance(record.get("task"), dict):
             continue
         task = record["task"]
         dataset, item, setup = str(task["dataset"]), str(task["item"]), str(task["setup"])

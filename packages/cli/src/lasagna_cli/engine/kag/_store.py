@@ -30,6 +30,8 @@ def result_path(output: Path, dataset: str, question: str, prefix: str, setup: s
 class KagStore:
     """The records of a sweep, in kag's layout."""
 
+    batched = False
+
     def __init__(self, root: Path, prefix: str, setups: Mapping[str, Setup]) -> None:
         self.root = root
         self.prefix = prefix

@@ -23,7 +23,7 @@ from lasagna_cli.engine.reports._results import (
     RESULTS_FORMAT,
     comparability_key,
     generation_metrics,
-    summary,
+    summaries,
     usage_of,
 )
 from lasagna_cli.engine.reports._run_data import RunData, complete_entry
@@ -101,7 +101,7 @@ def read_staged(folder: Path) -> RunData:
         for metric, value in ((record.get("retrieval") or {}).get("metrics") or {}).items():
             per_metric.setdefault(metric, []).append(value)
     if per_metric:
-        metrics["retrieval"] = {m: summary(v, DEFAULT_SEED) for m, v in sorted(per_metric.items())}
+        metrics["retrieval"] = summaries(dict(sorted(per_metric.items())), DEFAULT_SEED)
     answered = [r["generation"] for r in ok if isinstance(r.get("generation"), dict)]
     if answered:
         metrics["generation"] = generation_metrics(answered, DEFAULT_SEED)

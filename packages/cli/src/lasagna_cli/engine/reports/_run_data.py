@@ -29,7 +29,7 @@ from typing import Any
 
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import RunStore, read_record
+from lasagna_cli.engine._store import RunStore, iter_records
 
 Prices = Mapping[str, tuple[float, float]]
 #: Per answer section, the metrics whose value a question has (see `_generation_values`).
@@ -88,10 +88,9 @@ def complete_from_records(data: RunData) -> None:
         for r in data.results
         for q in r.get("per_query", ())
     }
-    for path in sorted((data.path / "tasks").glob("*/*/*.json")):
-        record = read_record(store, path)
-        task = record.get("task") if record else None
-        if record is None or not isinstance(task, dict):
+    for _, record in iter_records(store):
+        task = record.get("task")
+        if not isinstance(task, dict):
             continue
         dataset, item = str(task["dataset"]), str(task["item"])
         entry = index.get((dataset, str(task["setup"]), item))

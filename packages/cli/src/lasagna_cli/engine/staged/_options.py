@@ -154,6 +154,8 @@ class PipelineStore:
     """OpenViking's order: question number i (in the benchmark's order) is `<dir>/<i>.json`,
     `gen/` for the answers, `eval/` for the graded answers; one line of JSON each."""
 
+    batched = False
+
     def __init__(self, root: Path, folder: str, questions: Sequence[Question] = ()) -> None:
         self.root = root
         self.folder = folder
