@@ -27,7 +27,7 @@ from lasagna_synth._prompts import (
     passage_block,
     write_messages,
 )
-from lasagna_synth._tokens import ENCODING, count_tokens, start_counting, token_counts
+from lasagna_synth._tokens import ENCODING, count_tokens, token_counts
 
 Prices = Mapping[str, tuple[float, float]]
 
@@ -74,22 +74,14 @@ def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
 
 
 def _prompt_pieces(plan: Plan) -> Iterator[str]:
-    """The pieces of every prompt but the unanswerable checks' (see `_neighbour_pieces`)."""
     for item in plan.items:
         write = write_messages(item.question_type, item.passages, item.use)
         yield from _pieces(write[1]["content"], item.passages)
-        if item.question_type != "unanswerable":
-            check = check_messages(item.question_type, item.passages, "", "")
-            yield from _pieces(check[1]["content"], item.passages)
-
-
-def _neighbour_pieces(plan: Plan) -> Iterator[str]:
-    """The pieces of the unanswerable checks, which show the source passage's neighbours."""
-    for item in plan.items:
+        judged = item.passages
         if item.question_type == "unanswerable":
             judged = (item.passages[0], *plan.passage_neighbours(item.passages[0]))
-            check = check_messages(item.question_type, judged, "", "")
-            yield from _pieces(check[1]["content"], judged)
+        check = check_messages(item.question_type, judged, "", "")
+        yield from _pieces(check[1]["content"], judged)
 
 
 def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = None) -> Estimate:
@@ -102,15 +94,8 @@ def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = No
         ]
         per_type[question_type] = count_tokens([WRITER_SYSTEM, CHECKER_SYSTEM, *schemas])
     fixed = sum(per_type[item.question_type] for item in plan.items)
-    # Most pieces are counted on threads (tiktoken lets go of the GIL) while this thread
-    # finds the neighbours the unanswerable checks show (numpy, holding it): a tenth of a
-    # dry run's time, on two cores.
     uses = Counter(_prompt_pieces(plan))
-    counting = start_counting(list(uses))
-    uses.update(_neighbour_pieces(plan))
-    counts = dict(zip(counting.texts, counting.result(), strict=True))
-    rest = [piece for piece in uses if piece not in counts]
-    counts.update(zip(rest, token_counts(rest), strict=True))
+    counts = dict(zip(uses, token_counts(list(uses)), strict=True))
     return Estimate(
         calls=2 * len(plan.items),
         input_tokens=fixed + sum(counts[piece] * n for piece, n in uses.items()),

@@ -15,12 +15,9 @@ from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lasagna_synth._errors import SynthError
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 ENCODING = "cl100k_base"
 _SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -85,41 +82,19 @@ def count_tokens(texts: Iterable[str]) -> int:
 
 def token_counts(texts: list[str]) -> list[int]:
     """The cl100k_base token count of each text, in order."""
-    return start_counting(texts).result()
+    encoding = cl100k_base()
+    if _THREADS == 1 or len(texts) < 2 * _BATCH:
+        return [len(encoding.encode_ordinary(text)) for text in texts]
+    # One contiguous share of the texts per thread, each counted as it is encoded (tiktoken
+    # releases the GIL while it encodes): a thread pool handing out one text at a time, as
+    # encode_ordinary_batch does, cost more in hand-offs than it gained here.
+    from concurrent.futures import ThreadPoolExecutor
 
+    share = -(-len(texts) // _THREADS)
+    parts = [texts[i : i + share] for i in range(0, len(texts), share)]
 
-class Counting:
-    """Token counts being computed on threads of their own (see `start_counting`)."""
+    def count(part: list[str]) -> list[int]:
+        return [len(encoding.encode_ordinary(text)) for text in part]
 
-    def __init__(self, texts: list[str]) -> None:
-        self.texts = texts
-        self._encoding = cl100k_base()
-        self._shares: list[Future[list[int]]] = []
-        if _THREADS == 1 or len(texts) < 2 * _BATCH:
-            return  # counted by `result`, on the caller's thread
-        # One contiguous share of the texts per thread, each counted as it is encoded
-        # (tiktoken releases the GIL while it encodes): a pool handing out one text at a
-        # time, as encode_ordinary_batch does, cost more in hand-offs than it gained here.
-        from concurrent.futures import ThreadPoolExecutor
-
-        share = -(-len(texts) // _THREADS)
-        pool = ThreadPoolExecutor(_THREADS)
-        for i in range(0, len(texts), share):
-            self._shares.append(pool.submit(self._count, texts[i : i + share]))
-        pool.shutdown(wait=False)  # the shares run to their end
-
-    def _count(self, texts: list[str]) -> list[int]:
-        encode = self._encoding.encode_ordinary
-        return [len(encode(text)) for text in texts]
-
-    def result(self) -> list[int]:
-        """The counts, in the order of the texts (waiting for the threads)."""
-        if not self._shares:
-            return self._count(self.texts)
-        return [n for share in self._shares for n in share.result()]
-
-
-def start_counting(texts: list[str]) -> Counting:
-    """Start counting the tokens of `texts` on threads, one share per core, and return at
-    once: the caller does its own work meanwhile, then asks `result()`."""
-    return Counting(texts)
+    with ThreadPoolExecutor(len(parts)) as pool:
+        return [n for counted in pool.map(count, parts) for n in counted]

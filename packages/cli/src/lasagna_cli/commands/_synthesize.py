@@ -7,7 +7,6 @@ work lives in lasagna_synth, imported inside the command.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -260,9 +259,6 @@ def _synthesize(
     no_cache: bool,
     out_format: str = "lasagna",
 ) -> None:
-    # Synthesis uses numpy only to count shared words (no matrix product): OpenBLAS's
-    # threads, started when numpy loads, would cost 45 ms of a 0.9 s dry run for nothing.
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from lasagna_synth import check_chunking, parse_mix
 
     if out_format not in WRITE_FORMATS:
