@@ -12,7 +12,7 @@ ranking of passage texts. For 1,000 questions at --concurrency 32:
 1. the baseline: the same 1,000 POSTs with bare aiohttp at the same concurrency, nothing
    scored or written (the floor for any client on this machine);
 2. `lasagna benchmark run DATA --system URL`: requests, retries, the ranking mapped to the
-   corpus, EM/F1 and ranking metrics, one fsync'd file per question, results.json;
+   corpus, EM/F1 and ranking metrics, one atomic file per question, results.json;
 3. the same with 20% of first attempts a 503 (Retry-After: 0): every question must still
    be scored, each 503 costing one more request (about 1.2 requests per question).
 
