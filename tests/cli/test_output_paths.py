@@ -175,10 +175,10 @@ def disk_full_after(writes: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     real, kept = _writer.write_bytes_atomic, []
 
-    def write(path: Path, data: bytes) -> None:
+    def write(path: Path, data: bytes, *, sync: bool = True) -> None:
         if len(kept) >= writes:
             raise OSError(28, "No space left on device")
-        real(path, data)
+        real(path, data, sync=sync)
         kept.append(path)
 
     monkeypatch.setattr(_writer, "write_bytes_atomic", write)
