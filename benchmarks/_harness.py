@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,21 +208,36 @@ def bare_seconds(base_url: str, n: int, parallel: int) -> tuple[float, float]:
 # -- inputs ---------------------------------------------------------------------------------
 
 
-def write_sweep(folder: Path, base_url: str, tasks: int, setups: int, mcq: bool) -> list[Path]:
-    """datasets.json, setups.toml and config.toml in `folder` (as sweep_speed.py builds them
-    when `mcq`, as sweep_chaos.py otherwise); the result files the sweep must write."""
+def write_sweep(
+    folder: Path,
+    base_url: str,
+    tasks: int,
+    setups: int,
+    mcq: bool,
+    *,
+    question: Callable[[int], str] | None = None,
+    system_prompt: str | None = None,
+) -> list[Path]:
+    """datasets.json, setups.toml and config.toml in `folder`: `tasks` tasks over `setups`
+    setups (`setup-<i>`, answering with the model `setup-<i>`) of the dataset `bench`, MCQ
+    rows when `mcq` (system prompt "Pick one." unless given), open questions otherwise;
+    `question(i)` is question i's text. Returns the result files the sweep must write."""
     folder.mkdir(parents=True, exist_ok=True)
     questions = -(-tasks // setups)
+    if question is None:
+        question = (
+            (lambda i: f"Question {i}: which option?") if mcq else (lambda i: f"question {i}")
+        )
+    if system_prompt is None and mcq:
+        system_prompt = "Pick one."
     mcq_output = {"type": "MCQ", "options": {"a": "yes", "b": "no"}, "answer": "b"}
     rows = {
-        f"q{i}": {"input": f"Question {i}: which option?", "output": mcq_output}
-        if mcq
-        else {"input": f"question {i}"}
+        f"q{i}": {"input": question(i), "output": mcq_output} if mcq else {"input": question(i)}
         for i in range(questions)
     }
     (folder / "datasets.json").write_text(json.dumps({"bench": rows}))
     names = [f"setup-{i}" for i in range(setups)]
-    prompt = 'system_prompt = "Pick one."\n' if mcq else ""
+    prompt = f"system_prompt = {json.dumps(system_prompt)}\n" if system_prompt else ""
     (folder / "setups.toml").write_text(
         "".join(f'[{n}]\nprovider = "fake"\nmodel = "{n}"\n{prompt}\n' for n in names)
     )

@@ -41,7 +41,6 @@ per call, 13.4-16.5 s in chunks), so the chunks matter on a driver feeding many 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -51,6 +50,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import write_sweep
 
 SERVER = """
 import sys, time
@@ -79,14 +81,7 @@ class Measured:
 
 def write_inputs(folder: Path, base_url: str, tasks: int, words: int) -> list[str]:
     filler = " ".join(["context"] * words)
-    rows = {f"q{i}": {"input": f"{filler} question {i}"} for i in range(tasks // 2)}
-    (folder / "datasets.json").write_text(json.dumps({"d": rows}))
-    (folder / "setups.toml").write_text(
-        '[a]\nprovider = "fake"\nmodel = "m1"\n[b]\nprovider = "fake"\nmodel = "m2"\n'
-    )
-    (folder / "config.toml").write_text(
-        f'[providers.fake]\napi = "openai"\nbase_url = "{base_url}"\n'
-    )
+    write_sweep(folder, base_url, tasks, 2, mcq=False, question=lambda i: f"{filler} question {i}")
     return [
         "benchmark", "sweep", "-d", str(folder / "datasets.json"),
         "-b", str(folder / "setups.toml"), "-c", str(folder / "config.toml"),

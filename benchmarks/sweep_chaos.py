@@ -34,7 +34,8 @@ from typing import Any
 
 from lasagna_synth import TEMP_PREFIX  # the one atomic writer's temporary files
 
-SETUPS = ("alpha", "beta", "gamma", "delta")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import write_sweep
 
 
 @dataclass
@@ -68,22 +69,6 @@ class ChaosReport:
 
 def _lasagna() -> list[str]:
     return [sys.executable, "-c", "from lasagna_cli._app import main; main()"]
-
-
-def _write_inputs(folder: Path, base_url: str, tasks: int, setups: int) -> list[Path]:
-    questions = -(-tasks // setups)
-    data = {"chaos": {f"q{i}": {"input": f"question {i}"} for i in range(questions)}}
-    (folder / "datasets.json").write_text(json.dumps(data))
-    names = SETUPS[:setups]
-    (folder / "setups.toml").write_text(
-        "".join(f'[{n}]\nprovider = "fake"\nmodel = "{n}"\n\n' for n in names)
-    )
-    (folder / "config.toml").write_text(
-        f'[providers.fake]\napi = "openai"\nbase_url = "{base_url}"\n'
-    )
-    return [
-        folder / "out" / "chaos" / f"q{i}" / f"{n}.json" for i in range(questions) for n in names
-    ]
 
 
 def _snapshot(paths: list[Path]) -> dict[Path, tuple[int, int]]:
@@ -121,7 +106,7 @@ def chaos(
 
     folder = folder or Path(tempfile.mkdtemp(prefix="sweep-chaos-"))
     with FakeLLMServer(reply=reply, latency=latency) as server:
-        expected = _write_inputs(folder, server.base_url, tasks, setups)
+        expected = write_sweep(folder, server.base_url, tasks, setups, mcq=False)
         report.tasks = len(expected)
         command = [
             *_lasagna(), "benchmark", "sweep",

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import clean_env, server_process, timed
+from _harness import clean_env, server_process, timed, write_sweep
 
 GOAL = 1.5
 SYSTEM = {"short": "Pick one.", "long": " ".join(["Answer from the passages, briefly."] * 12)}
@@ -51,36 +51,31 @@ FILLER = "the harbour opened in spring after the council voted on the new quay a
 
 def question(shape: str, i: int) -> str:
     if shape == "short":
-        return f"Question {i}: which option?"
+        return f"Question {i}: which option?"  # the harness's MCQ question
     return f"Question {i}: " + (FILLER * 22).strip() + " Which option?"
 
 
 def write_inputs(folder: Path, base_url: str, tasks: int, shape: str) -> list[dict[str, Any]]:
-    """datasets.json, setups.toml and config.toml for `tasks` tasks (2 setups); the request
-    bodies the sweep sends, for the bare client."""
-    questions = tasks // 2
-    mcq = {"type": "MCQ", "options": {"a": "yes", "b": "no"}, "answer": "b"}
-    rows = {f"q{i}": {"input": question(shape, i), "output": mcq} for i in range(questions)}
-    (folder / "datasets.json").write_text(json.dumps({"speed": rows}))
-    (folder / "setups.toml").write_text(
-        "".join(
-            f'[setup-{s}]\nprovider = "fake"\nmodel = "m{s}"\n'
-            f"system_prompt = {json.dumps(SYSTEM[shape])}\n\n"
-            for s in range(2)
-        )
-    )
-    (folder / "config.toml").write_text(
-        f'[providers.fake]\napi = "openai"\nbase_url = "{base_url}"\n'
+    """The sweep's input files for `tasks` tasks (2 setups); the request bodies it sends,
+    for the bare client."""
+    write_sweep(
+        folder,
+        base_url,
+        tasks,
+        2,
+        mcq=True,
+        question=lambda i: question(shape, i),
+        system_prompt=SYSTEM[shape],
     )
     return [
         {
-            "model": f"m{s}",
+            "model": f"setup-{s}",
             "messages": [
                 {"role": "system", "content": SYSTEM[shape]},
                 {"role": "user", "content": f"{question(shape, i)}\n\na: yes\nb: no"},
             ],
         }
-        for i in range(questions)
+        for i in range(tasks // 2)
         for s in range(2)
     ]
 
