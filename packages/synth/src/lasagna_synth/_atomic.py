@@ -17,6 +17,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -92,19 +93,16 @@ def sync_filesystem(folder: Path) -> None:
         everything()
         return
     try:
-        if _syncfs(fd) != 0:
+        syncfs = _syncfs()
+        if syncfs is None or syncfs(fd) != 0:
             everything()
     finally:
         os.close(fd)
 
 
-def _syncfs(fd: int) -> int:
-    global _SYNCFS
-    if _SYNCFS is None:
-        import ctypes
+@cache
+def _syncfs() -> Any:
+    """libc's syncfs, or None where there is none (macOS, Windows)."""
+    import ctypes
 
-        _SYNCFS = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None) or False
-    return int(_SYNCFS(fd)) if _SYNCFS else -1
-
-
-_SYNCFS: Any = None
+    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
