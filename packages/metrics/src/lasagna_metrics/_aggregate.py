@@ -126,6 +126,7 @@ def _bootstraps(
         draw = random.Random(seed).random
         means: list[list[float]] = [[] for _ in chosen]
         for _ in range(resamples):
+            # n >= 2 (one value never varies), so itemgetter gives a tuple of n values
             pick = itemgetter(*map(math.floor, map(mul, starmap(draw, repeat((), n)), repeat(n))))
             for column, out in zip(chosen, means, strict=True):
                 out.append(math.fsum(pick(columns[column])) / n)
