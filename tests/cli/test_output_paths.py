@@ -36,15 +36,15 @@ def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     folder = tmp_path / "locked"
     folder.mkdir()
     if os.geteuid() == 0:  # root writes anywhere: refuse as the OS would for anyone else
-        import tempfile
+        from lasagna_synth import _atomic
 
-        real_mkstemp, real_mkdir = tempfile.mkstemp, Path.mkdir
+        real_create_temp, real_mkdir = _atomic._create_temp, Path.mkdir
 
-        def mkstemp(*args: Any, **kwargs: Any) -> Any:
-            where = Path(str(kwargs.get("dir") or ".")).resolve()
+        def create_temp(where: Path) -> Any:
+            where = where.resolve()
             if where == folder or folder in where.parents:
                 raise PermissionError(13, "Permission denied")
-            return real_mkstemp(*args, **kwargs)
+            return real_create_temp(where)
 
         def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
             target = self.resolve()
@@ -52,7 +52,7 @@ def read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
                 raise PermissionError(13, "Permission denied")
             real_mkdir(self, *args, **kwargs)
 
-        monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+        monkeypatch.setattr(_atomic, "_create_temp", create_temp)
         monkeypatch.setattr(Path, "mkdir", mkdir)
     folder.chmod(0o555)
     yield folder

@@ -126,6 +126,39 @@ def test_a_run_s_records_skip_the_fsyncs_and_are_flushed_in_groups(
     assert len(flushes) == 41  # one group per write, and the last one at the close
 
 
+def test_records_are_written_on_the_loop_until_the_disk_is_slow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    from lasagna_cli.engine import _writer
+
+    threads: list[str] = []
+    real = _writer.write_bytes_atomic
+
+    def write(path: Path, data: bytes, *, sync: bool = True) -> None:
+        threads.append(threading.current_thread().name)
+        real(path, data, sync=sync)
+
+    monkeypatch.setattr(_writer, "write_bytes_atomic", write)
+
+    async def write_all(slow_write: float) -> None:
+        monkeypatch.setattr(_writer, "SLOW_WRITE", slow_write)
+        async with _writer.Writer() as writer:
+            for i in range(20):
+                await writer.write(tmp_path / f"t{i}.json", dump_task_json({"i": i}))
+
+    asyncio.run(write_all(3600.0))  # a fast disk: every write on the event loop's thread
+    assert threads == ["MainThread"] * 20
+    threads.clear()
+    asyncio.run(write_all(-1.0))  # every write slow: the pool after SLOW_WRITES in a row
+    slow = _writer.SLOW_WRITES
+    assert threads[:slow] == ["MainThread"] * slow
+    assert all(name.startswith("lasagna-write") for name in threads[slow:])
+    assert [read_json(tmp_path / f"t{i}.json") for i in range(20)] == [{"i": i} for i in range(20)]
+
+
 def test_sync_filesystem_flushes_a_folder_or_falls_back_to_sync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,8 +13,9 @@ as missing or empty and runs again.
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -25,19 +26,28 @@ TEMP_PREFIX = ".lasagna-tmp-"
 """How the temporary file of an atomic write starts (a crash can leave one behind)."""
 
 
-def _umask_mode() -> int:
-    """The mode the user's umask gives a new file (0o644 under umask 022). mkstemp makes its
-    file 0600, and a rename keeps the mode, so every file written would be private.
-
-    Read once, at import, on the importing thread: os.umask can only be read by setting it,
-    for the whole process, and doing so on a writer thread could race another thread's file
-    creation."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
+_TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+_TEMP_TAG = f"{os.getpid()}-{secrets.token_hex(4)}-"
+_temp_numbers = itertools.count()  # next() is atomic under the GIL: safe on writer threads
 
 
-FILE_MODE = _umask_mode()
+def _create_temp(folder: Path) -> tuple[int, str]:
+    """A new temporary file in `folder` (made if missing), open for writing: its fd and path.
+
+    Not tempfile.mkstemp, whose random name, 0600 mode (a rename keeps it, so every file
+    would be private) and fchmod cost more than the write of a task record: the name is
+    this process's tag and a counter, O_EXCL refuses any file already there, and mode 0666
+    gets the user's umask applied by the OS (0644 under 022)."""
+    while True:
+        temp = os.path.join(folder, f"{TEMP_PREFIX}{_TEMP_TAG}{next(_temp_numbers)}")
+        try:
+            return os.open(temp, _TEMP_FLAGS, 0o666), temp
+        except FileNotFoundError:
+            folder.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file of a killed process whose pid and tag were ours
+            continue
 
 
 @contextmanager
@@ -45,15 +55,35 @@ def atomic_writer(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
     """A binary handle whose bytes replace `path` when the block ends; an exception (or
     Ctrl-C) inside it leaves `path` as it was and no temporary file. `sync=False`: no fsync
     (the caller calls `sync_filesystem` for a group of files)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    fd, temp = _create_temp(path.parent)
     try:
-        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    if sync:
+        _fsync_folder(path.parent)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write `data` to `path` atomically: a temporary file, fsync (unless `sync=False`),
+    then rename. Plain system calls, without a file object: this is the engine's per-task
+    path (50 us a record here, against 80 us through atomic_writer)."""
+    fd, temp = _create_temp(path.parent)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked (a signal, a full pipe)
+                view = view[os.write(fd, view) :]
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -73,13 +103,6 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Write `data` to `path` atomically: a temporary file, fsync (unless `sync=False`),
-    then rename."""
-    with atomic_writer(path, sync=sync) as handle:
-        handle.write(data)
 
 
 def sync_filesystem(folder: Path) -> None:
