@@ -180,7 +180,7 @@ _BARE = """
 import asyncio, sys
 import aiohttp
 
-async def main(url, n, parallel):
+async def main(url, n, parallel, padding):
     semaphore = asyncio.Semaphore(parallel)
     connector = aiohttp.TCPConnector(limit=parallel)
     headers = {"Authorization": "Bearer dummy"}
@@ -188,7 +188,8 @@ async def main(url, n, parallel):
         async def one(i):
             body = {"model": "m0", "max_tokens": 256, "messages": [
                 {"role": "system", "content": "Answer the question in a few words."},
-                {"role": "user", "content": f"Question {i}: which option?\\n\\na: yes\\nb: no"},
+                {"role": "user",
+                 "content": f"Question {i}: {padding}which option?\\n\\na: yes\\nb: no"},
             ]}
             async with semaphore:
                 async with session.post(url + "/chat/completions", json=body) as response:
@@ -196,12 +197,14 @@ async def main(url, n, parallel):
                     assert (await response.json())["choices"][0]["message"]["content"]
         await asyncio.gather(*(one(i) for i in range(n)))
 
-asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]))
 """
 
 
-def bare_seconds(base_url: str, n: int, parallel: int) -> tuple[float, float]:
-    command = [sys.executable, "-c", _BARE, base_url, str(n), str(parallel)]
+def bare_seconds(base_url: str, n: int, parallel: int, padding: str = "") -> tuple[float, float]:
+    """A bare aiohttp client's process sending `n` chat completions, `padding` (`mcq_question`'s)
+    in each question: its wall and CPU seconds."""
+    command = [sys.executable, "-c", _BARE, base_url, str(n), str(parallel), padding]
     return timed(command, clean_env())
 
 
@@ -225,9 +228,7 @@ def write_sweep(
     folder.mkdir(parents=True, exist_ok=True)
     questions = -(-tasks // setups)
     if question is None:
-        question = (
-            (lambda i: f"Question {i}: which option?") if mcq else (lambda i: f"question {i}")
-        )
+        question = mcq_question if mcq else (lambda i: f"question {i}")
     if system_prompt is None and mcq:
         system_prompt = "Pick one."
     mcq_output = {"type": "MCQ", "options": {"a": "yes", "b": "no"}, "answer": "b"}
@@ -256,12 +257,17 @@ def sweep_command(side: Side, folder: Path, parallel: int) -> list[str]:
     ]  # fmt: skip
 
 
-def write_run_data(path: Path, questions: int) -> Path:
+def mcq_question(i: int, padding: str = "") -> str:
+    """Question i of the MCQ benchmarks, `padding` (words ending in a space) inside it."""
+    return f"Question {i}: {padding}which option?"
+
+
+def write_run_data(path: Path, questions: int, padding: str = "") -> Path:
     """A JSONL of questions with answers and no contexts (closed-book generation)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as handle:
         for i in range(questions):
-            row = {"id": f"q{i}", "question": f"Question {i}: which option?", "answer": "b"}
+            row = {"id": f"q{i}", "question": mcq_question(i, padding), "answer": "b"}
             handle.write(json.dumps(row) + "\n")
     return path
 

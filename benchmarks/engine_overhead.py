@@ -22,15 +22,18 @@ command line (module names differ between the revisions). Figures, each for both
    task files are DIR/tasks/**/*.json, one line of JSON each with "error": null. Each run
    gets a fresh LLM cache, so that a call finished before a kill is made again, never
    replayed: the calls then count exactly the tasks plus those in flight at each kill.
-The timings are repeated R times (the two revisions interleaved, after one warm-up run of
-each, with bytecode written as a user's venv has it) and the medians reported, with the
-spread of the repeats.
+The timings run on two shapes of question (`--shapes`): `short` (a one-line MCQ question,
+0.1 KB a request) and `long` (the same with 150 words inside, 1.8 KB a request), the bare
+client sending the same text. They are repeated R times (the two revisions interleaved,
+after one warm-up run of each, with bytecode written as a user's venv has it) and the
+medians reported, with the spread of the repeats.
 Chaos reports calls made, calls lost per kill (in flight; max and total), whether every task
 has exactly one whole result file, temporary files left, and files rewritten after they were
 first seen (inode or mtime changed).
 
     uv run python benchmarks/engine_overhead.py [--baseline 19d64b1] [--tasks 4000]
         [--parallel 64] [--kills 5] [--chaos-parallel 16] [--seed 42] [--repeat 3]
+        [--shapes short,long]
 
 Verdict: an overhead is worse when current exceeds baseline by more than 10% or 0.05 ms
 (whichever is larger: timings on 2 cores are noisy); chaos is exact (at most the tasks in
@@ -41,6 +44,7 @@ Exit 1 when anything is worse or an invariant breaks on either revision.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -77,10 +81,21 @@ class Chaos:
     seconds: float = 0.0
 
 
-def timings(sides: list[h.Side], folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+SHAPES = {"short": "", "long": "the harbour opened in spring after the council voted " * 30}
+"""shape -> the words inside each question: 0.1 KB or 1.8 KB requests"""
+
+
+def timings(
+    sides: list[h.Side], folder: Path, args: argparse.Namespace, shape: str
+) -> dict[str, Any]:
     """Median sweep and run figures per side, each repeat's overhead against its own floor."""
     n, p, questions = args.tasks, args.parallel, args.tasks // 2
-    data = h.write_run_data(folder / "run.jsonl", questions)
+    padding = SHAPES[shape]
+
+    def question(i: int) -> str:
+        return h.mcq_question(i, padding)
+
+    data = h.write_run_data(folder / "run.jsonl", questions, padding)
     tracks = {side.name: h.generation_track(side, data) for side in sides}
     raw: dict[str, dict[str, list[float]]] = {s.name: {} for s in sides}
     with h.server_process() as base_url:
@@ -92,12 +107,12 @@ def timings(sides: list[h.Side], folder: Path, args: argparse.Namespace) -> dict
             h.timed(warm, h.run_env(base_url, folder / "warm" / "cache"))
             shutil.rmtree(folder / "warm")
         for repeat in range(args.repeat):
-            bare = {"sweep": h.bare_seconds(base_url, n, p)}
-            bare["run"] = h.bare_seconds(base_url, questions, p)
+            bare = {"sweep": h.bare_seconds(base_url, n, p, padding)}
+            bare["run"] = h.bare_seconds(base_url, questions, p, padding)
             for side in sides if repeat % 2 == 0 else sides[::-1]:
                 tag = f"{repeat}-{side.name.split()[0]}"
                 sweep = folder / f"sweep-{tag}"
-                expected = h.write_sweep(sweep, base_url, n, 2, mcq=True)
+                expected = h.write_sweep(sweep, base_url, n, 2, mcq=True, question=question)
                 measured = {"sweep": h.timed(h.sweep_command(side, sweep, p), h.clean_env())}
                 written = len(h.snapshot(sweep / "out", "*/*/*.json"))
                 if written != len(expected):
@@ -264,19 +279,22 @@ def _ratio(current: float, baseline: float) -> str:
     return f"{current / baseline:.2f}x" if baseline > 0 and current >= 0 else "n/a"
 
 
-def report(sides: list[h.Side], times: dict[str, Any], chaoses: dict[str, Chaos]) -> bool:
-    """Print the table, the summary lines and the verdict; True when no worse."""
+def report(
+    sides: list[h.Side], times: dict[str, dict[str, Any]], chaoses: dict[str, Chaos]
+) -> bool:
+    """Print the table, the summary lines and the verdict; True when no worse. `times`: the
+    figures of `timings` by shape."""
     base, cur = (s.name for s in sides)
     rows: list[tuple[str, Any, Any, str]] = []
-    for kind in ("sweep", "run"):
-        b, c = times[base], times[cur]
+    for shape, kind in itertools.product(times, ("sweep", "run")):
+        b, c = times[shape][base], times[shape][cur]
         ms, cpu, rate = f"{kind}_ms", f"{kind}_cpu", f"{kind}_rate"
-        rows.append((f"{kind} overhead per task, ms", f"{b[ms]:.3f}", f"{c[ms]:.3f}",
+        rows.append((f"{shape} {kind} overhead per task, ms", f"{b[ms]:.3f}", f"{c[ms]:.3f}",
                      _ratio(c[ms], b[ms])))  # fmt: skip
-        rows.append((f"{kind} CPU per task over bare, ms", f"{b[cpu]:.3f}", f"{c[cpu]:.3f}",
-                     _ratio(c[cpu], b[cpu])))  # fmt: skip
-        rows.append((f"{kind} tasks/s, whole process", f"{b[rate]:.0f}", f"{c[rate]:.0f}",
-                     _ratio(c[rate], b[rate])))  # fmt: skip
+        rows.append((f"{shape} {kind} CPU per task over bare, ms", f"{b[cpu]:.3f}",
+                     f"{c[cpu]:.3f}", _ratio(c[cpu], b[cpu])))  # fmt: skip
+        rows.append((f"{shape} {kind} tasks/s, whole process", f"{b[rate]:.0f}",
+                     f"{c[rate]:.0f}", _ratio(c[rate], b[rate])))  # fmt: skip
     for kind in ("sweep", "run"):
         b, c = chaoses[f"{base}-{kind}"], chaoses[f"{cur}-{kind}"]
 
@@ -300,16 +318,18 @@ def report(sides: list[h.Side], times: dict[str, Any], chaoses: dict[str, Chaos]
     for row in [("figure", base, cur, "cur/base"), *rows]:
         print("  ".join(str(v).ljust(w) if i == 0 else str(v).rjust(w)
                         for i, (v, w) in enumerate(zip(row, widths, strict=True))))  # fmt: skip
-    print(f"run track: {times[base]['track']} -> {times[cur]['track']}")
+    some = next(iter(times.values()))
+    print(f"run track: {some[base]['track']} -> {some[cur]['track']}")
     worse = []
-    for kind in ("sweep", "run"):
-        b, c = times[base][f"{kind}_ms"], times[cur][f"{kind}_ms"]
-        bc, cc = times[base][f"{kind}_cpu"], times[cur][f"{kind}_cpu"]
-        spread = f"{times[base][f'{kind}_spread']} -> {times[cur][f'{kind}_spread']}"
-        print(f"overhead per task: {kind} {b:.3f} ms -> {c:.3f} ms ({_ratio(c, b)}; repeats "
-              f"{spread}); CPU {bc:.3f} ms -> {cc:.3f} ms ({_ratio(cc, bc)})")  # fmt: skip
+    for shape, kind in itertools.product(times, ("sweep", "run")):
+        tb, tc = times[shape][base], times[shape][cur]
+        b, c = tb[f"{kind}_ms"], tc[f"{kind}_ms"]
+        bc, cc = tb[f"{kind}_cpu"], tc[f"{kind}_cpu"]
+        spread = f"{tb[f'{kind}_spread']} -> {tc[f'{kind}_spread']}"
+        print(f"overhead per task: {shape} {kind} {b:.3f} ms -> {c:.3f} ms ({_ratio(c, b)}; "
+              f"repeats {spread}); CPU {bc:.3f} ms -> {cc:.3f} ms ({_ratio(cc, bc)})")  # fmt: skip
         if c - b > max(ABS_TOLERANCE_MS, REL_TOLERANCE * abs(b)):
-            worse.append(f"{kind} overhead +{c - b:.3f} ms per task")
+            worse.append(f"{shape} {kind} overhead +{c - b:.3f} ms per task")
     for kind in ("sweep", "run"):
         pair = [chaoses[f"{name}-{kind}"] for name in (base, cur)]
         states = ["n/a" if x.note else "ok" if not x.problems else "BROKEN" for x in pair]
@@ -340,6 +360,7 @@ def main() -> None:
     parser.add_argument("--chaos-parallel", type=int, default=16, help="tasks in flight, chaos")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--repeat", type=int, default=3, help="timings: the median of R")
+    parser.add_argument("--shapes", default="short,long", help="timings: question sizes")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as for Ctrl-C
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
@@ -351,7 +372,10 @@ def main() -> None:
             sides = [baseline, current]
             print(f"timings: {args.tasks} sweep tasks, {args.tasks // 2} run tasks, "
                   f"--parallel {args.parallel}, median of {args.repeat}", flush=True)  # fmt: skip
-            times = timings(sides, folder / "timings", args)
+            times = {
+                shape: timings(sides, folder / f"timings-{shape}", args, shape)
+                for shape in args.shapes.split(",")
+            }
             chaoses = {}
             for kind in ("sweep", "run"):
                 for side in sides:
