@@ -96,6 +96,25 @@ def test_task_files_are_one_line_and_reports_are_indented() -> None:
     assert json.loads(line) == json.loads(indented) == record
 
 
+def test_indented_files_are_json_s_layout_with_long_lists_one_item_a_line() -> None:
+    from lasagna_cli.engine._json_layout import LONG_LIST
+
+    small = {"z": [1, {"b": [], "a": {}}], "é": None, 3: 1.5, "nested": [[True, "x"]]}
+    with pytest.raises(TypeError):  # json refuses to sort mixed keys; so does the layout
+        dump_json(small)
+    del small[3]
+    assert (
+        dump_json(small)
+        == (json.dumps(small, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    )
+    rows = [{"id": f"q{i}", "ranking": [["d1", 2.0], ["d2", 1.0]]} for i in range(LONG_LIST + 1)]
+    text = dump_json({"results": [{"per_query": rows, "n": 1}]}).decode()
+    lines = text.splitlines()
+    assert '    {"id": "q0", "ranking": [["d1", 2.0], ["d2", 1.0]]},' in lines
+    assert len(lines) == len(rows) + 9  # each row one line, around it json's own layout
+    assert json.loads(text) == {"results": [{"per_query": rows, "n": 1}]}
+
+
 def test_a_run_s_records_skip_the_fsyncs_and_are_flushed_in_groups(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
