@@ -12,6 +12,7 @@ in a fraction of the time.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
@@ -38,11 +39,12 @@ def _layout(obj: Any, level: int) -> str:
         return "{" + inner + ("," + inner).join(items) + "\n" + " " * level + "}"
     if isinstance(obj, (list, tuple)) and obj:
         inner = "\n" + " " * (level + 1)
+        rows: Iterable[str]
         if len(obj) > LONG_LIST:
-            items = map(_compact, obj)
+            rows = map(_compact, obj)
         else:
-            items = (_layout(item, level + 1) for item in obj)
-        return "[" + inner + ("," + inner).join(items) + "\n" + " " * level + "]"
+            rows = (_layout(item, level + 1) for item in obj)
+        return "[" + inner + ("," + inner).join(rows) + "\n" + " " * level + "]"
     return _compact(obj)
 
 
