@@ -42,19 +42,47 @@ for its prompt sha256. Fixed: the full index is built between the first calls, a
 passages per event-loop turn; the judge builds instructor's request itself for such models;
 the sha256 is computed once per prompt.
 
-Where the goals stand (2026-12-01, the peer in the same run): the dry run 13.2x (english)
-and 13.6x (random) faster in 0.24 and 0.25 of the peer's memory; the run 12.4x and 12.0x,
-0.97x and 1.08x of planning + calls. Asyncio and importlib.metadata no longer load when
-the command line starts (`lasagna --help`: 26 -> 18 MB; the dry run: 97 -> 94 MB, as
-pydantic and tiktoken still load some of it). What is left is profiled and near Python's
-per-word cost: after the
-parsed command line (0.18 s, 33 MB: typer 0.29 builds a pydantic adapter per option) and
+Run again (timestamps in the process, py-spy, and the fake server's arrival times; both
+shapes): the first call left at 0.6-0.7 s: after reading and cutting (0.09 s), the
+multihop partners' restricted index (0.1-0.25 s, numpy's import included), a full garbage
+collection of the plan's 60,000 objects (20 ms) and aiohttp's import (0.1 s, a third of it
+two SSL contexts); then the full index (0.75 s of CPU on `random`, 0.3 s on `english`) was
+built in slices of 48 passages, 6 ms each, one in front of every turn of the event loop, so
+the first 10 rounds took 75 ms instead of 53; the interpreter's last collections took
+0.07 s after the file was written. Fixed: a multihop item's partner is chosen when first
+asked for (`lasagna_synth._partners`), from the one full index a run builds anyway; the
+run sends its factoid items first and builds that index beside them in 1 ms slices, with
+numpy's import and sort on a thread (the sort releases the GIL); the command freezes the
+heap after planning and as it exits; the judge loads grading, calibration, embeddings and
+rubrics on first use (lasagna-metrics and the grading's pydantic models no longer load
+before the first call). Tried and dropped: importing aiohttp on a
+thread while the corpus is read (slower: the reads hand the GIL to the import, which keeps
+it for 5 ms), the whole index on a thread (1.8 s instead of 1.45 s for the calls), slices
+that wait for an idle turn of the loop (the index came too late for the multihop items).
+
+Where the goals stand (2026-12-01, the peer in the same run, load 0.3): the dry run 15.4x
+(english) and 15.0x (random) faster in 0.24 and 0.25 of the peer's memory (0.95 s, 95 MB
+and 0.91 s, 102 MB; ours did not change, within 3% of main's interleaved, the peer took
+14.6 s and 13.6 s in this run); the run 1.91 s and 1.94 s (median of 5, first call at
+0.42 s and 0.40 s), 15.0x and 15.1x the peer's 28.6 s and 29.4 s in this run (14.4x and
+14.2x its recorded 27.5 s), 0.87x and 0.90x of planning + calls (interleaved with main's
+in another run: 1.97 s and 1.95 s against 2.47 s and 2.46 s); every file identical to
+main's, for the benchmark's seed and three other seeds and mixes. A second run: 1.89 s
+and 1.92 s, 15.4x and 14.6x (the peer 29.1 s and 28.0 s). The dry run over 100,000
+passages: 11.2 s, 425 MB (main's 413 MB: the partners' index, now built after planning,
+peaks 12 MB higher). What is left
+is a floor: 16 bare aiohttp workers making the same 26 calls in a row against this server
+take 1.38-1.40 s (the calls' rounds take 53-55 ms, not 50); the run's take 1.44-1.50 s
+with the index built beside them (1.42-1.54 s with it built before); before the
+first call, the interpreter and the parsed command line take 0.13-0.14 s (typer 0.29
+builds a pydantic adapter per option), the judge and lasagna-synth 0.03 s, reading and
+cutting the 2,000 files 0.09 s (already at the regex engine's per-word cost) and
+aiohttp's import 0.1 s; after the last reply, 0.04 s (closing, writing, exit). 1.8 s
+would need the first call by 0.35 s. For the dry run: after the parsed command line and
 the tokenizer (0.08 s, 28 MB of tiktoken's Rust tables), the multihop partners' overlaps
 take 0.3-0.4 s (one dict lookup per word of 6,000 passages, then numpy's bincount), the
-exact count 0.13 s (two threads; overlapping it with the neighbours' search, or starting
-OpenBLAS with one thread, gained nothing measurable); numpy adds 12 MB and
-the passages with their index 12-20 MB. The run's calls alone take 1.3 s (13 rounds of a
-write and a check at 50 ms) and its first call leaves at 0.6-0.7 s; 15x needs 1.8 s.
+exact count 0.13 s (two threads); numpy adds 12 MB and the passages with their index
+12-20 MB.
 """
 
 from __future__ import annotations

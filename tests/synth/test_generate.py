@@ -345,3 +345,36 @@ def test_unanswerable_checks_wait_for_the_index_built_beside_the_first_calls(
     for request in answered:  # each shows its source and its nearest passages (up to 3)
         assert json.dumps(request).count("<passage>") == min(4, len(p.passages))
     assert sum(result.drops.values()) + len(result.rows) == 6
+
+
+def test_the_first_calls_leave_before_any_multihop_partner_is_chosen(
+    tmp_path: Path, make: type
+) -> None:
+    # Factoid items go first; multihop partners are chosen once the index built beside
+    # those calls exists. The rows are those of a plan whose partners were chosen up front.
+    folder = corpus(tmp_path, make)
+    lazy = plan(folder, n=8, mix="factoid=0.5,multihop=0.5", seed=3)
+    partners = next(i._partners for i in lazy.items if i._partners is not None)
+    model = FakeModel()
+    chosen_at_call: list[int] = []
+
+    def reply(request: dict[str, Any]) -> str | Fault:
+        chosen_at_call.append(len(partners._chosen))
+        return model(request)
+
+    with FakeLLMServer(reply=reply) as server:
+        result = run(lazy, server)
+        writes = [
+            r["messages"][-1]["content"]
+            for r in server.requests
+            if "Write one" in r["messages"][-1]["content"]
+        ]
+    assert chosen_at_call[:4] == [0, 0, 0, 0]
+    assert [w.count("<passage>") for w in writes[:4]] == [1, 1, 1, 1]  # the factoid ones
+    assert sorted(w.count("<passage>") for w in writes[4:]) == [2, 2, 2, 2]
+
+    eager = plan(folder, n=8, mix="factoid=0.5,multihop=0.5", seed=3)
+    assert [i.passages for i in eager.items] == [i.passages for i in lazy.items]
+    with FakeLLMServer(reply=FakeModel()) as server:
+        assert run(eager, server).rows == result.rows
+    assert [row["id"] for row in result.rows] == [i.id for i in lazy.items]

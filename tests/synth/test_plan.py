@@ -85,6 +85,21 @@ def test_plan_follows_the_draw_order_and_partner_rule(corpus_seed: int, n: int, 
     assert [i.position for i in got.items] == list(range(1, n + 1))
 
 
+def test_planning_counts_no_overlap_and_any_exact_index_gives_the_same_partners() -> None:
+    # Partners are chosen when first asked for: by a dry run with the index restricted to
+    # the words of the drawn passages, by a run with the full index it builds anyway.
+    corpus = random_corpus(3, docs=8)
+    mix = "factoid=0.4,multihop=0.4,unanswerable=0.2"
+    restricted = plan(corpus, n=30, mix=mix, seed=11)
+    full = plan(corpus, n=30, mix=mix, seed=11)
+    assert not restricted._index.built and restricted._index._of_queries is None
+    assert full.index.size == len(full.passages)  # built first: every partner comes from it
+    assert [i.passages for i in restricted.items] == [i.passages for i in full.items]
+    assert restricted._index._of_queries is not None and not restricted._index.built
+    assert full._index._of_queries is None
+    assert sum(len(i.passages) == 2 for i in full.items) == 12
+
+
 def test_same_corpus_and_seed_give_the_same_plan_and_another_seed_does_not() -> None:
     corpus = random_corpus(1, docs=8)
     a = plan(corpus, n=30, seed=7)

@@ -1,30 +1,83 @@
 """The one door to LLMs for lasagna, and grading that never lies."""
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from lasagna_judge._cache import default_cache_path
-from lasagna_judge._calibrate import Agreement, Calibration, calibrate, judge_label, normalize_label
-from lasagna_judge._embed import Embedder
 from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
-from lasagna_judge._grading import (
-    GRADE_FIELDS,
-    Grade,
-    GradeItem,
-    GradeModel,
-    GradeSummary,
-    check_items,
-    grade,
-    grade_batch,
-    summarize_grades,
-)
 from lasagna_judge._llm import LLM
-from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
 from lasagna_judge._make_llm import make_llm, parse_model
-from lasagna_judge._parse import ParsedScore, parse_score
 from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
-from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import price_for
+
+if TYPE_CHECKING:
+    from lasagna_judge._calibrate import (
+        Agreement,
+        Calibration,
+        calibrate,
+        judge_label,
+        normalize_label,
+    )
+    from lasagna_judge._embed import Embedder
+    from lasagna_judge._grading import (
+        GRADE_FIELDS,
+        Grade,
+        GradeItem,
+        GradeModel,
+        GradeSummary,
+        check_items,
+        grade,
+        grade_batch,
+        summarize_grades,
+    )
+    from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
+    from lasagna_judge._parse import ParsedScore, parse_score
+    from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
+
+# Grading, calibration, embeddings and rubrics load on first use: a command that only
+# calls an LLM (synthesize) then imports neither their pydantic models nor lasagna-metrics.
+_LAZY = {
+    **dict.fromkeys(
+        ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
+        "lasagna_judge._calibrate",
+    ),
+    "Embedder": "lasagna_judge._embed",
+    **dict.fromkeys(
+        (
+            "GRADE_FIELDS",
+            "Grade",
+            "GradeItem",
+            "GradeModel",
+            "GradeSummary",
+            "check_items",
+            "grade",
+            "grade_batch",
+            "summarize_grades",
+        ),
+        "lasagna_judge._grading",
+    ),
+    **dict.fromkeys(
+        ("DEFAULT_EMBEDDER", "make_embedder", "parse_embedder"), "lasagna_judge._make_embedder"
+    ),
+    **dict.fromkeys(("ParsedScore", "parse_score"), "lasagna_judge._parse"),
+    **dict.fromkeys(
+        ("BUILTIN_RUBRICS", "Prompt", "Rubric", "build_prompt", "load_rubric"),
+        "lasagna_judge._rubrics",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lasagna_judge' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILTIN_RUBRICS",

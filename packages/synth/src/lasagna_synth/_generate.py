@@ -8,8 +8,9 @@ Drop reasons:
     unclear      the checker found the question ambiguous or could not judge it
     error        a call failed for good (network, server); not cached, so a rerun retries it
 
-Calls run concurrently; one failing item never stops the others. Rows come back in plan
-order, whatever order the calls finish in.
+Calls run concurrently; one failing item never stops the others. Factoid items are sent
+first, while the word index the others need is built; rows come back in plan order, whatever
+order the calls are sent and finish in.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ async def _run_item(
     plan: Plan, item: PlanItem, llm: LLM, index: Awaitable[object] | None = None
 ) -> tuple[Row | None, DropReason | None]:
     spec = PROMPTS[item.question_type]
+    if item.question_type == "multihop" and index is not None:
+        await index  # its partner is chosen with the index built beside the first calls
     written = await llm.structured(
         write_messages(item.question_type, item.passages, item.use),
         spec.write_schema,
@@ -146,15 +149,16 @@ async def generate(
     from lasagna_judge import JudgeError
 
     index: asyncio.Future[Any] | None = None
-    if any(item.question_type == "unanswerable" for item in plan.items):
-        # The full word index (an unanswerable check's neighbours depend on its question) is
-        # built between the first calls, a slice at a time, instead of before them.
+    if any(item.needs_index for item in plan.items):
+        # The full word index (multihop partners; an unanswerable check's neighbours, which
+        # depend on its question) is built between the first calls, a slice at a time,
+        # instead of before them; the items that need it go out last.
         index = asyncio.ensure_future(plan._index_soon())
     results: list[Row | None] = [None] * len(plan.items)
     drops: Counter[DropReason] = Counter()
     errors: dict[str, None] = {}
     queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(len(plan.items)):
+    for i in sorted(range(len(plan.items)), key=lambda i: plan.items[i].needs_index):
         queue.put_nowait(i)
     done = 0
 

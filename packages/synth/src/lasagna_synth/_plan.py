@@ -4,8 +4,8 @@ One `random.Random(seed)` draws, in this order: the factoid passages, each multi
 question's first passage, the unanswerable passages; then it shuffles the items. Each draw
 goes through every passage once, in random order, before it reuses any. A multihop
 question's second passage is the passage of another document that shares the most words
-with the first (see `_overlap`), ties to corpus order. Plan position p (from 1) becomes the
-row id `synth-000p`.
+with the first (see `_overlap`), ties to corpus order, chosen when first asked for (see
+`_partners`). Plan position p (from 1) becomes the row id `synth-000p`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -22,47 +21,10 @@ from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipp
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._loading import iter_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
-from lasagna_synth._overlap import WordIndex, overlap_words
+from lasagna_synth._overlap import WordIndex
+from lasagna_synth._partners import LazyIndex, Partners
 
 NEIGHBOURS = 3
-
-
-class _LazyIndex:
-    """Builds the word index the first time it is needed, once; and knows the smaller index
-    over the words of the passages the plan asks about (multihop firsts, unanswerable
-    sources), built with the plan."""
-
-    def __init__(self, passages: tuple[Passage, ...], queries: Iterable[int] = ()) -> None:
-        self._passages = passages
-        self._index: WordIndex | None = None
-        self._lock = threading.Lock()
-        self.queries = frozenset(queries)
-        vocabulary: set[str] = set()
-        for at in self.queries:
-            vocabulary |= overlap_words(passages[at].text)
-        self.of_queries = WordIndex(passages, vocabulary) if self.queries else None
-
-    def get(self) -> WordIndex:
-        with self._lock:  # a run builds it in a thread while its first calls go out
-            if self._index is None:
-                self._index = WordIndex(self._passages)
-            return self._index
-
-    async def build_soon(self) -> WordIndex:
-        """The full index, built a slice at a time in the running event loop (see
-        `WordIndex.build_soon`), unless it is built already."""
-        if self._index is None:
-            index = await WordIndex.build_soon(self._passages)
-            with self._lock:
-                if self._index is None:
-                    self._index = index
-        return self._index
-
-    def for_passage(self, at: int) -> WordIndex:
-        """An index that answers exactly for passage `at`."""
-        if self._index is None and self.of_queries is not None and at in self.queries:
-            return self.of_queries
-        return self.get()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +34,24 @@ class PlanItem:
     position: int  # from 1, in plan order
     id: str
     question_type: QuestionType
-    passages: tuple[Passage, ...]  # one; two for multihop (the drawn one first)
+    source: Passage  # the passage drawn for it
     use: int  # 1 the first time this type draws the passage, 2 on its first reuse, ...
+    _at: int = field(repr=False, compare=False)  # the source's position in the corpus
+    _partners: Partners | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def passages(self) -> tuple[Passage, ...]:
+        """The source; for multihop, then its partner (chosen on first access: see
+        `_partners`)."""
+        if self._partners is None:
+            return (self.source,)
+        return (self.source, self._partners.of(self._at))
+
+    @property
+    def needs_index(self) -> bool:
+        """Whether its passages, or its check's, need the word index (multihop partners,
+        unanswerable neighbours)."""
+        return self.question_type != "factoid"
 
 
 @dataclass(frozen=True)
@@ -93,7 +71,7 @@ class Plan:
     items: tuple[PlanItem, ...]
     warnings: tuple[str, ...]
     _positions: Mapping[str, int] = field(repr=False, compare=False)
-    _index: _LazyIndex = field(repr=False, compare=False)
+    _index: LazyIndex = field(repr=False, compare=False)
 
     @property
     def index(self) -> WordIndex:
@@ -242,21 +220,23 @@ def plan(
     rng = random.Random(seed)
     draws = {t: _draw(rng, size, counts[t]) for t in QUESTION_TYPES}
     queries = [i for t in ("multihop", "unanswerable") for i, _ in draws[t]]
-    index = _LazyIndex(passages, queries)
-    unordered: list[tuple[QuestionType, tuple[Passage, ...], int]] = []
-    for question_type in QUESTION_TYPES:
-        for i, use in draws[question_type]:
-            chosen: tuple[Passage, ...] = (passages[i],)
-            if question_type == "multihop":
-                start, end = doc_spans[passages[i].doc_id]
-                chosen += (passages[index.for_passage(i).best_outside(i, start, end)],)
-            unordered.append((question_type, chosen, use))
+    index = LazyIndex(passages, queries)
+    partners = Partners(passages, doc_spans, index)
+    unordered = [(t, i, use) for t in QUESTION_TYPES for i, use in draws[t]]
     rng.shuffle(unordered)
     step(planning, n, n)
     width = max(4, len(str(n)))
     items = tuple(
-        PlanItem(position, f"synth-{position:0{width}d}", question_type, chosen, use)
-        for position, (question_type, chosen, use) in enumerate(unordered, start=1)
+        PlanItem(
+            position,
+            f"synth-{position:0{width}d}",
+            question_type,
+            passages[i],
+            use,
+            i,
+            partners if question_type == "multihop" else None,
+        )
+        for position, (question_type, i, use) in enumerate(unordered, start=1)
     )
     return Plan(
         root=root,
