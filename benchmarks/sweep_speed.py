@@ -27,14 +27,17 @@ pool only for a disk slower than 2 ms a write), through plain system calls rathe
 mkstemp, fchmod and a file object: 1.8 s. A kill still loses nothing written
 (sweep_chaos.py).
 
-What remains is this design's floor on this machine. kag's layout gives every question a
-folder (out/<dataset>/<question>/<setup>.json): 2,000 mkdirs and 4,000 files, whose
-system calls took 0.16 ms a task in the run (ext4 on a virtual disk, while the server
-uses the other core), 0.64 s for 4,000 tasks, more than the 0.3 s that 1.5x leaves
-beside the bare client's 0.6 s. The rest is the start (0.45 s to a sweep of 2 tasks
-against 0.17 s for importing aiohttp: typer's pydantic adapters, the judge, the engine)
-and our transport over bare aiohttp (retries, usage, the response's check: 0.15 against
-0.1 ms a request).
+Then the imports at start (the judge's grading, calibration and embeddings load on first
+use): 0.45 -> 0.33 s to a sweep of 2 tasks; 1.5 to 1.6 s for 4,000 (2.4x to 2.65x).
+
+What remains: 1.5x of the bare client's 0.6 s leaves 0.3 s for all lasagna adds, and the
+start (0.15 s over the bare client's imports: typer's pydantic adapters, the engine, the
+transport), our transport over bare aiohttp (retries, usage, the response's check: 0.15
+to 0.18 against 0.1 ms a request, 0.2 s) and the task files each take half of it or more.
+kag's layout gives every question a folder (out/<dataset>/<question>/<setup>.json): 2,000
+mkdirs and 4,000 files, whose system calls took 36 us a task in a fresh folder and up to
+1.2 ms in a fragmented one on this virtual disk: run it with TMPDIR on a fresh folder,
+and at a quiet disk (/proc/pressure/io), or its figures measure the disk.
 """
 
 from __future__ import annotations
