@@ -16,6 +16,7 @@ import pytest
 
 Spawn = Callable[..., "subprocess.Popen[str]"]
 Interrupt = Callable[[Sequence[str], Mapping[str, str], Callable[[], bool]], tuple[int, str, str]]
+Kill = Callable[..., int]
 
 
 def _take_ctrl_c() -> None:
@@ -60,6 +61,29 @@ def ctrl_c_when(spawn: Spawn) -> Interrupt:
         return process.returncode, stdout, stderr
 
     return interrupt
+
+
+@pytest.fixture
+def sigkill_when(spawn: Spawn) -> Kill:
+    """`sigkill_when(command, ready, env=None, within=60)`: start `command` (its output
+    dropped), SIGKILL it as soon as `ready()` holds (or after `within` seconds), and return
+    its exit code once it is gone."""
+
+    def kill(
+        command: Sequence[str],
+        ready: Callable[[], bool],
+        env: Mapping[str, str] | None = None,
+        within: float = 60,
+    ) -> int:
+        env_args = {} if env is None else {"env": dict(env)}
+        process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **env_args)
+        deadline = time.monotonic() + within
+        while not ready() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        process.send_signal(signal.SIGKILL)
+        return process.wait(timeout=30)
+
+    return kill
 
 
 def _children() -> list[str]:

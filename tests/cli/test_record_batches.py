@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -100,18 +99,13 @@ def test_resume_redoes_a_batched_record_of_other_settings(tmp_path: Path) -> Non
 
 
 def test_a_retrieval_run_killed_with_sigkill_keeps_whole_batches(
-    tmp_path: Path, spawn: Any
+    tmp_path: Path, sigkill_when: Any
 ) -> None:
     data = beir_folder(tmp_path / "beir", 6000)
     out = tmp_path / "run"
     command = [str(LASAGNA), "benchmark", "run", str(data), "-o", str(out)]
-    with spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as child:
-        deadline = time.monotonic() + 120
-        while not batches(out) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL
+    returncode = sigkill_when(command, lambda: bool(batches(out)), within=120)
+    assert returncode == -signal.SIGKILL
     kept = batches(out)
     assert 1 <= len(kept) < 6
     for batch in kept:  # whole or absent: every line a finished record

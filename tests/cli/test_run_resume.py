@@ -89,7 +89,7 @@ def test_a_result_computed_with_other_settings_is_recomputed(tmp_path: Path) -> 
 
 
 def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(
-    tmp_path: Path, spawn: Any
+    tmp_path: Path, sigkill_when: Any
 ) -> None:
     out = tmp_path / "run"
     concurrency = 2
@@ -113,13 +113,8 @@ def test_a_run_killed_with_sigkill_loses_at_most_the_tasks_in_flight(
             "-o",
             str(out),
         ]
-        with spawn(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as child:
-            deadline = time.monotonic() + 60
-            while len(task_files(out)) < 4 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            child.send_signal(signal.SIGKILL)
-            child.wait(timeout=30)
-        assert child.returncode == -signal.SIGKILL
+        returncode = sigkill_when(command, lambda: len(task_files(out)) >= 4, env=env)
+        assert returncode == -signal.SIGKILL
         survivors = task_files(out)
         assert 4 <= len(survivors) < 14
         for path in survivors:  # whole or absent: never half a result
