@@ -4,10 +4,9 @@ Given a plan, it makes the tasks, reads what a store already holds and applies t
 rule (`_records`), ranks every pending query in one batch (`_rankings`), loads the user's
 systems (`_system_tasks`), asks the model provider for the models the pending tasks need,
 and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
-one writer: the record is written atomically on a writer thread, and the slot is freed only
-once it is in its file, so a run killed at any moment loses at most the tasks in flight
-(`_writer`: a retrieval-only task's record goes into a batch file; files are flushed to
-disk in groups).
+one writer: the record is written atomically, and the slot is freed only once it is in its
+file, so a run killed at any moment loses at most the tasks in flight (`_writer`: a
+retrieval-only task's record goes into a batch file; files are flushed to disk in groups).
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """The one writer of a run's records.
 
-Each record is written atomically (lasagna-synth's writer) before the task's slot is
-free again, so a run killed at any moment loses at most the tasks in flight. The write is
-made on the event loop while writes are fast (50 us on a local disk, less than handing it
-to a thread and back: a pool of 8 threads made a sweep at an instant server 2-3x slower),
-and on a thread pool once `SLOW_WRITES` writes in a row took over `SLOW_WRITE` each (a
-network filesystem), so a slow disk does not stall the requests in flight; one slow write
-(the disk busy with the flush below) does not. A task that
-calls no model (retrieval only: its ranking was computed with all the others, in one
-batch) is instead queued for its folder's next batch file (`_store.write_batch`) of
+Each record is written atomically (lasagna-synth's writer) before the task's slot is free
+again, so a run killed at any moment loses at most the tasks in flight. The write is made
+on the event loop while writes are fast (50 us on a local disk, less than handing it to a
+thread and back: a pool of 8 threads made a sweep at an instant server 2-3x slower), and on
+a thread pool once `SLOW_WRITES` writes in a row took over `SLOW_WRITE` each (a network
+filesystem), so a slow disk does not stall the requests in flight; one slow write (the disk
+busy with the flush below) does not.
+
+A task that calls no model (retrieval only: its ranking was computed with all the others,
+in one batch) is instead queued for its folder's next batch file (`_store.write_batch`) of
 `BATCH_SIZE` records, and counted once that file is on disk: a kill loses at most the
 records of the batches not yet written, which take a few milliseconds to compute again on
 resume. Closing writes the queued batches and waits for the writes in progress, so they
@@ -148,8 +149,8 @@ def _write_unsynced(path: Path, data: bytes) -> None:
 def _batch(
     folder: Path, number: int, entries: list[tuple[str, bytes, OnDisk]], superseded: list[str]
 ) -> None:
-    """The batch file, then the older files of its tasks (a task's own file would win)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """The batch file (its folder made if missing), then the older files of its tasks (a
+    task's own file would win)."""
     write_batch(folder, number, [(name, data) for name, data, _ in entries])
     for name in superseded:
         (folder / name).unlink(missing_ok=True)
