@@ -119,6 +119,20 @@ def test_dry_run_on_the_examples_prints_the_plan_and_writes_nothing(tmp_path: Pa
     assert other_plan != plan_lines
 
 
+def test_a_dry_run_loads_neither_pydantic_nor_numpy() -> None:
+    # 27 MB and 0.2 s of its memory and time goals: the schemas are counted from their
+    # text, the partners and neighbours from overlaps in plain Python.
+    code = (
+        "import sys\n"
+        "from lasagna_cli._app import main\n"
+        f"sys.argv = ['lasagna', 'benchmark', 'synthesize', {str(EXAMPLES)!r}, '--dry-run']\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        "print(sorted(m for m in ('pydantic', 'numpy', 'typer') if m in sys.modules))\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert found.stdout.splitlines()[-1] == "['typer']", found.stderr
+
+
 def test_dry_run_prices_the_run_with_a_price_table(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('"openai/gpt-4o-mini" = [0.15, 0.6]\n', encoding="utf-8")

@@ -70,6 +70,20 @@ def test_estimate_counts_every_filled_prompt(make: type) -> None:
     assert e.input_tokens == expected
 
 
+def test_the_schemas_counted_are_the_models_schemas() -> None:
+    # A dry run counts (and the prompt's sha256 covers) the schemas' text without importing
+    # pydantic: the text must be what the models give, or edit SCHEMA_JSON with them.
+    from lasagna_synth import _schemas
+    from lasagna_synth._prompts import SCHEMA_JSON
+
+    names = {
+        n for spec in PROMPTS.values() for n in (spec.write_schema_name, spec.check_schema_name)
+    }
+    assert names == set(SCHEMA_JSON)
+    for name, text in SCHEMA_JSON.items():
+        assert text == json.dumps(getattr(_schemas, name).model_json_schema()), name
+
+
 def test_estimate_prices_by_full_or_bare_model_name(make: type) -> None:
     p = plan(corpus(make), n=4, seed=2)
     full = estimate(p, model="openai/gpt-x", prices={"openai/gpt-x": (1.0, 2.0)})

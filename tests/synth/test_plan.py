@@ -253,3 +253,36 @@ def test_the_restricted_index_answers_as_the_full_one(docs: list[list[str]]) -> 
         if item.question_type == "unanswerable":
             want = WordIndex.top(full.passage_scores(first), 3, first)
             assert p.passage_neighbours(item.passages[0]) == tuple(p.passages[i] for i in want)
+
+
+OVERLAP_WORDS = st.sampled_from(
+    ["alpha", "bravo", "CHARLIE", "delta", "echo", "x1y2", "Ünïcode", "naïve", "abc", "1234"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(OVERLAP_WORDS, max_size=12), min_size=1, max_size=12),
+    st.data(),
+    st.integers(0, 3),
+)
+def test_query_overlaps_answer_as_the_full_index(
+    texts: list[list[str]], data: st.DataObject, k: int
+) -> None:
+    # A dry run's overlaps of the passages it asks about, in plain Python, against numpy's
+    # full index: the same best passage outside any range and the same k nearest, ties in
+    # corpus order; also when a query has 256 words or more (a field of two bytes).
+    from lasagna_synth._overlap import WordIndex
+    from lasagna_synth._query_overlaps import QueryOverlaps
+
+    long = " ".join(f"w{i:04d}" for i in range(300))
+    passages = [Passage(f"d.md#{i}", "d.md", i, " ".join(t)) for i, t in enumerate(texts)]
+    if data.draw(st.booleans()):
+        passages.append(Passage("long.md#0", "long.md", 0, long + " alpha"))
+    queries = data.draw(st.sets(st.integers(0, len(passages) - 1), min_size=1))
+    ours, full = QueryOverlaps(passages, queries), WordIndex(passages)
+    for query in queries:
+        start = data.draw(st.integers(0, len(passages)))
+        end = data.draw(st.integers(start, len(passages)))
+        assert ours.best_outside(query, start, end) == full.best_outside(query, start, end)
+        assert ours.nearest(query, k) == full.nearest(query, k)

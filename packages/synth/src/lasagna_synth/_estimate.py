@@ -10,7 +10,6 @@ call's max_tokens cap. Other models tokenize differently; cl100k_base is the yar
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from lasagna_synth._prompts import (
     CHECK_MAX_TOKENS,
     CHECKER_SYSTEM,
     PROMPTS,
+    SCHEMA_JSON,
     WRITE_MAX_TOKENS,
     WRITER_SYSTEM,
     check_messages,
@@ -88,10 +88,7 @@ def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = No
     """Count the calls and tokens of `plan`; price them when `prices` has `model`."""
     per_type: dict[str, int] = {}
     for question_type, spec in PROMPTS.items():
-        schemas = [
-            json.dumps(spec.write_schema.model_json_schema()),
-            json.dumps(spec.check_schema.model_json_schema()),
-        ]
+        schemas = [SCHEMA_JSON[spec.write_schema_name], SCHEMA_JSON[spec.check_schema_name]]
         per_type[question_type] = count_tokens([WRITER_SYSTEM, CHECKER_SYSTEM, *schemas])
     fixed = sum(per_type[item.question_type] for item in plan.items)
     uses = Counter(_prompt_pieces(plan))

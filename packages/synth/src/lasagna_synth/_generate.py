@@ -32,13 +32,10 @@ from lasagna_synth._prompts import (
     CHECK_MAX_TOKENS,
     PROMPTS,
     WRITE_MAX_TOKENS,
-    AnswerCheck,
-    AnsweredQuestion,
-    OpenQuestion,
-    SupportCheck,
     check_messages,
     write_messages,
 )
+from lasagna_synth._schemas import AnswerCheck, AnsweredQuestion, OpenQuestion, SupportCheck
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM

@@ -7,11 +7,9 @@ lists, in numpy: a sparse product computed in C, never a comparison of pairs in 
 (scikit-learn would build the same counts, but importing it alone takes 0.85 s and 120 MB
 here, more memory than the whole dry run may use; numpy does the same sums.)
 
-An index can be restricted to the words of some passages (`vocabulary`): it then answers
-exactly for those passages and for any text whose words it holds, and costs a fraction of
-the full one over a large vocabulary (2,000 documents of random words: 200,000 distinct
-words, 1.1 million postings, 0.6 s and 40 MB for the full index). Planning asks only
-about passages it knows in advance, so it builds the restricted one.
+Planning asks only about passages it knows in advance: a dry run answers those with
+`_query_overlaps`, in plain Python, and builds no index (2,000 documents of random words:
+200,000 distinct words, 1.1 million postings, 0.6 s and 40 MB for the full index).
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import re
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
@@ -33,12 +31,6 @@ if TYPE_CHECKING:
 _WORD = re.compile(r"[^\W_]{4,}")
 # For ASCII text, the same words as bytes.
 _ASCII_WORD = re.compile(rb"[a-z0-9]{4,}")
-# ASCII text lower-cased with every byte that is not a letter or digit made a space: its
-# split() is the maximal runs of [a-z0-9], of any length.
-_RUNS = bytes(
-    b if chr(b).isascii() and chr(b).isalnum() else 32
-    for b in (c + 32 if 65 <= c <= 90 else c for c in range(256))
-)
 
 
 def overlap_words(text: str) -> set[str]:
@@ -55,44 +47,25 @@ def word_keys(text: str) -> set[bytes]:
 
 
 class _Words:
-    """Each passage's words as ids, passage after passage: all its words (as `word_keys`),
-    or those of `vocabulary` only (as `overlap_words`: str, no encoding of every word)."""
+    """Each passage's words (as `word_keys`) as ids, passage after passage."""
 
-    def __init__(self, vocabulary: Iterable[str] | None) -> None:
+    def __init__(self) -> None:
         self.ids = array("i")
         self.lengths = array("q")
-        self.restricted = vocabulary is not None
-        self.numbering: dict[Any, int]
-        if vocabulary is None:
-            # A new word gets the next id inside the dict lookup itself, in C.
-            self.numbering = defaultdict(count().__next__)
-        else:
-            self.numbering = {word: i for i, word in enumerate(vocabulary)}
+        # A new word gets the next id inside the dict lookup itself, in C.
+        self.numbering: dict[bytes, int] = defaultdict(count().__next__)
 
     def add(self, text: str) -> None:
-        numbering = self.numbering
-        if not self.restricted:
-            kept: set[Any] = word_keys(text)
-        else:
-            # Every word of the vocabulary has 4+ characters: the runs it holds are the
-            # passage's words it holds. ASCII text: lower-cased and cut into the runs of
-            # [a-z0-9] by one translate and a split.
-            if text.isascii():
-                runs = text.encode("ascii").translate(_RUNS).decode("ascii").split()
-            else:
-                runs = _WORD.findall(text.lower())
-            kept = set(filter(numbering.__contains__, runs))
-        self.ids.extend(map(numbering.__getitem__, kept))
+        kept = word_keys(text)
+        self.ids.extend(map(self.numbering.__getitem__, kept))
         self.lengths.append(len(kept))
 
 
 class WordIndex:
     """Passages by the words they contain; ties are always broken in corpus order."""
 
-    def __init__(
-        self, passages: Sequence[Passage], vocabulary: Iterable[str] | None = None
-    ) -> None:
-        words = _Words(vocabulary)
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        words = _Words()
         for passage in passages:
             words.add(passage.text)
         self._build(passages, words)
@@ -105,7 +78,7 @@ class WordIndex:
         import asyncio
         from time import perf_counter
 
-        words = _Words(None)
+        words = _Words()
         due = perf_counter() + slice_s
         for passage in passages:
             words.add(passage.text)
@@ -119,7 +92,6 @@ class WordIndex:
     def _build(self, passages: Sequence[Passage], words: _Words) -> None:
         import numpy as np
 
-        self.restricted = words.restricted
         vocabulary = dict(words.numbering)
         ids, lengths = words.ids, words.lengths
         del words.ids, words.lengths, words.numbering  # freed as soon as they are read
@@ -161,21 +133,20 @@ class WordIndex:
         return self.text_scores(self._passages[passage].text)
 
     def text_scores(self, text: str) -> NDArray[np.int64]:
-        """Words shared by `text` with every passage (a restricted index: exact when the
-        index holds every word of `text`, see `holds`)."""
-        words = overlap_words(text) if self.restricted else word_keys(text)
-        ids = [self._vocabulary[w] for w in words if w in self._vocabulary]
-        return self._scores(ids)
-
-    def holds(self, text: str) -> bool:
-        """Whether every word of `text` is in the index (always, for a full index)."""
-        return not self.restricted or self._vocabulary.keys() >= overlap_words(text)
+        """Words shared by `text` with every passage."""
+        vocabulary = self._vocabulary
+        return self._scores([vocabulary[w] for w in word_keys(text) if w in vocabulary])
 
     def best_outside(self, passage: int, start: int, end: int) -> int:
         """The passage sharing the most words with `passage`, outside [start, end)."""
         scores = self.passage_scores(passage)
         scores[start:end] = -1
         return int(scores.argmax())  # the first maximum: ties go to corpus order
+
+    def nearest(self, passage: int, k: int) -> list[int]:
+        """The `k` passages but `passage` sharing the most words with it, ties in corpus
+        order."""
+        return self.top(self.passage_scores(passage), k, passage)
 
     @staticmethod
     def top(scores: NDArray[np.int64], k: int, exclude: int) -> list[int]:

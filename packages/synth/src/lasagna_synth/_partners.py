@@ -2,10 +2,9 @@
 for, not while planning: a run's first calls then go out before any overlap is counted.
 
 A multihop question's second passage is the passage of another document sharing the most
-words with its first (ties to corpus order). Any index that answers exactly for the first
-passage gives the same partner: the full index (a run builds it beside its first calls, for
-the unanswerable checks too) or the smaller one over the words of the passages the plan
-asks about (what a dry run builds), whichever exists.
+words with its first (ties to corpus order). The full index (a run builds it beside its first
+calls, for the unanswerable checks too) and the overlaps of the passages the plan asks about
+(`QueryOverlaps`, what a dry run computes) give the same partner; whichever exists answers.
 """
 
 from __future__ import annotations
@@ -14,18 +13,19 @@ import threading
 from collections.abc import Iterable, Mapping
 
 from lasagna_synth._corpus import Passage
-from lasagna_synth._overlap import WordIndex, overlap_words
+from lasagna_synth._overlap import WordIndex
+from lasagna_synth._query_overlaps import QueryOverlaps
 
 
 class LazyIndex:
-    """The full word index, built once on first use; and the smaller one over the words of
-    `queries` (multihop firsts, unanswerable sources), built when one of them is asked
-    about before the full one exists."""
+    """The full word index, built once on first use; and the overlaps of `queries`
+    (multihop firsts, unanswerable sources), computed when one of them is asked about
+    before the full index exists."""
 
     def __init__(self, passages: tuple[Passage, ...], queries: Iterable[int] = ()) -> None:
         self._passages = passages
         self._index: WordIndex | None = None
-        self._of_queries: WordIndex | None = None
+        self._of_queries: QueryOverlaps | None = None
         self._lock = threading.Lock()  # a thread may ask while a run's loop builds one
         self.queries = frozenset(queries)
 
@@ -50,16 +50,13 @@ class LazyIndex:
                     self._index = index
         return self._index
 
-    def for_passage(self, at: int) -> WordIndex:
-        """An index that answers exactly for passage `at`."""
+    def for_passage(self, at: int) -> WordIndex | QueryOverlaps:
+        """What answers `best_outside` and `nearest` for passage `at`."""
         if self._index is None and at in self.queries:
             with self._lock:
                 if self._index is None:
                     if self._of_queries is None:
-                        vocabulary: set[str] = set()
-                        for query in self.queries:
-                            vocabulary |= overlap_words(self._passages[query].text)
-                        self._of_queries = WordIndex(self._passages, vocabulary)
+                        self._of_queries = QueryOverlaps(self._passages, self.queries)
                     return self._of_queries
         return self.get()
 

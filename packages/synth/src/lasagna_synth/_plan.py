@@ -92,7 +92,7 @@ class Plan:
         """The `k` passages sharing the most words with `source` itself (an estimate of
         what an unanswerable check will see, before its question exists)."""
         at = self._positions[source.id]
-        best = WordIndex.top(self._index.for_passage(at).passage_scores(at), k, at)
+        best = self._index.for_passage(at).nearest(at, k)
         return tuple(self.passages[i] for i in best)
 
     @property

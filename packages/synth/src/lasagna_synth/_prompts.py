@@ -12,14 +12,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, Field, StringConstraints
+from typing import TYPE_CHECKING
 
 from lasagna_synth._corpus import Passage
 from lasagna_synth._mix import QuestionType
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 Message = dict[str, str]
 
@@ -27,32 +26,39 @@ Message = dict[str, str]
 WRITE_MAX_TOKENS = 400
 CHECK_MAX_TOKENS = 300
 
-
-class AnsweredQuestion(BaseModel):
-    """A question and its short reference answer."""
-
-    question: Text = Field(description="The question, understandable without the passages.")
-    answer: Text = Field(description="The short answer, as stated in the passages.")
-
-
-class OpenQuestion(BaseModel):
-    """A question the passage does not answer."""
-
-    question: Text = Field(description="The question, understandable without the passage.")
-
-
-class SupportCheck(BaseModel):
-    """Is the reference answer supported by the source passages?"""
-
-    reason: str = Field(description="One sentence: why.")
-    supported: Literal["yes", "no", "unclear"]
-
-
-class AnswerCheck(BaseModel):
-    """Do the passages answer the question?"""
-
-    reason: str = Field(description="One sentence: why.")
-    answered: Literal["yes", "no", "unclear"]
+# Each schema of `_schemas` as `json.dumps(Model.model_json_schema())` gives it: what the
+# dry run counts and the prompt's sha256 covers, without importing pydantic (0.1 s and
+# 10 MB of a dry run). A test checks them against the models.
+SCHEMA_JSON = {
+    "AnsweredQuestion": (
+        '{"description": "A question and its short reference answer.", "properties": '
+        '{"question": {"description": "The question, understandable without the passages.", '
+        '"minLength": 1, "title": "Question", "type": "string"}, "answer": {"description": '
+        '"The short answer, as stated in the passages.", "minLength": 1, "title": "Answer", '
+        '"type": "string"}}, "required": ["question", "answer"], "title": "AnsweredQuestion", '
+        '"type": "object"}'
+    ),
+    "OpenQuestion": (
+        '{"description": "A question the passage does not answer.", "properties": '
+        '{"question": {"description": "The question, understandable without the passage.", '
+        '"minLength": 1, "title": "Question", "type": "string"}}, "required": ["question"], '
+        '"title": "OpenQuestion", "type": "object"}'
+    ),
+    "SupportCheck": (
+        '{"description": "Is the reference answer supported by the source passages?", '
+        '"properties": {"reason": {"description": "One sentence: why.", "title": "Reason", '
+        '"type": "string"}, "supported": {"enum": ["yes", "no", "unclear"], "title": '
+        '"Supported", "type": "string"}}, "required": ["reason", "supported"], "title": '
+        '"SupportCheck", "type": "object"}'
+    ),
+    "AnswerCheck": (
+        '{"description": "Do the passages answer the question?", "properties": {"reason": '
+        '{"description": "One sentence: why.", "title": "Reason", "type": "string"}, '
+        '"answered": {"enum": ["yes", "no", "unclear"], "title": "Answered", "type": '
+        '"string"}}, "required": ["reason", "answered"], "title": "AnswerCheck", "type": '
+        '"object"}'
+    ),
+}
 
 
 WRITER_SYSTEM = (
@@ -110,42 +116,59 @@ def passage_block(text: str) -> str:
 
 @dataclass(frozen=True)
 class PromptSpec:
-    """The templates and schemas of one question type."""
+    """The templates and schemas of one question type (schemas by their model's name in
+    `_schemas`)."""
 
     id: str
     write_template: str
-    write_schema: type[BaseModel]
+    write_schema_name: str
     check_template: str
-    check_schema: type[BaseModel]
+    check_schema_name: str
+
+    @property
+    def write_schema(self) -> type[BaseModel]:
+        return _model(self.write_schema_name)
+
+    @property
+    def check_schema(self) -> type[BaseModel]:
+        return _model(self.check_schema_name)
 
     @property
     def sha256(self) -> str:
         return _spec_sha256(self)
 
 
+def _model(name: str) -> type[BaseModel]:
+    from lasagna_synth import _schemas
+
+    model: type[BaseModel] = getattr(_schemas, name)
+    return model
+
+
 @functools.cache
 def _spec_sha256(spec: PromptSpec) -> str:
-    """A spec's sha256, computed once: it goes into every row, and making the schemas is
-    slow (it was a tenth of a run's CPU)."""
+    """A spec's sha256, computed once: it goes into every row."""
     parts = {
         "id": spec.id,
         "passage": passage_block("{text}"),
         "write": [WRITER_SYSTEM, spec.write_template],
-        "write_schema": spec.write_schema.model_json_schema(),
+        "write_schema": json.loads(SCHEMA_JSON[spec.write_schema_name]),
         "check": [CHECKER_SYSTEM, spec.check_template],
-        "check_schema": spec.check_schema.model_json_schema(),
+        "check_schema": json.loads(SCHEMA_JSON[spec.check_schema_name]),
     }
     data = json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()
     return hashlib.sha256(data).hexdigest()
 
 
 PROMPTS: dict[QuestionType, PromptSpec] = {
-    "factoid": PromptSpec("factoid-v1", _FACTOID, AnsweredQuestion, _CHECK_SUPPORT, SupportCheck),
+    "factoid": PromptSpec(
+        "factoid-v1", _FACTOID, "AnsweredQuestion", _CHECK_SUPPORT, "SupportCheck"
+    ),
     "multihop": PromptSpec(
-        "multihop-v1", _MULTIHOP, AnsweredQuestion, _CHECK_SUPPORT, SupportCheck
+        "multihop-v1", _MULTIHOP, "AnsweredQuestion", _CHECK_SUPPORT, "SupportCheck"
     ),
     "unanswerable": PromptSpec(
-        "unanswerable-v1", _UNANSWERABLE, OpenQuestion, _CHECK_ANSWERED, AnswerCheck
+        "unanswerable-v1", _UNANSWERABLE, "OpenQuestion", _CHECK_ANSWERED, "AnswerCheck"
     ),
 }
 """Per question type, the versioned prompts and response schemas that write and check it."""
