@@ -343,3 +343,21 @@ print(sorted(m for m in sys.modules if m == "openai" or m.startswith("instructor
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_plain_completions_import_no_pydantic(fake_llm_server: FakeLLMServer) -> None:
+    # A sweep's calls are plain completions: pydantic (20 ms and 8 MB of every sweep's
+    # start) loads with the first schema-enforced call, not before.
+    script = f"""
+import asyncio, sys
+from lasagna_judge import make_llm
+async def go():
+    async with make_llm("openai/m", base_url={fake_llm_server.base_url!r}, cache=False) as llm:
+        return await llm.complete([{{"role": "user", "content": "hi"}}])
+assert asyncio.run(go()).text
+print("pydantic" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"

@@ -15,9 +15,7 @@ import asyncio
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lasagna_judge._cache import ResponseCache, cache_key_of_parts, canonical_json
 from lasagna_judge._errors import JudgeError, LLMCallError
@@ -25,7 +23,10 @@ from lasagna_judge._providers import Backend, CallOptions, check_messages, is_re
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import Meter, Prices, call_record, cost_usd
 
-T = TypeVar("T", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+T = TypeVar("T", bound="BaseModel")
 
 # Bump when the cached value's layout changes, so old rows are simply not found.
 _CACHE_VERSION = 1
@@ -128,6 +129,8 @@ class LLM:
         "unparsed" with the raw text kept; it is not an exception. Transport failure after
         all retries raises LLMCallError.
         """
+        from pydantic import BaseModel
+
         if not (isinstance(response_model, type) and issubclass(response_model, BaseModel)):
             raise JudgeError(
                 f"response_model must be a pydantic BaseModel subclass, got {response_model!r}"
@@ -274,6 +277,8 @@ class LLM:
     def _structured_from_cache(
         self, hit: dict[str, Any], response_model: type[T]
     ) -> Structured[T] | None:
+        from pydantic import ValidationError
+
         try:
             raw_value = hit["value"]
             value = None if raw_value is None else response_model.model_validate(raw_value)

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import json
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._plain import native_extras, native_outcome, request_json
 from lasagna_judge._providers import (
@@ -39,6 +37,9 @@ from lasagna_judge._providers import (
 from lasagna_judge._structured import drive_structured
 from lasagna_judge._transport import RetryingSender
 from lasagna_judge._wire import WireError, WireRequest
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -185,6 +186,8 @@ class OpenAICompatBackend(Backend):
             if isinstance(choice, dict):
                 choice.setdefault("index", index)
                 choice.setdefault("finish_reason", "stop")
+        from pydantic import ValidationError
+
         try:
             return ChatCompletion.model_validate(data)
         except ValidationError as exc:

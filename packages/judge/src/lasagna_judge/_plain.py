@@ -14,11 +14,12 @@ import inspect
 import json
 import re
 import weakref
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._providers import StructuredMode, StructuredOutcome
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # instructor's markers of its async validators (instructor.v2.validation.async_validators),
 # which its runtime refuses: a model carrying one is left to instructor.
@@ -116,6 +117,8 @@ def _plain(model: type[BaseModel], seen: set[int]) -> bool:
                 member = member.__func__
             if any(getattr(member, marker, None) is not None for marker in _INSTRUCTOR_MARKERS):
                 return False
+    from pydantic import BaseModel
+
     for field in model.model_fields.values():
         for inner in _classes(field.annotation):
             if issubclass(inner, BaseModel) and not _plain(inner, seen):

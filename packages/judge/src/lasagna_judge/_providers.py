@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Literal
 
 from lasagna_judge._errors import LLMCallError
 from lasagna_judge._retry import is_retryable_status
 from lasagna_judge._usage import _current_call
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 StructuredMode = Literal["tools", "json_schema", "json", "md_json"]
 STRUCTURED_MODES: tuple[str, ...] = ("tools", "json_schema", "json", "md_json")

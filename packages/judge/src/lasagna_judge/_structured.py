@@ -12,9 +12,7 @@ import json
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._providers import (
     StructuredMode,
@@ -23,6 +21,9 @@ from lasagna_judge._providers import (
     _short,
     sdk_call_failed,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _instructor_mode(mode: StructuredMode) -> Any:
