@@ -31,9 +31,11 @@ Then the imports at start (the judge's grading, calibration and embeddings load 
 use): 0.45 -> 0.33 s to a sweep of 2 tasks; 1.5 to 1.6 s for 4,000 (2.4x to 2.65x).
 
 What remains: 1.5x of the bare client's 0.6 s leaves 0.3 s for all lasagna adds, and the
-start (0.15 s over the bare client's imports: typer's pydantic adapters, the engine, the
-transport), our transport over bare aiohttp (retries, usage, the response's check: 0.15
-to 0.18 against 0.1 ms a request, 0.2 s) and the task files each take half of it or more.
+start (0.15 s over the bare client's imports: the engine, the transport; a quarter less
+since typer is kept below 0.29 and plain completions load no pydantic: 0.66 -> 0.49 s,
+55 -> 46 MB, interleaved on a slower day), our transport over bare aiohttp (retries,
+usage, the response's check: 0.15 to 0.18 against 0.1 ms a request, 0.2 s) and the task
+files each take half of it or more.
 kag's layout gives every question a folder (out/<dataset>/<question>/<setup>.json): 2,000
 mkdirs and 4,000 files, whose system calls took 36 us a task in a fresh folder and up to
 1.2 ms in a fragmented one on this virtual disk: run it with TMPDIR on a fresh folder,

@@ -83,6 +83,21 @@ the tokenizer (0.08 s, 28 MB of tiktoken's Rust tables), the multihop partners' 
 take 0.3-0.4 s (one dict lookup per word of 6,000 passages, then numpy's bincount), the
 exact count 0.13 s (two threads); numpy adds 12 MB and the passages with their index
 12-20 MB.
+
+The dry run profiled again (RSS after each step, -X importtime, cProfile): typer 0.29
+coerced every option through a pydantic TypeAdapter (the parsed command line 33 MB, 0.13 s
+more than typer 0.28's), the schemas' token count imported pydantic again, and the partners'
+numpy index cost numpy's import (16 MB, 0.1 s) for 400 queries. Fixed: typer pinned below
+0.29, the schemas counted from their JSON text (checked against the models by a test), and
+the overlaps of the plan's known passages summed in plain Python, one big integer per
+passage with a field per query (lasagna_synth._query_overlaps); the output is the same,
+byte for byte. Then (the peer in the same run, load 0.5): 1.20 s and 1.04 s, 72 MB and
+77 MB, 16.8x and 19.7x faster in 0.18 and 0.19 of its memory (20.2 s, 389 MB and 20.4 s,
+415 MB). Later, with the machine's CPU 1.5-1.7x slower (a plain Python loop 1.0-1.2 s
+instead of 0.69 s): 17.9x and 13.9x, 0.18 and 0.19; the real run 15.6x and 12.1x, then
+15.1x and 11.3x the peer's 31.9-33.6 s (the random vocabulary's full index, 0.75 s of CPU
+built between the calls, no longer fits between their rounds). The dry run over 100,000
+passages: 10.0 s, 310 MB.
 """
 
 from __future__ import annotations
