@@ -213,11 +213,12 @@ def test_passages_are_what_the_chunker_made(make: type) -> None:
     )
 )
 def test_index_words_are_the_rule_words(text: str) -> None:
-    from lasagna_synth._overlap import overlap_words, word_keys
+    from lasagna_synth._overlap import overlap_words, word_keys, word_runs
 
     words = overlap_words(text)
     assert words == set(re.findall(r"[^\W_]{4,}", text.lower()))
     assert word_keys(text) == {w.encode() for w in words}
+    assert {w for w in word_runs(text) if len(w) >= 4} == words
 
 
 RANDOM_WORDS = st.lists(

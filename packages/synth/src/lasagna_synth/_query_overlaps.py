@@ -18,14 +18,7 @@ from collections.abc import Iterable, Sequence
 from itertools import chain, compress
 
 from lasagna_synth._corpus import Passage
-from lasagna_synth._overlap import _WORD, overlap_words
-
-# ASCII text lower-cased with every byte that is not a letter or digit made a space: its
-# split() is the maximal runs of [a-z0-9], of any length.
-_RUNS = bytes(
-    b if chr(b).isascii() and chr(b).isalnum() else 32
-    for b in (c + 32 if 65 <= c <= 90 else c for c in range(256))
-)
+from lasagna_synth._overlap import overlap_words, word_runs
 
 
 class QueryOverlaps:
@@ -49,12 +42,8 @@ class QueryOverlaps:
         keys = masks.keys()
         at = 0
         for passage in passages:
-            text = passage.text
-            if text.isascii():  # its runs of [a-z0-9], of any length, as in `_overlap`
-                runs = text.encode("ascii").translate(_RUNS).decode("ascii").split()
-            else:
-                runs = _WORD.findall(text.lower())
-            row = sum(map(masks.__getitem__, keys & runs))
+            # every word of `masks` has 4+ characters: the runs it holds are the words
+            row = sum(map(masks.__getitem__, keys & word_runs(passage.text)))
             rows[at : at + row_bytes] = row.to_bytes(row_bytes, "little")
             at += row_bytes
         self._rows = array(code, rows)
