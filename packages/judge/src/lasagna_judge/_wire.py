@@ -68,6 +68,7 @@ class AiohttpSender:
         self._limit = limit
         self._proxies = proxies
         self._session: Any = None
+        self._timeouts: dict[float | None, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _current_session(self) -> Any:
@@ -89,10 +90,11 @@ class AiohttpSender:
         import aiohttp
 
         session = self._current_session()
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=request.timeout, sock_read=request.timeout
-        )
-        origin = _origin(request.url)
+        timeout = self._timeouts.get(request.timeout)
+        if timeout is None:  # one per value, not per request (the origin only for an error)
+            timeout = self._timeouts[request.timeout] = aiohttp.ClientTimeout(
+                total=None, sock_connect=request.timeout, sock_read=request.timeout
+            )
         try:
             async with session.request(
                 request.method,
@@ -113,7 +115,7 @@ class AiohttpSender:
             seconds = f" after {request.timeout:g} s" if request.timeout else ""
             raise WireError("timeout", f"timed out{seconds}") from exc
         except aiohttp.ClientConnectorError as exc:
-            raise WireError("connect", f"cannot connect to {origin}") from exc
+            raise WireError("connect", f"cannot connect to {_origin(request.url)}") from exc
         except (aiohttp.ClientError, OSError) as exc:
             raise WireError("network", f"connection error ({type(exc).__name__})") from exc
         for name in _DROPPED:
