@@ -10,9 +10,12 @@ prompt and a 350-word question, 2.5 KB a request). For each shape, interleaved `
 times, medians reported:
 1. the peer: a bare aiohttp client in a process of its own (interpreter start included)
    sending the same chat completions, same messages, at `--parallel` in flight;
-2. `lasagna benchmark sweep` as a whole process (start included): prompts, one result file
+2. the floor: the same client keeping each reply in a file of kag's layout, as the sweep
+   does (a temporary file renamed into place, a folder per question): what one file per
+   task costs any client, before any other work;
+3. `lasagna benchmark sweep` as a whole process (start included): prompts, one result file
    per task written atomically, progress; goal: at most 1.5x the peer's time;
-3. the runner in this process against raw `llm.complete` calls through one LLM object: the
+4. the runner in this process against raw `llm.complete` calls through one LLM object: the
    runner's own milliseconds per task (prompt, record, file, bookkeeping).
 
 What the profile showed (py-spy and cProfile on the command, 4,000 short tasks; 2.7 s =
@@ -30,16 +33,25 @@ mkstemp, fchmod and a file object: 1.8 s. A kill still loses nothing written
 Then the imports at start (the judge's grading, calibration and embeddings load on first
 use): 0.45 -> 0.33 s to a sweep of 2 tasks; 1.5 to 1.6 s for 4,000 (2.4x to 2.65x).
 
-What remains: 1.5x of the bare client's 0.6 s leaves 0.3 s for all lasagna adds, and the
-start (0.15 s over the bare client's imports: the engine, the transport; a quarter less
-since typer is kept below 0.29 and plain completions load no pydantic: 0.66 -> 0.49 s,
-55 -> 46 MB, interleaved on a slower day), our transport over bare aiohttp (retries,
-usage, the response's check: 0.15 to 0.18 against 0.1 ms a request, 0.2 s) and the task
-files each take half of it or more.
+What remains (2026-12-02): the floor itself is 1.54x the bare client on both shapes, so
+the goal is out of reach of any client that keeps kag's one file per task on this disk,
+with nothing else to do; the sweep is 1.6x the floor. In process, its task files are most
+of that: with the writes removed the runner costs 0.32-0.35 ms of CPU a task against
+0.55-0.58 ms with them (0.10 ms of it system time, against 0.015 ms for all of a task's
+network system calls) and 0.26-0.31 ms for raw `llm.complete` calls. A writer thread
+fed without any handoff back to the loop (a SimpleQueue) gained nothing beyond the noise
+in process, and in the floor client 1.27-1.51 s against 1.31-1.72 s written inline: the
+GIL handoffs of its system calls cost about what it moves off the loop.
+The rest is the start (0.13 s over the bare client's imports: typer, the engine, the
+transport) and our transport over bare aiohttp (retries, metering, the response's check:
+0.045 ms of CPU a request).
 kag's layout gives every question a folder (out/<dataset>/<question>/<setup>.json): 2,000
-mkdirs and 4,000 files, whose system calls took 36 us a task in a fresh folder and up to
-1.2 ms in a fragmented one on this virtual disk: run it with TMPDIR on a fresh folder,
-and at a quiet disk (/proc/pressure/io), or its figures measure the disk.
+mkdirs and 4,000 files. Their system calls cost 36 us a task in a fresh folder, and 10-20x
+that in a folder whose block group held many files deleted not long before (perf: the
+kernel's inode allocation skips recently freed inodes on this journal-less ext4,
+`recently_deleted` in `find_inode_bit`): this script's own cleanup makes such a folder,
+so give each run a fresh TMPDIR, at a quiet disk (/proc/pressure/io), or its figures
+measure the disk.
 """
 
 from __future__ import annotations
