@@ -5,8 +5,10 @@ rule (`_records`), ranks every pending query in one batch (`_rankings`), loads t
 systems (`_system_tasks`), asks the model provider for the models the pending tasks need,
 and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
 one writer: the record is written atomically, and the slot is freed only once it is in its
-file, so a run killed at any moment loses at most the tasks in flight (`_writer`: a
-retrieval-only task's record goes into a batch file; files are flushed to disk in groups).
+file or handed to the writer process, so a run killed at any moment loses at most the tasks
+in flight (`_writer`: a long run's files are written by a process of their own, which
+writes what it was handed even after a kill; a retrieval-only task's record goes into a
+batch file; files are flushed to disk in groups).
 """
 
 from __future__ import annotations
@@ -271,7 +273,10 @@ async def execute(
     )
     worker = TaskWorker(ctx, recipe)
 
-    async with Writer() as writer:
+    def batched(work: Work) -> bool:
+        return store.batched and work.regrade is None and not _calls_out(outcome.tasks[work.index])
+
+    async with Writer(files=sum(1 for w in work if not batched(w))) as writer:
 
         async def on_outcome(result: Outcome[Work, Record]) -> None:
             i = result.task.index
@@ -284,7 +289,7 @@ async def execute(
             def count() -> None:
                 _count(outcome, task, paths[i], record, on_progress, on_failure)
 
-            if store.batched and result.task.regrade is None and not _calls_out(task):
+            if batched(result.task):
                 await writer.queue(paths[i], store.encode(record), count)
             else:
                 await writer.write(paths[i], store.encode(record))
@@ -353,7 +358,7 @@ async def grade_records(
     )
     worker = TaskWorker(ctx, recipe)
 
-    async with Writer() as writer:
+    async with Writer(files=len(pending)) as writer:
 
         async def on_outcome(result: Outcome[Work, Record]) -> None:
             i = result.task.index

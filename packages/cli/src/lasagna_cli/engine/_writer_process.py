@@ -1,0 +1,192 @@
+"""A process of its own that writes a run's task files, so their system calls run on
+another core than the event loop's (`Writer` hands it the records of a long run).
+
+Each task's file is written atomically by lasagna-synth's writer, without fsync, as on the
+loop; the filesystem is flushed about once a second and when the run ends. At an instant
+server, writing the 4,000 files of a sweep on the loop cost it 0.23 ms of CPU a task, as
+much as the task's call (benchmarks/sweep_speed.py); handing a record to this process
+costs one pipe write. A writer thread gained nothing: its system calls hand the GIL back
+and forth with the loop's.
+
+The protocol, over the child's stdin and stdout:
+- the parent sends frames: two little-endian uint32 (the path's length, the data's), the
+  path (os.fsencode), the data;
+- the child answers `ready` once started, then after each batch of frames it wrote
+  `error PATH<TAB>REASON` for each file it could not write and `ok N` (N frames done);
+- the parent closes stdin when the run ends; the child flushes and exits.
+
+Nothing handed over is lost when the parent alone is killed: the child writes every frame
+in the pipe, then sees the end of its input. The parent keeps each frame until its `ok`:
+if the child dies, the parent writes them itself and goes on without it. Records handed
+over and not yet acknowledged stay under `AHEAD_BYTES`, less than any pipe holds, so a
+kill of the parent never leaves one in its own buffer; a kill of the whole process group
+loses at most those. Ctrl-C is the parent's to handle: the child ignores SIGINT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import struct
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+HEADER = struct.Struct("<II")
+AHEAD_BYTES = 16 * 1024
+"""Bytes handed over and not yet acknowledged, at most (pipes hold 16 KiB or more)."""
+SYNC_EVERY = 1.0
+"""Seconds between two flushes of the files to disk (as `Writer`'s own)."""
+
+
+def frame(path: Path, data: bytes) -> bytes:
+    name = os.fsencode(path)
+    return HEADER.pack(len(name), len(data)) + name + data
+
+
+class WriterProcess:
+    """The parent's side: `start`, then `send` each record, `close` at the end.
+
+    `failed` is the first file the child could not write (path, reason), if any;
+    `alive` turns False when the child is gone, after which `take_back` returns the
+    records it never acknowledged, for the parent to write itself."""
+
+    def __init__(self) -> None:
+        self.failed: tuple[Path, str] | None = None
+        self.alive = False
+        self._process: asyncio.subprocess.Process | None = None
+        self._pending: deque[tuple[Path, bytes, int]] = deque()  # sent, not yet acknowledged
+        self._ahead = 0  # their bytes
+        self._room = asyncio.Event()
+        self._reader: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        """Start the child; `ready` turns True when it answers (until then, the parent
+        writes its records itself). A child that cannot start leaves `alive` False."""
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", __name__,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, ValueError):  # no interpreter to start (an embedded Python)
+            return
+        self.alive = True
+        self._reader = asyncio.create_task(self._read_reports())
+
+    @property
+    def ready(self) -> bool:
+        return self.alive and self._ready.is_set()
+
+    async def send(self, path: Path, data: bytes) -> None:
+        """Hand one record over; waits while too many bytes are unacknowledged."""
+        assert self._process is not None and self._process.stdin is not None
+        message = frame(path, data)
+        self._pending.append((path, data, len(message)))
+        self._ahead += len(message)
+        if self._process.stdin.is_closing():  # the child is gone: `take_back` has it
+            self._gone()
+            return
+        try:
+            self._process.stdin.write(message)
+        except (BrokenPipeError, ConnectionResetError):
+            self._gone()
+            return
+        while self.alive and self._ahead > AHEAD_BYTES:
+            self._room.clear()
+            await self._room.wait()
+
+    def take_back(self) -> list[tuple[Path, bytes]]:
+        """The records the child never acknowledged (after it died), in order."""
+        taken = [(path, data) for path, data, _ in self._pending]
+        self._pending.clear()
+        self._ahead = 0
+        return taken
+
+    async def close(self) -> None:
+        """End the input and wait for the child to write and flush everything."""
+        process = self._process
+        if process is None:
+            return
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await process.stdin.wait_closed()
+        if self._reader is not None:
+            await self._reader
+        await process.wait()
+
+    async def _read_reports(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        lines = self._process.stdout
+        while line := await lines.readline():
+            kind, _, rest = line.decode("utf-8", "replace").rstrip("\n").partition(" ")
+            if kind == "ok":
+                for _ in range(int(rest)):
+                    _, _, size = self._pending.popleft()
+                    self._ahead -= size
+                self._room.set()
+            elif kind == "error":
+                where, _, reason = rest.partition("\t")
+                if self.failed is None:
+                    self.failed = (Path(where), reason)
+            elif kind == "ready":
+                self._ready.set()
+        self._gone()
+
+    def _gone(self) -> None:
+        self.alive = False
+        self._room.set()
+
+
+def main() -> None:
+    """The child: frames from stdin to files (see the module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # before the imports: Ctrl-C is the parent's
+    from lasagna_synth import sync_filesystem, write_bytes_atomic
+
+    reporting = _report(b"ready\n")
+    buffer = bytearray()
+    synced, unsynced = time.monotonic(), None
+    while chunk := os.read(0, 1 << 20):
+        buffer += chunk
+        done, offset, errors = 0, 0, []
+        while len(buffer) - offset >= HEADER.size:
+            path_size, data_size = HEADER.unpack_from(buffer, offset)
+            start = offset + HEADER.size
+            end = start + path_size + data_size
+            if end > len(buffer):
+                break  # the rest of this frame is still on its way
+            path = Path(os.fsdecode(bytes(buffer[start : start + path_size])))
+            try:
+                write_bytes_atomic(path, bytes(buffer[start + path_size : end]), sync=False)
+                unsynced = path.parent
+            except OSError as exc:
+                errors.append(f"error {path}\t{exc.strerror or exc}\n")
+            done += 1
+            offset = end
+        del buffer[:offset]
+        if unsynced is not None and time.monotonic() - synced >= SYNC_EVERY:
+            sync_filesystem(unsynced)
+            synced = time.monotonic()
+        if done and reporting:
+            reporting = _report(("".join(errors) + f"ok {done}\n").encode())
+    if unsynced is not None:
+        sync_filesystem(unsynced)
+
+
+def _report(line: bytes) -> bool:
+    """Tell the parent; False once it is gone (the files are written all the same)."""
+    try:
+        os.write(1, line)
+    except (BrokenPipeError, ConnectionResetError):
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    main()
