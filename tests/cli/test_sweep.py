@@ -477,3 +477,24 @@ def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str])
     assert user == {"role": "user", "content": f"<{text}>"}
     choices = "\n".join(f"{k}: {v}" for k, v in options.items())
     assert system == {"role": "system", "content": f"sys {choices}"}
+
+
+def test_tasks_run_with_fewer_young_collections_and_the_default_comes_back(
+    tmp_path: Path,
+) -> None:
+    import gc
+
+    from lasagna_cli.commands._collector import YOUNG_THRESHOLD
+
+    seen: list[int] = []
+
+    def reply(request: dict[str, Any]) -> str:
+        seen.append(gc.get_threshold()[0])  # the server runs in this process: same collector
+        return answer(request)
+
+    before = gc.get_threshold()
+    with FakeLLMServer(reply=reply) as fake:
+        result = sweep(make_files(tmp_path, fake.base_url))
+    assert result.exit_code == 0, result.output
+    assert seen and set(seen) == {YOUNG_THRESHOLD}
+    assert gc.get_threshold() == before

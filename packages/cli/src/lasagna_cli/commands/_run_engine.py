@@ -27,6 +27,7 @@ def run_engine(
     """The engine's run, with the command's models, progress bar and Ctrl-C message."""
     import sys
 
+    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import build_llm, text_cache
@@ -42,7 +43,7 @@ def run_engine(
 
     progress = TaskProgress(0, "tasks")
     try:
-        with progress:
+        with progress, fewer_collections():
             run = run_blocking(
                 lambda: run_benchmarks(
                     config,

@@ -163,6 +163,7 @@ def _run_pipeline(
     the flags and the environment)."""
     import asyncio
 
+    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
@@ -195,18 +196,19 @@ def _run_pipeline(
         return bars[-1]
 
     try:
-        failed = asyncio.run(
-            run_pipeline(
-                options,
-                executor=make_executor(options.concurrency, chosen or LOCAL),
-                models=models,
-                load_rubric=_load_rubric,
-                text_cache=text_cache(),
-                say=typer.echo,
-                reporter=reporter,
-                on_step=lambda stage, done, total: bars[-1].step(stage, done, total),
+        with fewer_collections():
+            failed = asyncio.run(
+                run_pipeline(
+                    options,
+                    executor=make_executor(options.concurrency, chosen or LOCAL),
+                    models=models,
+                    load_rubric=_load_rubric,
+                    text_cache=text_cache(),
+                    say=typer.echo,
+                    reporter=reporter,
+                    on_step=lambda stage, done, total: bars[-1].step(stage, done, total),
+                )
             )
-        )
     except KeyboardInterrupt:
         # Each finished question is a whole file in gen/ or eval/: nothing is lost.
         typer.echo(

@@ -237,6 +237,7 @@ def _sweep(
     import os
     import time
 
+    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
@@ -358,7 +359,7 @@ def _sweep(
             await models.aclose()
             await state.aclose()
 
-    with progress:
+    with progress, fewer_collections():
         try:
             asyncio.run(main())
         except KeyboardInterrupt:
