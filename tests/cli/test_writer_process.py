@@ -45,6 +45,8 @@ def test_records_handed_over_are_written_whole_and_acknowledged(tmp_path: Path) 
 
     child = asyncio.run(main())
     assert child.failed is None and child.take_back() == []  # every frame acknowledged
+    if sys.platform == "linux":  # the pipe made 1 MiB: half of it may be ahead of the child
+        assert child._limit == 512 * 1024
     assert [read_json(p) for p in paths(tmp_path, 500)] == [
         {"ok": {"result": f"answer {i}", "é": "ü" * (i % 7)}} for i in range(500)
     ]

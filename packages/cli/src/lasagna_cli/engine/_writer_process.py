@@ -18,9 +18,9 @@ The protocol, over the child's stdin and stdout:
 Nothing handed over is lost when the parent alone is killed: the child writes every frame
 in the pipe, then sees the end of its input. The parent keeps each frame until its `ok`:
 if the child dies, the parent writes them itself and goes on without it. Records handed
-over and not yet acknowledged stay under `AHEAD_BYTES`, less than any pipe holds, so a
-kill of the parent never leaves one in its own buffer; a kill of the whole process group
-loses at most those. Ctrl-C is the parent's to handle: the child ignores SIGINT.
+over and not yet acknowledged stay under half the pipe's size (`AHEAD_BYTES` where it is
+unknown), so they all fit in the pipe and a kill of the parent never leaves one in its own
+buffer; a kill of the whole process group loses at most those. Ctrl-C is the parent's to handle: the child ignores SIGINT.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ from pathlib import Path
 
 HEADER = struct.Struct("<II")
 AHEAD_BYTES = 16 * 1024
-"""Bytes handed over and not yet acknowledged, at most (pipes hold 16 KiB or more)."""
+"""Bytes handed over and not yet acknowledged, at most, where the pipe's size is unknown
+(pipes hold 16 KiB or more); half the pipe where it is known (Linux, made 1 MiB if it may)."""
+PIPE_BYTES = 1 << 20
 SYNC_EVERY = 1.0
 """Seconds between two flushes of the files to disk (as `Writer`'s own)."""
 
@@ -60,6 +62,7 @@ class WriterProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._pending: deque[tuple[Path, bytes, int]] = deque()  # sent, not yet acknowledged
         self._ahead = 0  # their bytes
+        self._limit = AHEAD_BYTES
         self._room = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -77,6 +80,7 @@ class WriterProcess:
         except (OSError, ValueError):  # no interpreter to start (an embedded Python)
             return
         self.alive = True
+        self._limit = _pipe_bytes(self._process) // 2 or AHEAD_BYTES
         self._reader = asyncio.create_task(self._read_reports())
 
     @property
@@ -97,7 +101,7 @@ class WriterProcess:
         except (BrokenPipeError, ConnectionResetError):
             self._gone()
             return
-        while self.alive and self._ahead > AHEAD_BYTES:
+        while self.alive and self._ahead > self._limit:
             self._room.clear()
             await self._room.wait()
 
@@ -142,6 +146,20 @@ class WriterProcess:
     def _gone(self) -> None:
         self.alive = False
         self._room.set()
+
+
+def _pipe_bytes(process: asyncio.subprocess.Process) -> int:
+    """The size of the pipe to the child, made PIPE_BYTES if the system allows; 0 where it
+    cannot be known."""
+    try:
+        import fcntl
+
+        fd = process.stdin.get_extra_info("pipe").fileno()  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (ImportError, AttributeError, OSError, ValueError):
+        return 0
 
 
 def main() -> None:
