@@ -3,8 +3,8 @@ another core than the event loop's (`Writer` hands it the records of a long run)
 
 Each task's file is written atomically by lasagna-synth's writer, without fsync, as on the
 loop; the filesystem is flushed about once a second and when the run ends. At an instant
-server, writing the 4,000 files of a sweep on the loop cost it 0.23 ms of CPU a task, as
-much as the task's call (benchmarks/sweep_speed.py); handing a record to this process
+server, writing the 4,000 files of a sweep on the loop cost it 0.23 ms of CPU a task, nearly
+as much as the task's call (benchmarks/sweep_speed.py); handing a record to this process
 costs one pipe write. A writer thread gained nothing: its system calls hand the GIL back
 and forth with the loop's.
 
@@ -20,7 +20,8 @@ in the pipe, then sees the end of its input. The parent keeps each frame until i
 if the child dies, the parent writes them itself and goes on without it. Records handed
 over and not yet acknowledged stay under half the pipe's size (`AHEAD_BYTES` where it is
 unknown), so they all fit in the pipe and a kill of the parent never leaves one in its own
-buffer; a kill of the whole process group loses at most those. Ctrl-C is the parent's to handle: the child ignores SIGINT.
+buffer; a kill of the whole process group loses at most those. Ctrl-C is the parent's to
+handle: the child ignores SIGINT.
 """
 
 from __future__ import annotations
