@@ -9,7 +9,7 @@ over `SLOW_WRITE` each (a network filesystem), so a slow disk does not stall the
 flight; one slow write (the disk busy with the flush below) does not. A run expecting more
 files, or writing more, hands the rest to a writer process (`_writer_process`), started at
 once so that it is ready by the first results: their system calls then run on another core
-than the loop's (at an instant server they cost the loop as much CPU as the calls), and a
+than the loop's (at an instant server they cost the loop nearly as much CPU as the calls), and a
 handed record is written even when this process is killed right after. A child that dies
 is replaced by this process, which writes the records it never acknowledged; one that
 cannot write a file stops the run as a write here would.
