@@ -47,9 +47,9 @@ runner's CPU (0.39 -> 0.33 ms a task, 6 interleaved rounds): 1.7x to 2.0x.
 
 What remains: the start (0.14 s over the bare client's 0.28 s: typer, the engine, the
 transport), our transport over bare aiohttp (retries, metering, the reply's check: 0.05 ms
-a request, 0.2 s) and the runner's own 0.09 ms a task (prompt, scoring, record, its JSON,
-the hand-over, bookkeeping: 0.36 s); at the bare client's 0.83 s, 1.5x leaves 0.42 s for
-all three.
+a request, 0.2 s) and the runner's own 0.09-0.18 ms a task (prompt, scoring, record, its
+JSON, the hand-over, bookkeeping: 0.36-0.7 s); at the bare client's 0.83 s, 1.5x leaves
+0.42 s for all three.
 kag's layout gives every question a folder (out/<dataset>/<question>/<setup>.json): 2,000
 mkdirs and 4,000 files. Their system calls cost 36 us a task in a fresh folder, and 10-20x
 that near many files deleted in the last minutes (perf: on this journal-less ext4 the
