@@ -15,7 +15,7 @@ import pytest
 from lasagna_cli.engine import _writer
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._store import TEMP_PREFIX, dump_task_json, read_json
-from lasagna_cli.engine._writer_process import WriterProcess
+from lasagna_cli.engine._writer_process import AHEAD_BYTES, WriterProcess
 
 
 def record(i: int) -> bytes:
@@ -45,8 +45,8 @@ def test_records_handed_over_are_written_whole_and_acknowledged(tmp_path: Path) 
 
     child = asyncio.run(main())
     assert child.failed is None and child.take_back() == []  # every frame acknowledged
-    if sys.platform == "linux":  # the pipe made 1 MiB: half of it may be ahead of the child
-        assert child._limit == 512 * 1024
+    if sys.platform == "linux":  # the pipe made 1 MiB: AHEAD_BYTES may be ahead of the child
+        assert child._limit == AHEAD_BYTES
     assert [read_json(p) for p in paths(tmp_path, 500)] == [
         {"ok": {"result": f"answer {i}", "é": "ü" * (i % 7)}} for i in range(500)
     ]
@@ -114,9 +114,16 @@ def test_a_file_the_child_cannot_write_stops_the_run_in_one_line(tmp_path: Path)
         asyncio.run(main())
 
 
-def test_a_killed_run_loses_nothing_it_handed_over(tmp_path: Path) -> None:
-    """SIGKILL of the run's process right after its last hand-over: the child still writes
-    every record in the pipe, then ends (it sees the end of its input)."""
+@pytest.mark.parametrize(
+    ("signal_name", "group"), [("SIGKILL", False), ("SIGTERM", True), ("SIGHUP", True)]
+)
+def test_a_killed_run_loses_nothing_it_handed_over(
+    tmp_path: Path, signal_name: str, group: bool
+) -> None:
+    """The run's process killed right after its last hand-over, alone (kill -9 PID) or with
+    its whole group (a closed terminal, kill -TERM -PGID): the child still writes every
+    record in the pipe, then ends (it sees the end of its input)."""
+    kill = "os.killpg(0, sig)" if group else "os.kill(os.getpid(), sig)"
     script = textwrap.dedent(
         f"""
         import asyncio, os, signal, sys
@@ -132,13 +139,16 @@ def test_a_killed_run_loses_nothing_it_handed_over(tmp_path: Path) -> None:
             for i, path in enumerate(paths(Path({str(tmp_path)!r}), 200)):
                 await child.send(path, record(i))
             print(child._process.pid, flush=True)
-            os.kill(os.getpid(), signal.SIGKILL)
+            sig = signal.{signal_name}
+            {kill}
 
         asyncio.run(main())
         """
     )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert run.returncode == -signal.SIGKILL, run.stderr
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, start_new_session=True
+    )
+    assert run.returncode == -getattr(signal, signal_name), run.stderr
     child = int(run.stdout.split()[0])
     deadline = time.monotonic() + 30
     while _alive(child) and time.monotonic() < deadline:

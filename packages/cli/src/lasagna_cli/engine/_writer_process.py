@@ -18,10 +18,12 @@ The protocol, over the child's stdin and stdout:
 Nothing handed over is lost when the parent alone is killed: the child writes every frame
 in the pipe, then sees the end of its input. The parent keeps each frame until its `ok`:
 if the child dies, the parent writes them itself and goes on without it. Records handed
-over and not yet acknowledged stay under half the pipe's size (`AHEAD_BYTES` where it is
-unknown), so they all fit in the pipe and a kill of the parent never leaves one in its own
-buffer; a kill of the whole process group loses at most those. Ctrl-C is the parent's to
-handle: the child ignores SIGINT.
+over and not yet acknowledged stay under `AHEAD_BYTES` and half the pipe's size, so they
+all fit in the pipe and a kill of the parent never leaves one in its own buffer; a SIGKILL
+of the whole process group loses at most those (in practice the few the child had not
+reached: it keeps up unless the disk is slow). The signals that stop a whole group from a
+terminal (Ctrl-C, a closed terminal's SIGHUP, SIGTERM) are the parent's to act on: the
+child ignores them and ends when its input does, once the parent is gone or done.
 """
 
 from __future__ import annotations
@@ -37,10 +39,14 @@ from collections import deque
 from pathlib import Path
 
 HEADER = struct.Struct("<II")
-AHEAD_BYTES = 16 * 1024
-"""Bytes handed over and not yet acknowledged, at most, where the pipe's size is unknown
-(pipes hold 16 KiB or more); half the pipe where it is known (Linux, made 1 MiB if it may)."""
+AHEAD_BYTES = 64 * 1024
+"""Bytes handed over and not yet acknowledged, at most: what a kill of the whole process
+group may lose. Less where the pipe may hold less: half of it where its size is known, 16 KiB
+where it is not (pipes hold 16 KiB or more)."""
+UNKNOWN_PIPE_AHEAD = 16 * 1024
 PIPE_BYTES = 1 << 20
+"""The pipe's size asked for (Linux): twice `AHEAD_BYTES` and more, so the frames ahead
+never fill it."""
 SYNC_EVERY = 1.0
 """Seconds between two flushes of the files to disk (as `Writer`'s own)."""
 
@@ -63,7 +69,7 @@ class WriterProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._pending: deque[tuple[Path, bytes, int]] = deque()  # sent, not yet acknowledged
         self._ahead = 0  # their bytes
-        self._limit = AHEAD_BYTES
+        self._limit = UNKNOWN_PIPE_AHEAD
         self._room = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -81,7 +87,7 @@ class WriterProcess:
         except (OSError, ValueError):  # no interpreter to start (an embedded Python)
             return
         self.alive = True
-        self._limit = _pipe_bytes(self._process) // 2 or AHEAD_BYTES
+        self._limit = min(AHEAD_BYTES, _pipe_bytes(self._process) // 2) or UNKNOWN_PIPE_AHEAD
         self._reader = asyncio.create_task(self._read_reports())
 
     @property
@@ -165,7 +171,9 @@ def _pipe_bytes(process: asyncio.subprocess.Process) -> int:
 
 def main() -> None:
     """The child: frames from stdin to files (see the module docstring)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # before the imports: Ctrl-C is the parent's
+    for name in ("SIGINT", "SIGHUP", "SIGTERM"):  # before the imports: see the docstring
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     from lasagna_synth import sync_filesystem, write_bytes_atomic
 
     reporting = _report(b"ready\n")
