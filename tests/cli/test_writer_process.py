@@ -170,3 +170,34 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ")[-1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_child_whose_reports_cannot_be_read_is_replaced_by_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lasagna_cli.engine import _writer_process
+
+    garbled = (  # ready; then, once frames come, a report no parent can read
+        "import os; os.write(1, b'ready\\n'); os.read(0, 1); os.write(1, b'ok many\\n');"
+        "\nwhile os.read(0, 65536): pass"
+    )
+    start = asyncio.create_subprocess_exec
+
+    def child(*args: str, **kwargs: object) -> object:
+        return start(sys.executable, "-c", garbled, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_writer_process.asyncio, "create_subprocess_exec", child)
+
+    big = [dump_task_json({"i": i, "pad": "x" * 2000}) for i in range(100)]  # > AHEAD_BYTES
+
+    async def main() -> None:
+        async with _writer.Writer(files=100) as writer:
+            assert writer._child is not None
+            await until_ready(writer._child)
+            for path, data in zip(paths(tmp_path, 100), big, strict=True):
+                await writer.write(path, data)
+
+    asyncio.run(asyncio.wait_for(main(), 60))  # a parent still waiting on that child: a hang
+    assert [read_json(p) for p in paths(tmp_path, 100)] == [
+        {"i": i, "pad": "x" * 2000} for i in range(100)
+    ]

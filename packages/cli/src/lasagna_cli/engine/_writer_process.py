@@ -128,27 +128,29 @@ class WriterProcess:
             process.stdin.close()
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 await process.stdin.wait_closed()
-        if self._reader is not None:
-            await self._reader
+        if self._reader is not None:  # its failure is `alive` False: the parent takes back
+            await asyncio.gather(self._reader, return_exceptions=True)
         await process.wait()
 
     async def _read_reports(self) -> None:
         assert self._process is not None and self._process.stdout is not None
         lines = self._process.stdout
-        while line := await lines.readline():
-            kind, _, rest = line.decode("utf-8", "replace").rstrip("\n").partition(" ")
-            if kind == "ok":
-                for _ in range(int(rest)):
-                    _, _, size = self._pending.popleft()
-                    self._ahead -= size
-                self._room.set()
-            elif kind == "error":
-                where, _, reason = rest.partition("\t")
-                if self.failed is None:
-                    self.failed = (Path(where), reason)
-            elif kind == "ready":
-                self._ready.set()
-        self._gone()
+        try:
+            while line := await lines.readline():
+                kind, _, rest = line.decode("utf-8", "replace").rstrip("\n").partition(" ")
+                if kind == "ok":
+                    for _ in range(int(rest)):
+                        _, _, size = self._pending.popleft()
+                        self._ahead -= size
+                    self._room.set()
+                elif kind == "error":
+                    where, _, reason = rest.partition("\t")
+                    if self.failed is None:
+                        self.failed = (Path(where), reason)
+                elif kind == "ready":
+                    self._ready.set()
+        finally:  # the child's end, or a report this side cannot read: the parent takes over
+            self._gone()
 
     def _gone(self) -> None:
         self.alive = False
