@@ -46,13 +46,11 @@ from lasagna_cli.engine._store import (
     write_batch,
     write_bytes_atomic,
 )
-from lasagna_cli.engine._writer_process import WriterProcess
+from lasagna_cli.engine._writer_process import SYNC_EVERY, WriterProcess
 
 WRITER_THREADS = 8
 BATCH_SIZE = 1000
 """Records in one batch file: 10,000 retrieval tasks are ten files."""
-SYNC_EVERY = 1.0
-"""Seconds between two flushes of the task files to disk."""
 SLOW_WRITE = 0.002
 """Seconds: a record's write slower than this is slow."""
 SLOW_WRITES = 8

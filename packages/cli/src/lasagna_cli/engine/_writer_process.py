@@ -48,7 +48,7 @@ PIPE_BYTES = 1 << 20
 """The pipe's size asked for (Linux): twice `AHEAD_BYTES` and more, so the frames ahead
 never fill it."""
 SYNC_EVERY = 1.0
-"""Seconds between two flushes of the files to disk (as `Writer`'s own)."""
+"""Seconds between two flushes of the task files to disk, by the child and by `Writer`."""
 
 
 def frame(path: Path, data: bytes) -> bytes:
@@ -72,7 +72,7 @@ class WriterProcess:
         self._limit = UNKNOWN_PIPE_AHEAD
         self._room = asyncio.Event()
         self._reader: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
+        self._ready = False  # the child said it is
 
     async def start(self) -> None:
         """Start the child; `ready` turns True when it answers (until then, the parent
@@ -92,7 +92,7 @@ class WriterProcess:
 
     @property
     def ready(self) -> bool:
-        return self.alive and self._ready.is_set()
+        return self.alive and self._ready
 
     async def send(self, path: Path, data: bytes) -> None:
         """Hand one record over; waits while too many bytes are unacknowledged."""
@@ -148,7 +148,7 @@ class WriterProcess:
                     if self.failed is None:
                         self.failed = (Path(where), reason)
                 elif kind == "ready":
-                    self._ready.set()
+                    self._ready = True
         finally:  # the child's end, or a report this side cannot read: the parent takes over
             self._gone()
 
