@@ -107,3 +107,18 @@ def no_process_left_behind() -> Iterator[None]:
     if sys.platform == "linux":
         left = _children()
         assert not left, f"the tests left {len(left)} process(es) running: {left}"
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(certificate, key) of a self-signed certificate for 127.0.0.1, made by the openssl
+    command: a client that trusts the certificate can speak TLS to a server that holds both."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key

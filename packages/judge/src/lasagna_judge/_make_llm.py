@@ -190,10 +190,10 @@ def _sender(
     proxies: Proxies | None = None,
 ) -> Any:
     from lasagna_judge._transport import RetryingSender
-    from lasagna_judge._wire import AiohttpSender
+    from lasagna_judge._wire import HttpSender
 
     return RetryingSender(
-        AiohttpSender(limit=concurrency, proxies=proxies),
+        HttpSender(limit=concurrency, proxies=proxies),
         policy=policy,
         concurrency=concurrency,
         meter=meter,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._usage import Meter, record_attempt, usage_from_body
-from lasagna_judge._wire import AiohttpSender, WireError, WireRequest, WireResponse
+from lasagna_judge._wire import HttpSender, WireError, WireRequest, WireResponse
 
 if TYPE_CHECKING:
     import httpx2
@@ -36,7 +36,7 @@ class RetryingSender:
 
     def __init__(
         self,
-        sender: AiohttpSender,
+        sender: HttpSender,
         *,
         policy: RetryPolicy,
         concurrency: int,
@@ -64,7 +64,7 @@ class RetryingSender:
         retry = 0
         while True:
             response, error, retry_after = await self._attempt(request)
-            if retry >= self._policy.max_retries or (response is not None and retry_after is None):
+            if retry >= self._policy.max_retries or retry_after is None:
                 break
             await asyncio.sleep(self._policy.delay(retry, retry_after, self._rng))
             retry += 1
@@ -86,7 +86,7 @@ class RetryingSender:
                 response = await self._sender.send(request)
             except WireError as exc:
                 record_attempt(self._meter, seconds=time.perf_counter() - start, failure=str(exc))
-                return None, exc, 0.0
+                return None, exc, None if exc.kind == "request" else 0.0
             seconds = time.perf_counter() - start
 
         status = response.status
@@ -139,6 +139,7 @@ def httpx_bridge(sender: RetryingSender) -> httpx2.AsyncBaseTransport:
                     "timeout": httpx2.ReadTimeout,
                     "connect": httpx2.ConnectError,
                     "network": httpx2.ReadError,
+                    "request": httpx2.LocalProtocolError,
                 }[exc.kind]
                 raise error(str(exc), request=request) from exc
             return httpx2.Response(

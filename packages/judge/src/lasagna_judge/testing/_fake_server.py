@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 import threading
 import time
 from typing import Any
@@ -44,7 +45,8 @@ class FakeLLMServer:
     `requests` (the JSON bodies, in arrival order), `headers`, `times` (monotonic arrival
     times), `calls`, and `max_in_flight` (the most requests it was serving at once).
     Problems of the script itself (a reply list ran out, the reply function raised) are
-    answered with HTTP 500 and recorded in `errors`.
+    answered with HTTP 500 and recorded in `errors`. With `tls` (a server-side SSLContext)
+    it speaks HTTPS, and its URLs start with https://.
     """
 
     def __init__(
@@ -55,12 +57,14 @@ class FakeLLMServer:
         host: str = "127.0.0.1",
         port: int = 0,
         embedding_dimension: int = 32,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.latency = latency
         self.embedding_dimension = embedding_dimension
         # Served, in order, to /embeddings requests before they get vectors.
         self.embedding_faults: list[Fault] = []
         self.host = host
+        self.tls = tls
         self._port = port
         self._reply: ReplySpec | None = reply
         self._served = 0
@@ -118,7 +122,8 @@ class FakeLLMServer:
     @property
     def url(self) -> str:
         """The server's root, e.g. for the Anthropic SDK (which adds /v1 itself)."""
-        return f"http://{self.host}:{self._port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{self._port}"
 
     @property
     def base_url(self) -> str:
@@ -182,7 +187,12 @@ class FakeLLMServer:
         self._stopping = asyncio.Event()
         try:
             server = await asyncio.start_server(
-                self._serve_connection, self.host, self._port, limit=2**24, backlog=1024
+                self._serve_connection,
+                self.host,
+                self._port,
+                limit=2**24,
+                backlog=1024,
+                ssl=self.tls,
             )
         except OSError as exc:
             self._startup_error = exc
