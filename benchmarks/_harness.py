@@ -149,7 +149,7 @@ def timed(command: list[str], env: dict[str, str], timeout: float = 900) -> tupl
 _SERVER = """
 import sys
 from lasagna_judge.testing import FakeLLMServer
-with FakeLLMServer(reply="b") as server:
+with FakeLLMServer(reply="b", keep_requests=False) as server:
     print(server.base_url, flush=True)
     sys.stdin.read()
 """

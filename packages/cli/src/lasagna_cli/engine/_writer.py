@@ -8,9 +8,10 @@ an instant server 2-3x slower), and on a thread pool once `SLOW_WRITES` writes i
 over `SLOW_WRITE` each (a network filesystem), so a slow disk does not stall the requests in
 flight; one slow write (the disk busy with the flush below) does not. A run expecting more
 files, or writing more, hands the rest to a writer process (`_writer_process`), started at
-once so that it is ready by the first results: their system calls then run on another core
-than the loop's (at an instant server they cost the loop nearly as much CPU as the calls), and a
-handed record is written even when this process is killed right after. A child that dies
+once (the first records wait in the pipe while it starts; any beyond its room are written
+here meanwhile): their system calls then run on another core than the loop's (at an
+instant server they cost the loop nearly as much CPU as the calls), and a handed record is
+written even when this process is killed right after. A child that dies
 is replaced by this process, which writes the records it never acknowledged; one that
 cannot write a file stops the run as a write here would.
 
@@ -46,7 +47,8 @@ from lasagna_cli.engine._store import (
     write_batch,
     write_bytes_atomic,
 )
-from lasagna_cli.engine._writer_process import SYNC_EVERY, WriterProcess
+from lasagna_cli.engine._writer_child import SYNC_EVERY
+from lasagna_cli.engine._writer_process import WriterProcess
 
 WRITER_THREADS = 8
 BATCH_SIZE = 1000
@@ -104,7 +106,8 @@ class Writer:
 
     async def write(self, path: Path, data: bytes) -> None:
         child = self._child
-        if child is not None and child.ready:
+        if child is not None and child.alive and (child.ready or child.has_room):
+            # While it starts, records wait in the pipe; those beyond its room, here.
             await child.send(path, data)
             if child.alive:
                 _raise_failed(child)
@@ -120,7 +123,7 @@ class Writer:
 
     async def _hand_over(self) -> None:
         self._child = WriterProcess()
-        await self._child.start()  # this process writes until it is ready
+        await self._child.start()
 
     async def _take_back(self, child: WriterProcess) -> None:
         _raise_failed(child)

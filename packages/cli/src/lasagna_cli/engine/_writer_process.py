@@ -11,7 +11,9 @@ and forth with the loop's.
 The protocol, over the child's stdin and stdout:
 - the parent sends frames: two little-endian uint32 (the path's length, the data's), the
   path (os.fsencode), the data;
-- the child answers `ready` once started, then after each batch of frames it wrote
+- the child (`_writer_child`, a module that imports next to nothing, so that it starts in
+  a few hundredths of a second) answers `ready` once started, then after each batch of
+  frames it wrote
   `error PATH<TAB>REASON` for each file it could not write and `ok N` (N frames done);
 - the parent closes stdin when the run ends; the child flushes and exits.
 
@@ -30,15 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import struct
 import sys
-import time
 from collections import deque
 from pathlib import Path
 
-HEADER = struct.Struct("<II")
+from lasagna_cli.engine._writer_child import frame
+
 AHEAD_BYTES = 64 * 1024
 """Bytes handed over and not yet acknowledged, at most: what a kill of the whole process
 group may lose. Less where the pipe may hold less: half of it where its size is known, 16 KiB
@@ -47,13 +46,6 @@ UNKNOWN_PIPE_AHEAD = 16 * 1024
 PIPE_BYTES = 1 << 20
 """The pipe's size asked for (Linux): twice `AHEAD_BYTES` and more, so the frames ahead
 never fill it."""
-SYNC_EVERY = 1.0
-"""Seconds between two flushes of the task files to disk, by the child and by `Writer`."""
-
-
-def frame(path: Path, data: bytes) -> bytes:
-    name = os.fsencode(path)
-    return HEADER.pack(len(name), len(data)) + name + data
 
 
 class WriterProcess:
@@ -75,11 +67,12 @@ class WriterProcess:
         self._ready = False  # the child said it is
 
     async def start(self) -> None:
-        """Start the child; `ready` turns True when it answers (until then, the parent
-        writes its records itself). A child that cannot start leaves `alive` False."""
+        """Start the child; records can be sent at once (they wait in the pipe while it
+        starts), and `ready` turns True when it answers. A child that cannot start leaves
+        `alive` False."""
         try:
             self._process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", __name__,
+                sys.executable, "-m", "lasagna_cli.engine._writer_child",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.DEVNULL,
@@ -93,6 +86,11 @@ class WriterProcess:
     @property
     def ready(self) -> bool:
         return self.alive and self._ready
+
+    @property
+    def has_room(self) -> bool:
+        """Whether a record can be sent without waiting for the child to catch up."""
+        return self._ahead < self._limit
 
     async def send(self, path: Path, data: bytes) -> None:
         """Hand one record over; waits while too many bytes are unacknowledged."""
@@ -169,53 +167,3 @@ def _pipe_bytes(process: asyncio.subprocess.Process) -> int:
         return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
     except (ImportError, AttributeError, OSError, ValueError):
         return 0
-
-
-def main() -> None:
-    """The child: frames from stdin to files (see the module docstring)."""
-    for name in ("SIGINT", "SIGHUP", "SIGTERM"):  # before the imports: see the docstring
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    from lasagna_synth import sync_filesystem, write_bytes_atomic
-
-    reporting = _report(b"ready\n")
-    buffer = bytearray()
-    synced, unsynced = time.monotonic(), None
-    while chunk := os.read(0, 1 << 20):
-        buffer += chunk
-        done, offset, errors = 0, 0, []
-        while len(buffer) - offset >= HEADER.size:
-            path_size, data_size = HEADER.unpack_from(buffer, offset)
-            start = offset + HEADER.size
-            end = start + path_size + data_size
-            if end > len(buffer):
-                break  # the rest of this frame is still on its way
-            path = Path(os.fsdecode(bytes(buffer[start : start + path_size])))
-            try:
-                write_bytes_atomic(path, bytes(buffer[start + path_size : end]), sync=False)
-                unsynced = path.parent
-            except OSError as exc:
-                errors.append(f"error {path}\t{exc.strerror or exc}\n")
-            done += 1
-            offset = end
-        del buffer[:offset]
-        if unsynced is not None and time.monotonic() - synced >= SYNC_EVERY:
-            sync_filesystem(unsynced)
-            synced = time.monotonic()
-        if done and reporting:
-            reporting = _report(("".join(errors) + f"ok {done}\n").encode())
-    if unsynced is not None:
-        sync_filesystem(unsynced)
-
-
-def _report(line: bytes) -> bool:
-    """Tell the parent; False once it is gone (the files are written all the same)."""
-    try:
-        os.write(1, line)
-    except (BrokenPipeError, ConnectionResetError):
-        return False
-    return True
-
-
-if __name__ == "__main__":
-    main()

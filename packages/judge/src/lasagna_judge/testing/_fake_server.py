@@ -46,7 +46,9 @@ class FakeLLMServer:
     times), `calls`, and `max_in_flight` (the most requests it was serving at once).
     Problems of the script itself (a reply list ran out, the reply function raised) are
     answered with HTTP 500 and recorded in `errors`. With `tls` (a server-side SSLContext)
-    it speaks HTTPS, and its URLs start with https://.
+    it speaks HTTPS, and its URLs start with https://. With `keep_requests=False` it keeps
+    none of them (only `calls` counts): a benchmark's long-lived server stays as fast at
+    its millionth request as at its first.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class FakeLLMServer:
         port: int = 0,
         embedding_dimension: int = 32,
         tls: ssl.SSLContext | None = None,
+        keep_requests: bool = True,
     ) -> None:
         self.latency = latency
         self.embedding_dimension = embedding_dimension
@@ -65,6 +68,8 @@ class FakeLLMServer:
         self.embedding_faults: list[Fault] = []
         self.host = host
         self.tls = tls
+        self.keep_requests = keep_requests
+        self._calls = 0
         self._port = port
         self._reply: ReplySpec | None = reply
         self._served = 0
@@ -145,7 +150,7 @@ class FakeLLMServer:
     @property
     def calls(self) -> int:
         """Requests received so far (chat and messages calls, faults included)."""
-        return len(self.requests)
+        return self._calls
 
     def reset(self) -> None:
         """Forget the requests received (the script keeps its position)."""
@@ -153,6 +158,7 @@ class FakeLLMServer:
         self.headers.clear()
         self.paths.clear()
         self.times.clear()
+        self._calls = 0
         self.errors.clear()
         self.max_in_flight = self.in_flight
 
@@ -263,10 +269,7 @@ class FakeLLMServer:
         if not isinstance(request, dict):
             return _http(400, _error_body(anthropic, 400, "the request body is not an object"))
 
-        self.requests.append(request)
-        self.headers.append(headers)
-        self.paths.append(route)
-        self.times.append(time.monotonic())
+        self._note(request, headers, route)
         self._ids += 1
         call_id = self._ids
         self.in_flight += 1
@@ -295,6 +298,14 @@ class FakeLLMServer:
         finally:
             self.in_flight -= 1
 
+    def _note(self, request: dict[str, Any], headers: dict[str, str], route: str) -> None:
+        self._calls += 1
+        if self.keep_requests:
+            self.requests.append(request)
+            self.headers.append(headers)
+            self.paths.append(route)
+            self.times.append(time.monotonic())
+
     async def _embeddings(self, route: str, headers: dict[str, str], body: bytes) -> bytes:
         """Deterministic vectors (`hashed_embedding`), or the next of `embedding_faults`."""
         try:
@@ -303,10 +314,7 @@ class FakeLLMServer:
             texts = [texts] if isinstance(texts, str) else list(texts)
         except (ValueError, KeyError, TypeError):
             return _http(400, _error_body(False, 400, "expected {'model': ..., 'input': [...]}"))
-        self.requests.append(request)
-        self.headers.append(headers)
-        self.paths.append(route.split("?", 1)[0].rstrip("/"))
-        self.times.append(time.monotonic())
+        self._note(request, headers, route.split("?", 1)[0].rstrip("/"))
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         if self.embedding_faults:
