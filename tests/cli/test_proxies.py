@@ -34,6 +34,7 @@ class LoopbackProxy:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._handling: set[asyncio.Task[None]] = set()
         self.port = 0
 
     def __enter__(self) -> LoopbackProxy:
@@ -60,8 +61,14 @@ class LoopbackProxy:
         self._ready.set()
         async with server:
             await self._stop.wait()
+            for task in list(self._handling):  # a tunnel neither side closed
+                task.cancel()
+            await asyncio.gather(*self._handling, return_exceptions=True)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handling.add(task)
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             method, target, _version = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
@@ -74,9 +81,10 @@ class LoopbackProxy:
                 await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
                 return
             await self._forward(head, target, reader, writer)
-        except (OSError, asyncio.IncompleteReadError, ValueError):
+        except (OSError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
             pass
         finally:
+            self._handling.discard(task)
             writer.close()
 
     async def _forward(
@@ -318,3 +326,22 @@ def test_a_proxy_url_is_never_shown() -> None:
 )
 def test_no_proxy_entries(host: str, port: int | None, no_proxy: str, expected: bool) -> None:
     assert bypassed(host, port, no_proxy) is expected
+
+
+def test_a_proxy_without_a_scheme_is_http_and_a_socks_one_is_refused_in_one_line(
+    proxy: LoopbackProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("LASAGNA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("HTTP_PROXY", f"127.0.0.1:{proxy.port}")  # as curl reads it
+    with FakeLLMServer(reply=grade_reply) as server:
+        assert judge_grade(server, tmp_path).exit_code == 0
+        assert len(proxy.seen) == server.calls >= 1
+
+        monkeypatch.setenv("HTTP_PROXY", "socks5://127.0.0.1:1080")
+        result = judge_grade(server, tmp_path)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "HTTP_PROXY: expected an http:// or https:// proxy" in lines[0]

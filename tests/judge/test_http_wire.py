@@ -11,6 +11,7 @@ import gzip
 import re
 import ssl
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -407,3 +408,56 @@ def test_an_unreachable_proxy_is_a_call_error() -> None:
 
     with pytest.raises(LLMCallError, match=re.escape("cannot connect to http://127.0.0.1:8")):
         asyncio.run(go())
+
+
+def test_encodings_it_did_not_ask_for_and_edge_bodies(serve: Any) -> None:
+    replies = [
+        reply(b"", "Content-Encoding: gzip"),  # nothing to decode
+        reply(b"plain", "Content-Encoding: UTF-8"),  # a misconfigured server: kept as is
+        reply(gzip.compress(b"one ") + gzip.compress(b"two"), "Content-Encoding: gzip"),
+        reply(gzip.compress(zlib.compress(b"both")), "Content-Encoding: deflate, gzip"),
+        reply(gzip.compress(b"x") + b"junk", "Content-Encoding: gzip"),
+    ]
+    server = serve(lambda n, r: [replies[n]])
+    outcomes = send(server.url, *[b"{}"] * len(replies))
+    assert [o[2] for o in outcomes[:4]] == [b"", b"plain", b"one two", b"both"]
+    assert outcomes[1][1]["content-encoding"] == "UTF-8"
+    assert isinstance(outcomes[4], WireError) and "after the gzip body" in str(outcomes[4])
+
+
+def test_closing_the_sender_ends_what_is_in_flight_and_what_waits(serve: Any) -> None:
+    """aclose() while one request waits for a reply on a kept connection and another for a
+    connection: both end with a WireError at once; nothing is sent again, nothing left open."""
+    server = serve(lambda n, r: [reply(b"first")] if n == 0 else [5.0, reply(b"late")])
+
+    async def go() -> tuple[list[Any], HttpSender]:
+        sender = HttpSender(limit=1)
+        first = WireRequest("POST", server.url, [], b"{}", 10.0)
+        assert (await sender.send(first)).body == b"first"
+        pending = [asyncio.ensure_future(sender.send(first)) for _ in range(2)]
+        await asyncio.sleep(0.2)
+        await sender.aclose()
+        return await asyncio.gather(*pending, return_exceptions=True), sender
+
+    started = time.monotonic()
+    outcomes, sender = asyncio.run(go())
+    assert time.monotonic() - started < 3
+    assert all(isinstance(o, WireError) and o.kind == "network" for o in outcomes), outcomes
+    assert server.connections == 1 and len(server.requests) == 2
+    assert not sender._open
+
+
+def test_a_body_framed_by_the_end_is_not_taken_whole_when_this_side_closes(serve: Any) -> None:
+    server = serve(lambda n, r: [b"HTTP/1.1 200 OK\r\n\r\npart one ", 5.0, b"part two", None])
+
+    async def go() -> Any:
+        sender = HttpSender(limit=1)
+        request = asyncio.ensure_future(
+            sender.send(WireRequest("POST", server.url, [], b"{}", 10.0))
+        )
+        await asyncio.sleep(0.2)
+        await sender.aclose()
+        return (await asyncio.gather(request, return_exceptions=True))[0]
+
+    outcome = asyncio.run(go())
+    assert isinstance(outcome, WireError), outcome  # not a 200 with half the body

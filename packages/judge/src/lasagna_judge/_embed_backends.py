@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._openai_compat import OPENAI_BASE_URL, post_json
+from lasagna_judge._openai_compat import OPENAI_BASE_URL, post_json, user_agent
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
 from lasagna_judge._wire import WireRequest
@@ -51,7 +51,11 @@ class HttpEmbedBackend:
         self._url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/embeddings"
         self._timeout = timeout
         self._sender = sender
-        self._headers = [("Content-Type", "application/json"), ("Accept", "application/json")]
+        self._headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+            ("User-Agent", user_agent()),
+        ]
         if api_key:
             self._headers.append(("Authorization", f"Bearer {api_key}"))
 

@@ -48,6 +48,7 @@ class Connection(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self._eof = False  # the peer ended its side
         self.used = False  # it has carried a whole exchange: the next one reuses it
         self.idle_since = 0.0
         self.on_close: Callable[[Connection], None] | None = None
@@ -87,12 +88,15 @@ class Connection(asyncio.Protocol):
             self.close()
 
     def eof_received(self) -> bool:
+        self._eof = True
         return False  # the transport closes itself; connection_lost ends any exchange
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if self._waiter is not None:
-            if self._state == _UNTIL_CLOSE and exc is None:
+            # A body framed by the connection's end ends only when the peer ends it (not
+            # when this side closes, which cuts it short).
+            if self._state == _UNTIL_CLOSE and exc is None and self._eof:
                 self._body.append(bytes(self._buffer))
                 self._buffer.clear()
                 self._finish()
@@ -120,6 +124,11 @@ class Connection(asyncio.Protocol):
             self._last = self._loop.time()
             self._timer = self._loop.call_at(self._last + timeout, self._check_timeout)
         return waiter
+
+    @property
+    def usable(self) -> bool:
+        """Open, and not being closed (the peer's end seen, connection_lost not yet run)."""
+        return not self.closed and self.transport is not None and not self.transport.is_closing()
 
     def close(self) -> None:
         if self.transport is not None and not self.closed:
@@ -280,20 +289,38 @@ class Connection(asyncio.Protocol):
             self._state = _UNTIL_CLOSE
 
 
-def decoded(body: bytes, encoding: str) -> bytes:
-    """A body as sent, before its Content-Encoding (gzip or deflate, the two this client
-    asks for); ProtocolError for another or a body that does not decode."""
-    encoding = encoding.strip().lower()
+def decoded(body: bytes, encoding: str) -> bytes | None:
+    """A body as sent, before its Content-Encoding (gzip, deflate, or a list of them, the
+    last applied first); None for a coding this client did not ask for, whose body is
+    then kept as it came (as aiohttp did); ProtocolError for a body that does not decode."""
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    codings = [c for c in codings if c not in ("", "identity")]
+    if any(c not in ("gzip", "x-gzip", "deflate") for c in codings):
+        return None
     try:
-        if encoding in ("", "identity"):
-            return body
-        if encoding in ("gzip", "x-gzip"):
-            return zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        if encoding == "deflate":  # zlib-wrapped, as the standard says, or raw, as some send
-            try:
-                return zlib.decompress(body)
-            except zlib.error:
-                return zlib.decompress(body, -zlib.MAX_WBITS)
+        for coding in reversed(codings):
+            if coding == "deflate":  # zlib-wrapped, as the standard says, or raw, as some send
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)
+            else:
+                body = _gunzip(body)
     except zlib.error as exc:
-        raise ProtocolError(f"a {encoding} body that does not decode ({exc})") from None
-    raise ProtocolError(f"a reply in an encoding this client did not ask for: {encoding!r}")
+        raise ProtocolError(f"a body that does not decode as {encoding} ({exc})") from None
+    return body
+
+
+def _gunzip(body: bytes) -> bytes:
+    """Every member of a gzip stream (zlib.decompress stops after the first)."""
+    parts = []
+    while body:
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        parts.append(member.decompress(body))
+        parts.append(member.flush())
+        if not member.eof:
+            raise ProtocolError("a gzip body cut short")
+        body = member.unused_data
+        if body and not body.startswith(b"\x1f\x8b"):
+            raise ProtocolError("bytes after the gzip body")
+    return b"".join(parts)

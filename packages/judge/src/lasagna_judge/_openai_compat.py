@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-def _user_agent() -> str:
+def user_agent() -> str:
     try:
         return f"lasagna-judge/{version('lasagna-judge')}"
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -111,7 +111,7 @@ class OpenAICompatBackend(Backend):
         self._headers = [
             ("Content-Type", "application/json"),
             ("Accept", "application/json"),
-            ("User-Agent", _user_agent()),
+            ("User-Agent", user_agent()),
         ]
         if api_key:
             self._headers.append(("Authorization", f"Bearer {api_key}"))

@@ -27,6 +27,26 @@ def _first(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+def _proxy_url(env: Mapping[str, str], *names: str) -> str | None:
+    """The proxy URL the first set variable gives: `host:port` read as http://host:port,
+    as curl reads it; a JudgeError for a proxy that is not spoken to in HTTP (socks5://)."""
+    value = _first(env, *names)
+    if value is None:
+        return None
+    if "://" not in value:
+        value = "http://" + value
+    scheme = value.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        from lasagna_judge._errors import JudgeError
+
+        name = next(n for n in names if env.get(n, "").strip())
+        raise JudgeError(
+            f"{name}: expected an http:// or https:// proxy such as http://proxy.example:3128, "
+            f"got a {scheme}:// one; lasagna speaks HTTP to its proxy"
+        )
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Proxies:
     """Proxy URLs per scheme of the request, and the hosts that bypass them."""
@@ -44,9 +64,9 @@ class Proxies:
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> Proxies | None:
         """The proxies `env` names (the lower-case variable first, as curl reads them);
-        None when it names none."""
-        http = _first(env, "http_proxy", "HTTP_PROXY")
-        https = _first(env, "https_proxy", "HTTPS_PROXY")
+        None when it names none. JudgeError for a proxy that is not an HTTP one."""
+        http = _proxy_url(env, "http_proxy", "HTTP_PROXY")
+        https = _proxy_url(env, "https_proxy", "HTTPS_PROXY")
         if http is None and https is None:
             return None
         return cls(http, https, _first(env, "no_proxy", "NO_PROXY") or "")

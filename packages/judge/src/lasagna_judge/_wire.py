@@ -106,6 +106,8 @@ class _Route:
 def _route(url: str, proxy: str | None) -> _Route:
     parts = urlsplit(url)
     scheme, host = parts.scheme, parts.hostname or ""
+    if not host.isascii():  # an internationalised name: its ASCII form, as DNS knows it
+        host = host.encode("idna").decode("ascii")
     port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
     authority = f"[{host}]" if ":" in host else host
     if parts.port and parts.port != _DEFAULT_PORTS.get(scheme):
@@ -152,6 +154,7 @@ class HttpSender:
         self._opening = 0
         self._waiters: list[asyncio.Future[None]] = []
         self._all_closed: asyncio.Future[None] | None = None  # while `aclose` waits
+        self._closes = 0  # calls of `aclose`: a request older than the last one ends
 
     async def send(self, request: WireRequest) -> WireResponse:
         loop = asyncio.get_running_loop()
@@ -166,15 +169,16 @@ class HttpSender:
                 self._routes.clear()
             route = self._routes[request.url] = _route(request.url, proxy)
         data = _request_bytes(request, route)
+        closes = self._closes
         for attempt in range(2):
-            connection = await self._acquire(loop, route, request.timeout)
+            connection = await self._acquire(loop, route, request.timeout, closes)
             reused = connection.used
             try:
                 status, headers, body, keep = await connection.exchange(
                     data, request.method, request.timeout
                 )
             except ConnectionClosed as exc:
-                if reused and not exc.replied and attempt == 0:
+                if reused and not exc.replied and attempt == 0 and closes == self._closes:
                     continue  # a kept-alive connection the server had closed: a fresh one
                 raise WireError("network", f"connection error ({exc})") from None
             except TimeoutError:
@@ -186,25 +190,34 @@ class HttpSender:
                 connection.abort()
                 raise
             self._release(route.key, connection, keep, loop)
-            encoding = headers.pop("content-encoding", None)
-            if encoding is not None:
+            encoding = headers.get("content-encoding")
+            if encoding is not None and body:
                 try:
-                    body = decoded(body, encoding)
+                    plain = decoded(body, encoding)
                 except ProtocolError as exc:
                     raise WireError("network", f"connection error ({exc})") from None
+                if plain is not None:  # else a coding it did not ask for: kept as it came
+                    body = plain
+                    headers.pop("content-encoding")
             headers.pop("content-length", None)
             headers.pop("transfer-encoding", None)
             return WireResponse(status, headers, body)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _acquire(
-        self, loop: asyncio.AbstractEventLoop, route: _Route, timeout: float | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        route: _Route,
+        timeout: float | None,
+        closes: int,
     ) -> Connection:
         while True:
+            if closes != self._closes:
+                raise WireError("network", "connection error (the client was closed)")
             idle = self._idle.get(route.key)
             while idle:
                 connection = idle.pop()
-                if not connection.closed and loop.time() - connection.idle_since < KEEPALIVE:
+                if connection.usable and loop.time() - connection.idle_since < KEEPALIVE:
                     return connection
                 connection.close()
             if len(self._open) + self._opening < self._limit:
@@ -226,6 +239,9 @@ class HttpSender:
         finally:
             self._opening -= 1
             self._wake()
+        if closes != self._closes:  # closed while this one was being made
+            connection.abort()
+            raise WireError("network", "connection error (the client was closed)")
         self._open.add(connection)
         connection.on_close = self._closed
         return connection
@@ -234,6 +250,14 @@ class HttpSender:
         self, loop: asyncio.AbstractEventLoop, route: _Route, timeout: float | None
     ) -> Connection:
         connection: Connection | None = None
+        # Happy Eyeballs (RFC 8305), as aiohttp: an address that drops packets (a host's
+        # broken IPv6) costs a quarter of a second, not the whole timeout. asyncio's own
+        # loop takes these options; another (uvloop) connects its own way.
+        eyeballs: dict[str, Any] = (
+            {"happy_eyeballs_delay": 0.25, "interleave": 1}
+            if isinstance(loop, asyncio.BaseEventLoop)
+            else {}
+        )
         try:
             async with asyncio.timeout(timeout):
                 _, connection = await loop.create_connection(
@@ -242,6 +266,7 @@ class HttpSender:
                     route.port,
                     ssl=_tls() if route.tls else None,
                     server_hostname=route.host if route.tls else None,
+                    **eyeballs,
                 )
                 if route.tunnel:
                     await self._tunnel(loop, route, connection, timeout)
@@ -259,6 +284,10 @@ class HttpSender:
                 connection.abort()
             reason = f" ({exc.reason})" if isinstance(exc, ssl.SSLError) and exc.reason else ""
             raise WireError("connect", f"cannot connect to {route.origin}{reason}") from None
+        except BaseException:  # cancelled halfway (a tunnel being opened, say)
+            if connection is not None:
+                connection.abort()
+            raise
         return connection
 
     @staticmethod
@@ -289,7 +318,7 @@ class HttpSender:
         keep: bool,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
-        if keep and not connection.closed:
+        if keep and connection.usable:
             connection.idle_since = loop.time()
             self._idle.setdefault(key, []).append(connection)
             self._wake()
@@ -309,10 +338,10 @@ class HttpSender:
         for idle in self._idle.values():
             while idle:
                 connection = idle.pop()
-                if not connection.closed:
+                if connection in self._open:
+                    connection.on_close = None
                     connection.close()
                     self._open.discard(connection)
-                    connection.on_close = None
                     return True
         return False
 
@@ -325,13 +354,24 @@ class HttpSender:
 
     async def aclose(self) -> None:
         """Close every connection, waiting (up to a second: TLS says goodbye) until they
-        are gone."""
+        are gone. A request in flight ends with a WireError; the sender stays usable."""
+        self._closes += 1
         connections = list(self._open)
-        self._idle, self._waiters = {}, []
-        if self._loop is None or self._loop.is_closed() or not connections:
+        waiters, self._idle, self._waiters = self._waiters, {}, []
+        for waiter in waiters:  # they wake, see the close and give up
+            if not waiter.done():
+                waiter.set_result(None)
+        loop = self._loop
+        if loop is None or loop.is_closed() or not connections:
             self._open = set()
             return  # a pool made on a loop that has since closed: nothing left to close
-        self._all_closed = self._loop.create_future()
+        if loop is not asyncio.get_running_loop():  # closed from another loop: at once
+            self._open = set()
+            for connection in connections:
+                connection.on_close = None
+                connection.abort()
+            return
+        self._all_closed = loop.create_future()
         for connection in connections:
             connection.close()
         try:

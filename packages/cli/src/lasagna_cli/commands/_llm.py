@@ -220,9 +220,12 @@ def build_llm(
 def proxies_of(env: Mapping[str, str] | None = None) -> Proxies | None:
     """HTTP_PROXY, HTTPS_PROXY and NO_PROXY as the libraries take them (they read no
     environment variable themselves): model calls and HTTP systems honour them."""
-    from lasagna_judge import Proxies
+    from lasagna_judge import JudgeError, Proxies
 
-    return Proxies.from_environ(os.environ if env is None else env)
+    try:
+        return Proxies.from_environ(os.environ if env is None else env)
+    except JudgeError as exc:
+        raise CliError(str(exc), USAGE_ERROR) from None
 
 
 def key_from_variable(variable: str, env: Mapping[str, str] | None = None) -> str | None:

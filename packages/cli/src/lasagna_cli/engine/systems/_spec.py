@@ -51,9 +51,12 @@ def usage(message: str) -> EngineUsageError:
 
 def _proxies(env: Mapping[str, str]) -> Proxies | None:
     """The proxies of an HTTP system, from the environment the command passes."""
-    from lasagna_judge import Proxies
+    from lasagna_judge import JudgeError, Proxies
 
-    return Proxies.from_environ(env)
+    try:
+        return Proxies.from_environ(env)
+    except JudgeError as exc:
+        raise EngineUsageError(str(exc)) from None
 
 
 @dataclass(frozen=True)
