@@ -127,6 +127,28 @@ def reap() -> None:
         kill(process)
 
 
+def file_cost(folder: Path, questions: int = 500) -> float:
+    """Microseconds of one task file in kag's layout made in `folder` (a new subfolder): a
+    folder per question, two files each, a temporary file renamed into place, as the
+    sweep and the writing client make them. On this machine's disk (ext4 without a
+    journal) it ranged from 40 to 300 us between folders of the same disk: the kernel's
+    inode allocation skips inodes freed in the last minutes, so a folder near many files
+    deleted lately (a benchmark's own cleanup) is slow. The files are left in place:
+    deleting them would slow the next run."""
+    root = Path(tempfile.mkdtemp(prefix="probe-", dir=folder))
+    start = time.perf_counter()
+    for q in range(questions):
+        question = root / f"q{q}"
+        question.mkdir()
+        for s in range(2):
+            temp = question / f".tmp-{s}"
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            os.write(fd, b"{}" * 350)
+            os.close(fd)
+            os.rename(temp, question / f"s{s}.json")
+    return (time.perf_counter() - start) / (2 * questions) * 1e6
+
+
 def timed(command: list[str], env: dict[str, str], timeout: float = 900) -> tuple[float, float]:
     """Whole-process wall seconds of `command`, and its CPU seconds (user + system: less
     sensitive than wall time to what else the 2 cores run); RuntimeError if it fails."""

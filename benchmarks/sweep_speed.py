@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import clean_env, server_process, timed, write_sweep
+from _harness import clean_env, file_cost, server_process, timed, write_sweep
 
 GOAL = 1.5
 SYSTEM = {"short": "Pick one.", "long": " ".join(["Answer from the passages, briefly."] * 12)}
@@ -228,6 +228,7 @@ def measure(shape: str, base_url: str, args: argparse.Namespace, work: Path) -> 
     requests = folder / "bodies.jsonl"
     requests.write_text("".join(json.dumps(b) + "\n" for b in bodies))
     n = len(bodies)
+    per_file = file_cost(work)
     bare = [sys.executable, "-c", BARE, base_url, str(requests), str(args.parallel)]
     peer, writing, ours, raw, runner = [], [], [], [], []
     for round_ in range(args.rounds):
@@ -248,6 +249,10 @@ def measure(shape: str, base_url: str, args: argparse.Namespace, work: Path) -> 
     ratio = ours_s / peer_s
     size = len(json.dumps(bodies[0]).encode())
     print(f"\n== {shape}: {n} tasks, {size / 1024:.1f} KB a request, --parallel {args.parallel}")
+    print(
+        f"   a task file in this folder: {per_file:.0f} us to make ({n * per_file / 1e6:.2f} s "
+        "for all, on the writer's core; over 100 us, the disk bounds the sweep: see the docstring)"
+    )
     print(
         f"   bare aiohttp client, whole process: {peer_s:.2f} s ({n / peer_s:,.0f}/s; "
         f"runs {', '.join(f'{s:.2f}' for s in peer)})"

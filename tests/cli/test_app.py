@@ -74,3 +74,46 @@ def test_ctrl_c_in_a_command_without_its_own_handler_says_one_line(
             os.close(writer)
     assert child.returncode == 130
     assert err == "interrupted\n" and out == ""
+
+
+def test_every_command_is_mapped_to_the_module_that_registers_it() -> None:
+    """The console script loads only the module `COMMAND_MODULES` names for the command
+    it runs: a command missing there, or mapped to another module, would not exist."""
+    from lasagna_cli._app import app
+    from lasagna_cli.commands._app import COMMAND_MODULES
+
+    found = {}
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        for command in sub.registered_commands:
+            found[(group.name, command.name)] = command.callback.__module__
+        for inner in sub.registered_groups:  # a group of its own (stats), by its callback
+            assert inner.typer_instance.registered_callback is not None
+            found[(group.name, inner.name)] = inner.typer_instance.registered_callback.callback.__module__
+    assert {k: f"lasagna_cli.commands.{v}" for k, v in COMMAND_MODULES.items()} == found
+
+
+def test_a_command_loads_its_own_module_only_and_a_group_s_help_loads_all() -> None:
+    program = (
+        "import sys\n"
+        "from lasagna_cli._app import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('lasagna_cli.commands._')"
+        " and m.rsplit('.', 1)[1] in ('_report', '_judge', '_sweep', '_synthesize')))\n"
+    )
+
+    def loaded(*args: str) -> tuple[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", program, *args], capture_output=True, text=True, timeout=60
+        )
+        return done.stdout.strip().splitlines()[-1], done.stdout
+
+    last, out = loaded("benchmark", "sweep", "--help")
+    assert last == "['lasagna_cli.commands._sweep']" and "--datasets" in out
+    last, out = loaded("benchmark", "--help")
+    assert "_report" in last and "_synthesize" in last and "sweep" in out and "report" in out
+    last, out = loaded("judge", "grade", "--help")
+    assert last == "['lasagna_cli.commands._judge']" and "--model" in out

@@ -161,6 +161,22 @@ def test_every_task_gets_one_result_file_in_the_exact_layout(tmp_path: Path, ser
     assert spider["messages"][1]["content"] == "How many legs has a spider?\n\na: six\nb: eight"
 
 
+def test_every_result_file_is_json_s_own_encoding_of_its_content(
+    tmp_path: Path, server: Any
+) -> None:
+    """The store encodes each setup's description once and splices it in: the bytes must be
+    those json.dumps(sort_keys=True) gives for the whole content, whatever the setup."""
+    from lasagna_cli.engine._store import dump_task_json
+
+    paths = make_files(tmp_path, server.base_url)
+    assert sweep(paths).exit_code == 0
+    files = result_files(paths["out"])
+    assert len(files) == 7
+    for path in files:
+        data = path.read_bytes()
+        assert data == dump_task_json(json.loads(data)), path
+
+
 def test_no_secret_reaches_a_result_file_or_the_output(tmp_path: Path, server: Any) -> None:
     paths = make_files(tmp_path, server.base_url)
     result = sweep(paths)

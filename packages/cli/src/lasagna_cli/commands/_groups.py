@@ -25,3 +25,15 @@ benchmark_app = typer.Typer(
 app.add_typer(benchmark_app, name="benchmark")
 app.add_typer(judge_app, name="judge")
 app.add_typer(metrics_app, name="metrics")
+
+
+# The groups' own help (a group with one command would otherwise be that command): here,
+# not beside their commands, so that a group exists whichever of its commands is loaded.
+@judge_app.callback()
+def _judge() -> None:
+    """Grade answers with an LLM judge, and measure its agreement with human labels."""
+
+
+@metrics_app.callback()
+def _metrics() -> None:
+    """Score predictions with deterministic metrics (SQuAD EM/F1, ...)."""

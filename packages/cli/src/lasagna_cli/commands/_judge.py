@@ -38,11 +38,6 @@ def load_rubric_option(name: str, flag: str = "--rubric") -> Rubric:
         raise CliError(f"{flag}: {exc}", code) from None
 
 
-@judge_app.callback()
-def _judge() -> None:
-    """Grade answers with an LLM judge, and measure its agreement with human labels."""
-
-
 @dataclass
 class _Row:
     line: int

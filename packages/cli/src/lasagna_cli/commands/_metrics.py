@@ -14,11 +14,6 @@ if TYPE_CHECKING:
     from lasagna_metrics import SquadEvaluation
 
 
-@metrics_app.callback()
-def _metrics() -> None:
-    """Score predictions with deterministic metrics (SQuAD EM/F1, ...)."""
-
-
 _VERSION_SOURCES = {
     "dataset": "from the dataset's version field",
     "detected": "the dataset has unanswerable questions",

@@ -191,25 +191,27 @@ def sweep(
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
+        from lasagna_cli.commands._collector import fewer_collections
         from lasagna_cli.commands._executors import executor_choice
         from lasagna_cli.commands._llm import load_prices
 
         chosen = executor_choice(executor, ray_address)
         price_table = load_prices(prices) if prices is not None else None  # before any call
-        exit_code = _sweep(
-            datasets,
-            benchmark,
-            config,
-            concurrency,
-            resume,
-            retry_errors,
-            output,
-            prefix,
-            _split_names(skip),
-            chosen,
-            overwrite=overwrite,
-            missing_as_errors=missing_as_errors,
-        )
+        with fewer_collections():  # from the reading of the files: thousands of objects
+            exit_code = _sweep(
+                datasets,
+                benchmark,
+                config,
+                concurrency,
+                resume,
+                retry_errors,
+                output,
+                prefix,
+                _split_names(skip),
+                chosen,
+                overwrite=overwrite,
+                missing_as_errors=missing_as_errors,
+            )
         if price_table is not None:
             from lasagna_cli.commands._costs import sweep_costs
 
@@ -237,7 +239,6 @@ def _sweep(
     import os
     import time
 
-    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
@@ -359,7 +360,7 @@ def _sweep(
             await models.aclose()
             await state.aclose()
 
-    with progress, fewer_collections():
+    with progress:
         try:
             asyncio.run(main())
         except KeyboardInterrupt:

@@ -312,13 +312,17 @@ def make_tasks(plan: Sequence[PlannedDataset], judge: Mapping[str, Any] | None) 
     tasks = []
     for position, bench in enumerate(plan):
         folder = bench.folder
+        # Each question's item is encoded once, whatever the number of setups.
+        items = [json.dumps(_item(bench, q), sort_keys=True).encode() for q in bench.questions]
         for planned in bench.setups:
             grader = judge if judge and planned.answers else None
             # What the questions share is encoded once; each task adds its own item.
-            shared = json.dumps(fingerprint_blob(bench, planned), sort_keys=True).encode()
-            for question in bench.questions:
-                digest = hashlib.sha256(shared)
-                digest.update(json.dumps(_item(bench, question), sort_keys=True).encode())
+            shared = hashlib.sha256(
+                json.dumps(fingerprint_blob(bench, planned), sort_keys=True).encode()
+            )
+            for question, item in zip(bench.questions, items, strict=True):
+                digest = shared.copy()
+                digest.update(item)
                 answer = digest.hexdigest()
                 tasks.append(
                     Task(

@@ -12,6 +12,7 @@ keeps it: a file that exists and is not empty is finished.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,11 @@ from lasagna_cli.engine._config import Setup
 from lasagna_cli.engine._records import TASK_FORMAT
 from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
 from lasagna_cli.engine.kag._describe import describe_setup
+
+
+def _json(obj: Any) -> str:
+    """One value as `dump_task_json` encodes it."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:
@@ -35,7 +41,9 @@ class KagStore:
     def __init__(self, root: Path, prefix: str, setups: Mapping[str, Setup]) -> None:
         self.root = root
         self.prefix = prefix
-        self._described = {name: describe_setup(setup) for name, setup in setups.items()}
+        # Each setup's description is the same in all its files: encoded once (half of a
+        # file's encoding).
+        self._described = {name: _json(describe_setup(setup)) for name, setup in setups.items()}
         self._top_k = {name: setup.top_k for name, setup in setups.items()}
 
     def path(self, task: TaskKey) -> Path:
@@ -45,6 +53,9 @@ class KagStore:
         return result_path(self.root, dataset, question, self.prefix, setup)
 
     def encode(self, record: Record) -> bytes:
+        """`dump_task_json` of the file's content, byte for byte, with the setup's part
+        encoded once per setup (the keys of `stats` before "setup" are encoded together,
+        then the setup, then "task": the order `sort_keys` gives)."""
         if record.get("error") is not None:
             return dump_task_json({"error": record["error"]})
         setup = record["task"]["setup"]
@@ -55,7 +66,7 @@ class KagStore:
         if retrieval is not None:
             top = retrieval["ranking"][: self._top_k[setup]]
             passages = [{"id": doc, "score": score} for doc, score in top]
-        stats = {
+        before_setup = {
             "generation_time_s": answer["latency_s"],
             "retrieval_time_s": retrieval.get("seconds") if retrieval is not None else None,
             "passages": passages,
@@ -64,11 +75,14 @@ class KagStore:
             "context_length": answer["context_length"],
             "attempts": None if system else answer["attempts"],
             "cached": bool(answer.get("cached", False)),
-            "setup": self._described[setup],
-            "task": record["task"],
             "fingerprint": record["fingerprint"],
         }
-        return dump_task_json({"ok": {"result": answer["prediction"], "stats": stats}})
+        stats = (
+            f'{_json(before_setup)[:-1]}, "setup": {self._described[setup]}, '
+            f'"task": {_json(record["task"])}}}'
+        )
+        text = f'{{"ok": {{"result": {_json(answer["prediction"])}, "stats": {stats}}}}}\n'
+        return text.encode("utf-8")
 
     def decode(self, data: Any) -> Record | None:
         return decode_result(data)

@@ -166,17 +166,23 @@ def task_count(plan: Sequence[PlannedDataset]) -> int:
 def refuse_overwrite(sweep: Sweep, store: KagStore, output: Path) -> None:
     """Without --continue or --overwrite, finished results are never overwritten: that
     would lose work (kag overwrites them)."""
+    broken = broken_tasks(sweep)
+    total = task_count(sweep.plan) + len(broken)
+    # A dataset folder that does not exist holds no result: a new --output stats nothing.
+    names = {bench.name for bench in sweep.plan} | {dataset for dataset, _, _ in broken}
+    held = {name for name in names if (output / name).is_dir()}
     paths = [
         store.at(bench.name, question.id, planned.setup.name)
         for bench in sweep.plan
+        if bench.name in held
         for question in bench.questions
         for planned in bench.setups
     ]
-    paths += [store.at(d, q, b.name) for d, q, b in broken_tasks(sweep)]
+    paths += [store.at(d, q, b.name) for d, q, b in broken if d in held]
     finished = [path for path in paths if is_finished(path)]
     if finished:
         raise EngineUsageError(
-            f"{output} already holds {len(finished)} of these {len(paths)} results "
+            f"{output} already holds {len(finished)} of these {total} results "
             f"(e.g. {finished[0]}); lasagna does not overwrite them as kag does: pass "
             "--continue to skip them, --overwrite to run them again (kag's behaviour), or "
             "choose another --output or --prefix"
