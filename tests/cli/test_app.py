@@ -89,7 +89,9 @@ def test_every_command_is_mapped_to_the_module_that_registers_it() -> None:
             found[(group.name, command.name)] = command.callback.__module__
         for inner in sub.registered_groups:  # a group of its own (stats), by its callback
             assert inner.typer_instance.registered_callback is not None
-            found[(group.name, inner.name)] = inner.typer_instance.registered_callback.callback.__module__
+            found[(group.name, inner.name)] = (
+                inner.typer_instance.registered_callback.callback.__module__
+            )
     assert {k: f"lasagna_cli.commands.{v}" for k, v in COMMAND_MODULES.items()} == found
 
 
