@@ -236,9 +236,9 @@ class Connection(asyncio.Protocol):
                 return
 
     def _read_head(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
+        lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
             raise ProtocolError(f"not an HTTP/1.x reply: {lines[0][:40]!r}")
         try:
             status = int(parts[1])
@@ -247,20 +247,20 @@ class Connection(asyncio.Protocol):
         headers: dict[str, str] = {}
         name = ""
         for line in lines[1:]:
-            if line[:1] in (b" ", b"\t") and name:  # an obsolete folded line continues the last
-                headers[name] += " " + line.strip().decode("latin-1")
+            if line[:1] in (" ", "\t") and name:  # an obsolete folded line continues the last
+                headers[name] += " " + line.strip()
                 continue
-            key, colon, value = line.partition(b":")
+            key, colon, value = line.partition(":")
             if not colon:
                 raise ProtocolError(f"a header line without a colon: {line[:40]!r}")
-            name = key.strip().lower().decode("latin-1")
-            headers[name] = value.strip().decode("latin-1")
+            name = key.strip().lower()
+            headers[name] = value.strip()
         if 100 <= status < 200:
             if status == 101:
                 raise ProtocolError("the server switched protocols (101)")
             return  # an interim reply (100 Continue, 103 Early Hints): the real one follows
         connection = headers.get("connection", "").lower()
-        if parts[0] == b"HTTP/1.0":
+        if parts[0] == "HTTP/1.0":
             self._keep = "keep-alive" in connection
         else:
             self._keep = "close" not in connection

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lasagna_judge._cache import ResponseCache, cache_key_of_parts, canonical_json
 from lasagna_judge._errors import JudgeError, LLMCallError
-from lasagna_judge._providers import Backend, CallOptions, check_messages, is_reasoning_model
+from lasagna_judge._providers import (
+    Backend,
+    CallOptions,
+    Message,
+    check_messages,
+    is_reasoning_model,
+)
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import Meter, Prices, call_record, cost_usd
 
@@ -79,6 +85,8 @@ class LLM:
         """The model's text reply. Raises LLMCallError when the call fails for good."""
         checked = check_messages(messages)
         options = self._options(temperature, max_tokens)
+        if self._cache is None:  # no key to hash, no lock to hold: the call alone
+            return await self._complete(checked, options)
         key = self._key("complete", checked, options)
         async with self._key_lock(key):
             hit = self._cache_get(key)
@@ -91,29 +99,32 @@ class LLM:
                     model=self.model,
                     attempts=int(hit.get("attempts", 1)),
                 )
-            with call_record() as record:
-                try:
-                    text = await self._backend.complete(checked, options)
-                except LLMCallError as exc:
-                    raise self._redacted(exc) from None
-            result = Completion(
-                text=text,
-                usage=record.usage,
-                latency_s=record.wire_s,
-                cached=False,
-                model=self.model,
-                attempts=record.attempts,
-            )
+            result = await self._complete(checked, options)
             self._cache_put(
                 key,
                 {
-                    "text": text,
+                    "text": result.text,
                     "usage": [result.usage.input_tokens, result.usage.output_tokens],
                     "latency_s": result.latency_s,
                     "attempts": result.attempts,
                 },
             )
             return result
+
+    async def _complete(self, checked: list[Message], options: CallOptions) -> Completion:
+        with call_record() as record:
+            try:
+                text = await self._backend.complete(checked, options)
+            except LLMCallError as exc:
+                raise self._redacted(exc) from None
+        return Completion(
+            text=text,
+            usage=record.usage,
+            latency_s=record.wire_s,
+            cached=False,
+            model=self.model,
+            attempts=record.attempts,
+        )
 
     async def structured(
         self,
