@@ -45,19 +45,29 @@ garbage collector, which the profile showed collecting the young generation ever
 two: a threshold of 20,000 allocations instead of 700 while tasks run took 12-17% off the
 runner's CPU (0.39 -> 0.33 ms a task, 6 interleaved rounds): 1.7x to 2.0x.
 
-What remains: the start (0.14 s over the bare client's 0.28 s: typer, the engine, the
-transport), our transport over bare aiohttp (retries, metering, the reply's check: 0.05 ms
-a request, 0.2 s) and the runner's own 0.09-0.18 ms a task (prompt, scoring, record, its
-JSON, the hand-over, bookkeeping: 0.36-0.7 s); at the bare client's 0.83 s, 1.5x leaves
-0.42 s for all three.
-kag's layout gives every question a folder (out/<dataset>/<question>/<setup>.json): 2,000
-mkdirs and 4,000 files. Their system calls cost 36 us a task in a fresh folder, and 10-20x
-that near many files deleted in the last minutes (perf: on this journal-less ext4 the
-kernel's inode allocation skips recently freed inodes, `recently_deleted` in
-`find_inode_bit`, scanning past each; here the effect lasted 10 minutes and more): this
-script's own cleanup makes such a place, so give each run a TMPDIR away from the last
-one's (a new folder in another top folder: /var/tmp, /root), at a quiet disk
-(/proc/pressure/io), or its figures measure the disk.
+Then (2026-12-02, later) the transport and the start, from the whole command's profile
+(py-spy) and each process's CPU (getrusage): aiohttp's client was 0.16 ms of CPU a request
+and its import 0.2 s, so lasagna-judge speaks HTTP/1.1 itself (`_http_conn`, `_wire`):
+llm.complete 0.18-0.21 -> 0.07-0.10 ms a call; the writer process imported asyncio and all
+of lasagna-synth (0.1 s to start, during which the loop wrote the first few hundred files
+itself, mkdirs included): its side is a module of its own and records wait in the pipe
+meanwhile; typer built all twenty commands at start (and their modules imported their part
+of the engine): the console script registers only the one it runs. A 2-task sweep: 0.27-0.36
+s -> 0.15-0.2 s, against the bare client's 0.24-0.32 s. 2.3-2.6x -> 1.25-1.35x on tmpfs.
+
+What is left is the disk. kag's layout gives every question a folder
+(out/<dataset>/<question>/<setup>.json): 2,000 mkdirs and 4,000 files, made by the writer
+process on the other core, which the fake server shares: 30-40 us of kernel time a file on
+tmpfs and in a quiet folder of this disk, 150-350 us near many files deleted in the last
+minutes (perf: on this journal-less ext4 the kernel's inode allocation skips recently freed
+inodes, `recently_deleted` in `find_inode_bit`, scanning past each). Over about 100 us a
+file, the files take longer than the calls and the sweep waits for them, as the bare client
+writing the same files does: the sweep is then 0.9-1.05x that client. This script's own
+cleanup (it deletes the 120,000 files it made) makes such a disk for the next minutes, and
+so does any large delete (a test suite's temporary folders). It prints what a file costs
+in its folder before each shape: give it TMPDIR on a tmpfs (/dev/shm) to measure lasagna
+itself, or a folder of a quiet disk (a probe under 60 us) to measure it with the disk; each
+timed run starts after os.sync(), so that no run flushes another's files.
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -232,16 +243,24 @@ def measure(shape: str, base_url: str, args: argparse.Namespace, work: Path) -> 
     bare = [sys.executable, "-c", BARE, base_url, str(requests), str(args.parallel)]
     peer, writing, ours, raw, runner = [], [], [], [], []
     for round_ in range(args.rounds):
+        # Each timed run starts with nothing left to flush: the last one's files (and
+        # their writeback) would otherwise fall on the next, and a sweep's flush of the
+        # filesystem would write the other client's files too.
+        os.sync()
         peer.append(timed(bare, clean_env())[0])
         kept = work / f"{shape}-writing-{round_}"
+        os.sync()
         writing.append(timed([*bare, str(kept)], clean_env())[0])
         files = sum(1 for _ in kept.glob("*/*/*.json"))
         assert files == n, f"the writing client kept {files} files for {n} tasks"
         out = work / f"{shape}-cli-{round_}"
+        os.sync()
         ours.append(timed(sweep_command(folder, out, args.parallel), clean_env())[0])
         files = sum(1 for _ in out.glob("*/*/*.json"))
         assert files == n, f"{files} result files for {n} tasks"
+        os.sync()
         raw.append(asyncio.run(raw_calls(base_url, bodies, args.parallel)))
+        os.sync()
         runner.append(sweep_in_process(folder, work / f"{shape}-in-{round_}", args.parallel))
     peer_s, ours_s = statistics.median(peer), statistics.median(ours)
     writing_s = statistics.median(writing)
