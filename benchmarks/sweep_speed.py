@@ -1,7 +1,7 @@
 """How fast does `lasagna benchmark sweep` run tasks when the model answers instantly, against
 a bare aiohttp client sending the same requests at the same concurrency to the same server?
 
-    uv run python benchmarks/sweep_speed.py [--tasks 4000] [--parallel 64] [--rounds 3]
+    uv run python benchmarks/sweep_speed.py [--tasks 4000] [--parallel 64] [--rounds 3] [--keep]
 
 The fake OpenAI-compatible server runs in a process of its own (off the GIL of what it
 serves). Two shapes of task: `short` (kag's MCQ rows: a one-line question, two options, a
@@ -303,6 +303,9 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="median of N, interleaved")
     parser.add_argument("--shapes", default="short,long")
+    parser.add_argument(
+        "--keep", action="store_true", help="leave the files made (deleting them slows the disk)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sweep-speed-"))
     met = True
@@ -311,7 +314,10 @@ def main() -> None:
             for shape in args.shapes.split(","):
                 met &= measure(shape, base_url, args, work)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"\nthe files made are in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     raise SystemExit(0 if met else 1)
 
 

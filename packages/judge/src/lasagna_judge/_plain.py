@@ -238,11 +238,14 @@ def _plain_tool_call(call: Any) -> bool:
     )
 
 
+_encode = json.JSONEncoder(ensure_ascii=False).encode  # one encoder, not one a call
+
+
 def request_json(body: dict[str, Any], more: str = "") -> str:
     """The JSON of a request `body` followed by the fields of the JSON object `more`: the
     text of `json.dumps({**body, **json.loads(more)}, ensure_ascii=False)` when no key of
     `more` is in `body`, without encoding `more` again."""
-    text = json.dumps(body, ensure_ascii=False)
+    text = _encode(body)
     if body and len(more) > 2:
         text = f"{text[:-1]}, {more[1:]}"
     return text

@@ -78,9 +78,14 @@ def dump_json(obj: Any, *, indent: int | None = 1) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
+task_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+"""One value as a per-task result file encodes it: json.dumps with these options, without
+building an encoder per call (a sweep encodes a few values a task)."""
+
+
 def dump_task_json(obj: Any) -> bytes:
     """The encoding of a per-task result file: one line."""
-    return dump_json(obj, indent=None)
+    return (task_json(obj) + "\n").encode("utf-8")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:

@@ -12,20 +12,14 @@ keeps it: a file that exists and is not empty is finished.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._config import Setup
 from lasagna_cli.engine._records import TASK_FORMAT
-from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
+from lasagna_cli.engine._store import Record, TaskKey, dump_task_json, task_json
 from lasagna_cli.engine.kag._describe import describe_setup
-
-
-def _json(obj: Any) -> str:
-    """One value as `dump_task_json` encodes it."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True)
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:
@@ -43,7 +37,7 @@ class KagStore:
         self.prefix = prefix
         # Each setup's description is the same in all its files: encoded once (half of a
         # file's encoding).
-        self._described = {name: _json(describe_setup(setup)) for name, setup in setups.items()}
+        self._described = {name: task_json(describe_setup(setup)) for name, setup in setups.items()}
         self._top_k = {name: setup.top_k for name, setup in setups.items()}
 
     def path(self, task: TaskKey) -> Path:
@@ -78,10 +72,10 @@ class KagStore:
             "fingerprint": record["fingerprint"],
         }
         stats = (
-            f'{_json(before_setup)[:-1]}, "setup": {self._described[setup]}, '
-            f'"task": {_json(record["task"])}}}'
+            f'{task_json(before_setup)[:-1]}, "setup": {self._described[setup]}, '
+            f'"task": {task_json(record["task"])}}}'
         )
-        text = f'{{"ok": {{"result": {_json(answer["prediction"])}, "stats": {stats}}}}}\n'
+        text = f'{{"ok": {{"result": {task_json(answer["prediction"])}, "stats": {stats}}}}}\n'
         return text.encode("utf-8")
 
     def decode(self, data: Any) -> Record | None:
