@@ -122,3 +122,79 @@ def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         check=True, capture_output=True,
     )  # fmt: skip
     return cert, key
+
+
+Handler = Callable[[Any, Any], Any]
+"""An asyncio.start_server handler: `async def handle(reader, writer)`."""
+
+
+class LoopServer:
+    """A TCP server on 127.0.0.1, served by an event loop in a thread of its own: `handler`
+    serves each connection; connections still open when it stops are cancelled, and their
+    writers closed, so that nothing is left for the garbage collector to warn about."""
+
+    def __init__(self, handler: Handler, tls: Any = None) -> None:
+        import asyncio
+        import threading
+
+        self.port = 0
+        self._handler = handler
+        self._tls = tls
+        self._serving: set[Any] = set()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> LoopServer:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        self._loop.run_until_complete(self._main())
+        self._loop.close()
+
+    async def _main(self) -> None:
+        import asyncio
+
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+            for task in list(self._serving):
+                task.cancel()
+            await asyncio.gather(*self._serving, return_exceptions=True)
+
+    async def _serve(self, reader: Any, writer: Any) -> None:
+        import asyncio
+
+        task = asyncio.current_task()
+        self._serving.add(task)
+        try:
+            await self._handler(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            self._serving.discard(task)
+            writer.close()
+
+
+@pytest.fixture
+def loop_server() -> Iterator[Callable[..., LoopServer]]:
+    """`loop_server(handler, tls=None)`: a started `LoopServer`, stopped at teardown."""
+    servers: list[LoopServer] = []
+
+    def start(handler: Handler, tls: Any = None) -> LoopServer:
+        server = LoopServer(handler, tls)
+        servers.append(server.__enter__())
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__()

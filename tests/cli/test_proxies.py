@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,61 +31,27 @@ class LoopbackProxy:
 
     def __init__(self) -> None:
         self.seen: list[str] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._handling: set[asyncio.Task[None]] = set()
         self.port = 0
-
-    def __enter__(self) -> LoopbackProxy:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def _run(self) -> None:
-        self._loop.run_until_complete(self._main())
-        self._loop.close()
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with server:
-            await self._stop.wait()
-            for task in list(self._handling):  # a tunnel neither side closed
-                task.cancel()
-            await asyncio.gather(*self._handling, return_exceptions=True)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handling.add(task)
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
             method, target, _version = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
-            self.seen.append(f"{method} {target}")
-            if method == "CONNECT":
-                host, _, port = target.rpartition(":")
-                up_reader, up_writer = await asyncio.open_connection(host, int(port))
-                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                await writer.drain()
-                await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
-                return
-            await self._forward(head, target, reader, writer)
-        except (OSError, asyncio.IncompleteReadError, ValueError, asyncio.CancelledError):
-            pass
-        finally:
-            self._handling.discard(task)
-            writer.close()
+        except ValueError:
+            return
+        self.seen.append(f"{method} {target}")
+        if method == "CONNECT":
+            host, _, port = target.rpartition(":")
+            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+            return
+        await self._forward(head, target, reader, writer)
 
     async def _forward(
         self,
@@ -128,9 +94,10 @@ class LoopbackProxy:
 
 
 @pytest.fixture
-def proxy() -> Iterator[LoopbackProxy]:
-    with LoopbackProxy() as running:
-        yield running
+def proxy(loop_server: Callable[..., Any]) -> LoopbackProxy:
+    running = LoopbackProxy()
+    running.port = loop_server(running.handle).port
+    return running
 
 
 def grade_reply(request: dict[str, Any]) -> str:
@@ -143,13 +110,20 @@ def judge_grade(server: FakeLLMServer, tmp_path: Path) -> Any:
     return CliRunner().invoke(app, args)
 
 
-@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy"])
+@pytest.mark.parametrize(
+    ("variable", "scheme"),
+    [("HTTP_PROXY", "http://"), ("http_proxy", "http://"), ("HTTP_PROXY", "")],  # host:port
+)
 def test_model_calls_go_through_the_proxy_the_environment_names(
-    variable: str, proxy: LoopbackProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    variable: str,
+    scheme: str,
+    proxy: LoopbackProxy,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(variable, proxy.url)
+    monkeypatch.setenv(variable, f"{scheme}127.0.0.1:{proxy.port}")  # curl reads both
     monkeypatch.setenv("NO_PROXY", "")  # 127.0.0.1 is reached through the proxy too
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     monkeypatch.setenv("LASAGNA_CACHE_DIR", str(tmp_path / "cache"))
@@ -328,20 +302,13 @@ def test_no_proxy_entries(host: str, port: int | None, no_proxy: str, expected: 
     assert bypassed(host, port, no_proxy) is expected
 
 
-def test_a_proxy_without_a_scheme_is_http_and_a_socks_one_is_refused_in_one_line(
-    proxy: LoopbackProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in ("HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setenv("LASAGNA_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("HTTP_PROXY", f"127.0.0.1:{proxy.port}")  # as curl reads it
+def test_a_socks_proxy_is_refused_in_one_line(tmp_path: Path) -> None:
     with FakeLLMServer(reply=grade_reply) as server:
-        assert judge_grade(server, tmp_path).exit_code == 0
-        assert len(proxy.seen) == server.calls >= 1
-
-        monkeypatch.setenv("HTTP_PROXY", "socks5://127.0.0.1:1080")
-        result = judge_grade(server, tmp_path)
+        env = {"http_proxy": None, "HTTP_PROXY": "socks5://127.0.0.1:1080", "OPENAI_API_KEY": "t"}
+        args = ["judge", "grade", str(ANSWERS), "--model", "openai/judge"]
+        args += ["--base-url", server.base_url, "--no-cache"]
+        result = CliRunner().invoke(app, args, env=env)
+        assert server.calls == 0
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "HTTP_PROXY: expected an http:// or https:// proxy" in lines[0]

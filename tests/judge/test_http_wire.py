@@ -10,10 +10,9 @@ import asyncio
 import gzip
 import re
 import ssl
-import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,80 +51,39 @@ class ScriptedServer:
         self.requests: list[bytes] = []
         self.connections = 0
         self.port = 0
-        self._serving: set[asyncio.Task[None]] = set()
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
 
     @property
     def url(self) -> str:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}/v1/chat"
 
-    def _run(self) -> None:
-        self._loop.run_until_complete(self._main())
-        self._loop.close()
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        async with server:
-            await self._stop.wait()
-            for task in list(self._serving):
-                task.cancel()
-            await asyncio.gather(*self._serving, return_exceptions=True)
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
-        task = asyncio.current_task()
-        assert task is not None
-        self._serving.add(task)
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                request = head + await reader.readexactly(length)
-                self.requests.append(request)
-                for action in self.script(len(self.requests) - 1, request):
-                    if action is None:
-                        return
-                    if isinstance(action, float):
-                        await asyncio.sleep(action)
-                    else:
-                        writer.write(action)
-                        await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError, asyncio.CancelledError):
-            pass
-        finally:
-            self._serving.discard(task)
-            writer.close()
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            request = head + await reader.readexactly(length)
+            self.requests.append(request)
+            for action in self.script(len(self.requests) - 1, request):
+                if action is None:
+                    return
+                if isinstance(action, float):
+                    await asyncio.sleep(action)
+                else:
+                    writer.write(action)
+                    await writer.drain()
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[..., ScriptedServer]]:
-    servers: list[ScriptedServer] = []
-
+def serve(loop_server: Callable[..., Any]) -> Callable[..., ScriptedServer]:
     def start(script: Script, tls: ssl.SSLContext | None = None) -> ScriptedServer:
         server = ScriptedServer(script, tls)
-        servers.append(server.__enter__())
+        server.port = loop_server(server.serve, tls).port
         return server
 
-    yield start
-    for server in servers:
-        server.__exit__()
+    return start
 
 
 def send(url: str, *bodies: bytes, timeout: float | None = 5.0, limit: int = 4) -> list[Any]:
