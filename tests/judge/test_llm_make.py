@@ -50,7 +50,15 @@ def test_bad_options(options: dict[str, Any], message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "base_url", ["localhost:8000/v1", "127.0.0.1:8080", "ftp://host/v1", "http://", "notaurl"]
+    "base_url",
+    [
+        "localhost:8000/v1",
+        "127.0.0.1:8080",
+        "ftp://host/v1",
+        "http://",
+        "notaurl",
+        "http://h:8o80/v1",
+    ],
 )
 def test_a_base_url_that_is_not_http_is_refused_at_once(base_url: str) -> None:
     with pytest.raises(JudgeError, match="expected an http:// or https:// URL") as caught:

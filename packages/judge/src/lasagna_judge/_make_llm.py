@@ -173,7 +173,12 @@ def _check_base_url(base_url: str) -> None:
     # A URL without its scheme ("localhost:8000/v1") would otherwise fail on every attempt
     # of every call, after all the retries.
     parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        _ = parts.port  # raises for a port that is not a number
+        port_ok = True
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
         shown = "***@" + base_url.rsplit("@", 1)[1] if "@" in base_url else base_url
         raise JudgeError(
             f"base_url: expected an http:// or https:// URL such as http://localhost:8000/v1, "

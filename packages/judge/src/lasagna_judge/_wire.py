@@ -167,7 +167,10 @@ class HttpSender:
             proxy = self._proxies.for_url(request.url) if self._proxies else None
             if len(self._routes) > 256:
                 self._routes.clear()
-            route = self._routes[request.url] = _route(request.url, proxy)
+            try:
+                route = self._routes[request.url] = _route(request.url, proxy)
+            except ValueError as exc:  # a port that is not a number, say
+                raise WireError("request", f"the server's URL cannot be read ({exc})") from None
         data = _request_bytes(request, route)
         closes = self._closes
         for attempt in range(2):
