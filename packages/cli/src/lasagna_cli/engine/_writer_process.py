@@ -106,7 +106,9 @@ class WriterProcess:
         except (BrokenPipeError, ConnectionResetError):
             self._gone()
             return
-        while self.alive and self._ahead > self._limit:
+        # Before the child is ready the writer sends only while there is room (`has_room`):
+        # this record may go one past it, and its slot need not wait for the child's start.
+        while self.alive and self._ready and self._ahead > self._limit:
             self._room.clear()
             await self._room.wait()
 
