@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from lasagna_judge import LLMCallError, Proxies, make_llm
-from lasagna_judge import _wire as wire
+from lasagna_judge import _http_route as route
 from lasagna_judge._http_conn import Connection
 from lasagna_judge._wire import HttpSender, WireError, WireRequest
 from lasagna_judge.testing import FakeLLMServer
@@ -286,7 +286,7 @@ def test_https_with_a_certificate_the_client_trusts(
     context.load_cert_chain(cert, key)
     server = serve(lambda n, r: [reply(b"secret %d" % n)], tls=context)
 
-    monkeypatch.setattr(wire, "_ssl_context", None)
+    monkeypatch.setattr(route, "_ssl_context", None)
     [error] = send(server.url, b"{}")  # the system's certificates do not include it
     assert isinstance(error, WireError) and error.kind == "connect"
     assert (
@@ -295,7 +295,7 @@ def test_https_with_a_certificate_the_client_trusts(
     )
 
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # as a company's own CA is given
-    monkeypatch.setattr(wire, "_ssl_context", None)
+    monkeypatch.setattr(route, "_ssl_context", None)
     assert [o[2] for o in send(server.url, b"{}", b"{}")] == [b"secret 0", b"secret 1"]
     assert server.connections == 1  # one kept connection (the refused one never got served)
 
@@ -308,7 +308,7 @@ def test_an_llm_over_https_through_a_connect_tunnel(
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    monkeypatch.setattr(wire, "_ssl_context", None)
+    monkeypatch.setattr(route, "_ssl_context", None)
     seen: list[bytes] = []
 
     async def tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -10,18 +10,12 @@ come back as `WireError` with a kind the retry logic understands.
 from __future__ import annotations
 
 import asyncio
-import base64
 import ssl
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
-from urllib.parse import quote, unquote, urlsplit
 
-from lasagna_judge._http_conn import (
-    Connection,
-    ConnectionClosed,
-    ProtocolError,
-    decoded,
-)
+from lasagna_judge._http_conn import Connection, ConnectionClosed, ProtocolError, decoded
+from lasagna_judge._http_route import Route, request_bytes, route_to, tls
 
 if TYPE_CHECKING:
     from lasagna_judge._proxies import Proxies
@@ -55,88 +49,8 @@ class WireError(Exception):
         self.kind = kind
 
 
-def _origin(url: str) -> str:
-    """scheme://host:port of a URL, without any user:password@ it may carry."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"  # IPv6
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}"
-
-
 KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request."""
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-_SKIPPED = frozenset({"host", "content-length", "transfer-encoding", "accept-encoding"})
-_ACCEPT = "Accept-Encoding: gzip, deflate\r\n"
-_ssl_context: ssl.SSLContext | None = None
-
-
-def _tls() -> ssl.SSLContext:
-    """The system's trusted certificates (SSL_CERT_FILE and SSL_CERT_DIR honoured), made
-    once: building it reads them all (60 ms)."""
-    global _ssl_context
-    if _ssl_context is None:
-        _ssl_context = ssl.create_default_context()
-    return _ssl_context
-
-
-def _basic(user: str | None, password: str | None) -> str:
-    pair = f"{unquote(user or '')}:{unquote(password or '')}".encode()
-    return "Basic " + base64.b64encode(pair).decode("ascii")
-
-
-@dataclass(frozen=True)
-class _Route:
-    """Where a URL's requests go, worked out once per URL."""
-
-    key: tuple[str, ...]  # the pool's: connections with equal keys are interchangeable
-    origin: str  # for messages: scheme://host:port, no credentials
-    host: str  # to connect to (the proxy's, if any)
-    port: int
-    tls: bool  # TLS to `host`
-    target: str  # the request line's target
-    lines: str  # Host (and credentials from the URLs), each line with its CRLF
-    tunnel: str = ""  # host:port to CONNECT to through the proxy, then TLS to `server_name`
-    tunnel_lines: str = ""
-    server_name: str = ""
-
-
-def _route(url: str, proxy: str | None) -> _Route:
-    parts = urlsplit(url)
-    scheme, host = parts.scheme, parts.hostname or ""
-    if not host.isascii():  # an internationalised name: its ASCII form, as DNS knows it
-        host = host.encode("idna").decode("ascii")
-    port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
-    authority = f"[{host}]" if ":" in host else host
-    if parts.port and parts.port != _DEFAULT_PORTS.get(scheme):
-        authority += f":{parts.port}"
-    path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
-    query = quote(parts.query, safe="/%:@!$&'()*+,;=-._~?")
-    target = path + (f"?{query}" if query else "")
-    lines = f"Host: {authority}\r\n"
-    if parts.username is not None:
-        lines += f"Authorization: {_basic(parts.username, parts.password)}\r\n"
-    if proxy is None:
-        key: tuple[str, ...] = (scheme, host, str(port))
-        return _Route(key, _origin(url), host, port, scheme == "https", target, lines)
-    through = urlsplit(proxy)
-    proxy_port = through.port or _DEFAULT_PORTS.get(through.scheme, 80)
-    auth = (
-        f"Proxy-Authorization: {_basic(through.username, through.password)}\r\n"
-        if through.username is not None
-        else ""
-    )
-    key = (scheme, host, str(port), proxy)
-    origin = _origin(url)
-    proxied = (through.hostname or "", proxy_port, through.scheme == "https")
-    if scheme == "https":  # a tunnel: the proxy sees only CONNECT host:port
-        tunnel = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        tunnel_lines = f"Host: {tunnel}\r\n{auth}"
-        return _Route(key, origin, *proxied, target, lines, tunnel, tunnel_lines, host)
-    absolute = f"{scheme}://{authority}{target}"  # a plain proxy reads the whole URL
-    return _Route(key, origin, *proxied, absolute, lines + auth)
 
 
 class HttpSender:
@@ -147,7 +61,7 @@ class HttpSender:
     def __init__(self, limit: int, proxies: Proxies | None = None) -> None:
         self._limit = max(1, limit)
         self._proxies = proxies
-        self._routes: dict[str, _Route] = {}
+        self._routes: dict[str, Route] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._idle: dict[tuple[str, ...], list[Connection]] = {}
         self._open: set[Connection] = set()
@@ -168,10 +82,13 @@ class HttpSender:
             if len(self._routes) > 256:
                 self._routes.clear()
             try:
-                route = self._routes[request.url] = _route(request.url, proxy)
+                route = self._routes[request.url] = route_to(request.url, proxy)
             except ValueError as exc:  # a port that is not a number, say
                 raise WireError("request", f"the server's URL cannot be read ({exc})") from None
-        data = _request_bytes(request, route)
+        try:
+            data = request_bytes(request.method, route, request.headers, request.body)
+        except ValueError as exc:
+            raise WireError("request", str(exc)) from None
         closes = self._closes
         for attempt in range(2):
             connection = await self._acquire(loop, route, request.timeout, closes)
@@ -210,7 +127,7 @@ class HttpSender:
     async def _acquire(
         self,
         loop: asyncio.AbstractEventLoop,
-        route: _Route,
+        route: Route,
         timeout: float | None,
         closes: int,
     ) -> Connection:
@@ -250,7 +167,7 @@ class HttpSender:
         return connection
 
     async def _connect(
-        self, loop: asyncio.AbstractEventLoop, route: _Route, timeout: float | None
+        self, loop: asyncio.AbstractEventLoop, route: Route, timeout: float | None
     ) -> Connection:
         connection: Connection | None = None
         # Happy Eyeballs (RFC 8305), as aiohttp: an address that drops packets (a host's
@@ -267,7 +184,7 @@ class HttpSender:
                     lambda: Connection(loop),
                     route.host,
                     route.port,
-                    ssl=_tls() if route.tls else None,
+                    ssl=tls() if route.tls else None,
                     server_hostname=route.host if route.tls else None,
                     **eyeballs,
                 )
@@ -296,7 +213,7 @@ class HttpSender:
     @staticmethod
     async def _tunnel(
         loop: asyncio.AbstractEventLoop,
-        route: _Route,
+        route: Route,
         connection: Connection,
         timeout: float | None,
     ) -> None:
@@ -309,7 +226,7 @@ class HttpSender:
             )
         assert connection.transport is not None
         transport = await loop.start_tls(
-            connection.transport, connection, _tls(), server_hostname=route.server_name
+            connection.transport, connection, tls(), server_hostname=route.server_name
         )
         connection.transport = cast(asyncio.Transport, transport)
         connection.used = False
@@ -385,19 +302,3 @@ class HttpSender:
                 connection.abort()
         finally:
             self._all_closed = None
-
-
-def _request_bytes(request: WireRequest, route: _Route) -> bytes:
-    """The request's head and body, as they go on the wire."""
-    kept = [
-        f"{name}: {value}\r\n" for name, value in request.headers if name.lower() not in _SKIPPED
-    ]
-    headers = "".join(kept)
-    if headers.count("\r") != len(kept) or headers.count("\n") != len(kept):
-        raise WireError("request", "a request header holds a line break; remove it")
-    body = request.body
-    length = f"Content-Length: {len(body)}\r\n" if body or request.method != "GET" else ""
-    head = (
-        f"{request.method} {route.target} HTTP/1.1\r\n{route.lines}{headers}{_ACCEPT}{length}\r\n"
-    )
-    return head.encode("utf-8") + body
