@@ -19,27 +19,28 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
-def _first(env: Mapping[str, str], *names: str) -> str | None:
+def _first_set(env: Mapping[str, str], *names: str) -> tuple[str, str] | None:
+    """The first of `names` set to a non-blank value in `env`: (name, value stripped)."""
     for name in names:
         value = env.get(name)
         if value is not None and value.strip():
-            return value.strip()
+            return name, value.strip()
     return None
 
 
 def _proxy_url(env: Mapping[str, str], *names: str) -> str | None:
     """The proxy URL the first set variable gives: `host:port` read as http://host:port,
     as curl reads it; a JudgeError for a proxy that is not spoken to in HTTP (socks5://)."""
-    value = _first(env, *names)
-    if value is None:
+    found = _first_set(env, *names)
+    if found is None:
         return None
+    name, value = found
     if "://" not in value:
         value = "http://" + value
     scheme = value.split("://", 1)[0].lower()
     if scheme not in ("http", "https"):
         from lasagna_judge._errors import JudgeError
 
-        name = next(n for n in names if env.get(n, "").strip())
         raise JudgeError(
             f"{name}: expected an http:// or https:// proxy such as http://proxy.example:3128, "
             f"got a {scheme}:// one; lasagna speaks HTTP to its proxy"
@@ -69,7 +70,8 @@ class Proxies:
         https = _proxy_url(env, "https_proxy", "HTTPS_PROXY")
         if http is None and https is None:
             return None
-        return cls(http, https, _first(env, "no_proxy", "NO_PROXY") or "")
+        no_proxy = _first_set(env, "no_proxy", "NO_PROXY")
+        return cls(http, https, no_proxy[1] if no_proxy else "")
 
     def for_url(self, url: str) -> str | None:
         """The proxy a request to `url` goes through, or None to go directly."""
