@@ -66,7 +66,8 @@ def route_to(url: str, proxy: str | None) -> Route:
     if not host.isascii():  # an internationalised name: its ASCII form, as DNS knows it
         host = host.encode("idna").decode("ascii")
     port = parts.port or _DEFAULT_PORTS.get(scheme, 80)
-    authority = f"[{host}]" if ":" in host else host
+    bracketed = f"[{host}]" if ":" in host else host  # an IPv6 address
+    authority = bracketed
     if parts.port and parts.port != _DEFAULT_PORTS.get(scheme):
         authority += f":{parts.port}"
     path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
@@ -89,7 +90,7 @@ def route_to(url: str, proxy: str | None) -> Route:
     shown = url_origin(url)
     proxied = (through.hostname or "", proxy_port, through.scheme == "https")
     if scheme == "https":  # a tunnel: the proxy sees only CONNECT host:port
-        tunnel = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        tunnel = f"{bracketed}:{port}"
         tunnel_lines = f"Host: {tunnel}\r\n{auth}"
         return Route(key, shown, *proxied, target, lines, tunnel, tunnel_lines, host)
     absolute = f"{scheme}://{authority}{target}"  # a plain proxy reads the whole URL

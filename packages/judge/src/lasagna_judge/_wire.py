@@ -53,6 +53,11 @@ KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request."""
 
 
+def _timed_out(timeout: float | None, doing: str = "") -> WireError:
+    seconds = f" after {timeout:g} s" if timeout else ""
+    return WireError("timeout", f"timed out{seconds}{doing}")
+
+
 class HttpSender:
     """Keeps up to `limit` keep-alive connections, one pool per event loop. `proxies`
     (given by the caller, never read from the environment here) picks each request's
@@ -102,8 +107,7 @@ class HttpSender:
                     continue  # a kept-alive connection the server had closed: a fresh one
                 raise WireError("network", f"connection error ({exc})") from None
             except TimeoutError:
-                seconds = f" after {request.timeout:g} s" if request.timeout else ""
-                raise WireError("timeout", f"timed out{seconds}") from None
+                raise _timed_out(request.timeout) from None
             except ProtocolError as exc:
                 raise WireError("network", f"connection error ({exc})") from None
             except BaseException:  # cancelled halfway: the connection's state is unknown
@@ -197,8 +201,7 @@ class HttpSender:
         except TimeoutError:
             if connection is not None:
                 connection.abort()
-            seconds = f" after {timeout:g} s" if timeout else ""
-            raise WireError("timeout", f"timed out{seconds} connecting to {route.origin}") from None
+            raise _timed_out(timeout, f" connecting to {route.origin}") from None
         except (OSError, ConnectionClosed, ProtocolError) as exc:
             if connection is not None:
                 connection.abort()
