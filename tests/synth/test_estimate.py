@@ -38,6 +38,26 @@ def test_count_tokens_batches_exactly() -> None:
     assert count_tokens([]) == 0
 
 
+edge_text = st.one_of(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40),
+    st.sampled_from(["", " ", "  x  ", "\n\n", "a\n", "it's", "<|endoftext|>", "x<|endoftext|>"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(edge_text, max_size=30), st.integers(1, 2))
+def test_token_counts_are_each_texts_own(texts: list[str], copies: int) -> None:
+    # Counted in one call, joined by a special token: each count must be the text's own,
+    # whatever its ends hold; texts holding the separator itself are counted alone.
+    from lasagna_synth._tokens import token_counts
+
+    encoding = cl100k_base()
+    many = texts * (300 * copies if texts else 1)  # past 512 texts: a share a thread
+    want = [len(encoding.encode_ordinary(t)) for t in texts]
+    assert token_counts(texts, threads=1) == want
+    assert token_counts(many, threads=2) == want * (len(many) // max(len(texts), 1))
+
+
 def corpus(make: type) -> Corpus:
     docs = [Document(f"d{i}.md", make.words(90, stem=f"t{i}x"), "text") for i in range(4)]
     return Corpus("mem", tuple(docs), ())

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lasagna_synth._corpus import Passage
-from lasagna_synth._plan import Plan
+from lasagna_synth._plan import Plan, PlanItem
 from lasagna_synth._prompts import (
     CHECK_MAX_TOKENS,
     CHECKER_SYSTEM,
@@ -51,6 +52,11 @@ class Estimate:
         return (self.input_tokens * per_input + self.max_output_tokens * per_output) / 1e6
 
 
+def _block(passage: Passage) -> str:
+    """A passage's block as `_pieces` cuts it out: without its closing ">"."""
+    return passage_block(passage.text)[:-1]
+
+
 def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
     """`content` cut before each passage block and before its closing ">".
 
@@ -62,7 +68,7 @@ def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
     """
     at = 0
     for passage in passages:
-        block = passage_block(passage.text)[:-1]
+        block = _block(passage)
         start = content.find(block, at)
         if start <= 0 or content[start - 1] != "\n":
             yield content[at:]  # not the expected layout: count the rest whole
@@ -73,15 +79,14 @@ def _pieces(content: str, passages: Sequence[Passage]) -> Iterator[str]:
     yield content[at:]
 
 
-def _prompt_pieces(plan: Plan) -> Iterator[str]:
-    for item in plan.items:
-        write = write_messages(item.question_type, item.passages, item.use)
-        yield from _pieces(write[1]["content"], item.passages)
-        judged = item.passages
-        if item.question_type == "unanswerable":
-            judged = (item.passages[0], *plan.passage_neighbours(item.passages[0]))
-        check = check_messages(item.question_type, judged, "", "")
-        yield from _pieces(check[1]["content"], judged)
+def _item_pieces(plan: Plan, item: PlanItem) -> Iterator[str]:
+    write = write_messages(item.question_type, item.passages, item.use)
+    yield from _pieces(write[1]["content"], item.passages)
+    judged = item.passages
+    if item.question_type == "unanswerable":
+        judged = (item.passages[0], *plan.passage_neighbours(item.passages[0]))
+    check = check_messages(item.question_type, judged, "", "")
+    yield from _pieces(check[1]["content"], judged)
 
 
 def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = None) -> Estimate:
@@ -91,8 +96,20 @@ def estimate(plan: Plan, *, model: str | None = None, prices: Prices | None = No
         schemas = [SCHEMA_JSON[spec.write_schema_name], SCHEMA_JSON[spec.check_schema_name]]
         per_type[question_type] = count_tokens([WRITER_SYSTEM, CHECKER_SYSTEM, *schemas])
     fixed = sum(per_type[item.question_type] for item in plan.items)
-    uses = Counter(_prompt_pieces(plan))
-    counts = dict(zip(uses, token_counts(list(uses)), strict=True))
+    # What needs no word overlaps (the prompts of items without partners or neighbours, and
+    # every item's own passage) is counted on a thread while this one finds the overlaps:
+    # encoding calls there, which hold no GIL, beside pure Python here.
+    direct = (item for item in plan.items if not item.needs_index)
+    uses = Counter(piece for item in direct for piece in _item_pieces(plan, item))
+    early = list(uses.keys() | {_block(item.source) for item in plan.items if item.needs_index})
+    with ThreadPoolExecutor(1) as pool:
+        counting = pool.submit(token_counts, early, 1)
+        for item in plan.items:
+            if item.needs_index:
+                uses.update(_item_pieces(plan, item))
+        counts = dict(zip(early, counting.result(), strict=True))
+    rest = [piece for piece in uses if piece not in counts]
+    counts.update(zip(rest, token_counts(rest), strict=True))
     return Estimate(
         calls=2 * len(plan.items),
         input_tokens=fixed + sum(counts[piece] * n for piece, n in uses.items()),
