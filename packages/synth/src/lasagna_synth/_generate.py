@@ -155,7 +155,10 @@ async def generate(
     drops: Counter[DropReason] = Counter()
     errors: dict[str, None] = {}
     queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in sorted(range(len(plan.items)), key=lambda i: plan.items[i].needs_index):
+    # factoid items first, then unanswerable ones (only their checks need the index), then
+    # multihop ones (whose writes do)
+    first = {"factoid": 0, "unanswerable": 1, "multihop": 2}
+    for i in sorted(range(len(plan.items)), key=lambda i: first[plan.items[i].question_type]):
         queue.put_nowait(i)
     done = 0
 
