@@ -98,6 +98,34 @@ instead of 0.69 s): 17.9x and 13.9x, 0.18 and 0.19; the real run 15.6x and 12.1x
 15.1x and 11.3x the peer's 31.9-33.6 s (the random vocabulary's full index, 0.75 s of CPU
 built between the calls, no longer fits between their rounds). The dry run over 100,000
 passages: 10.0 s, 310 MB.
+
+Profiled again (2026-12-02, py-spy and cProfile; the machine's speed moved 1.4x within the
+hour, so every comparison was interleaved with the code before): of the dry run's main
+thread, the overlaps took 60%. Non-ASCII passages (two thirds of `english`, whose mojibake
+"â€“" makes them so) were cut by the regex, 48 us each against 11 us for ASCII's translate
+and split; the overlaps' words were decoded to str; and answering 400 queries iterated
+6,000 Python integers a query (max, heapq, a comprehension: 0.19 s). Fixed: non-ASCII text
+is cut by the same translate and split once its characters that are neither letters nor
+digits are made spaces (one replace per distinct character; the regex is gone from the
+index's words too), the words stay UTF-8 bytes, and a query's counts are searched as bytes
+(a binary search of translate calls for the maximum, index for the positions: 0.08 s). The
+exact count then ran after the overlaps on two threads; now the texts that need no
+overlaps (factoid prompts, every item's own passage) are counted on a thread while the
+overlaps are found, each call encoding 64,000 characters of texts joined by
+<|endoftext|>, which tiktoken encodes between as if each text were alone (tested), and
+which holds no GIL for the whole call (one call per text made that thread wait for the
+GIL once per text). The dry run: 0.76x and 0.80x the time of the code before,
+interleaved, +0.2 and +1.2 MB. Then (load 0.6): 0.95 s and 1.13 s, 18.1x and 20.2x the
+peer's 17.3 s and 22.8 s, 0.18 and 0.19 of its memory; the real run 1.82 s and 2.58 s,
+16.6x and 12.8x its 30.4 s and 33.1 s. A quiet run (load 0.2): 1.02 s and 1.08 s, 22.0x and
+17.3x (22.4 s, 18.7 s), 0.18 and 0.19; the real run 1.92 s and 1.80 s, 15.8x and 17.5x
+(30.4 s, 31.5 s), 0.85x and 0.77x of planning + calls. In the busier run, on the random
+vocabulary, the run's multihop items waited about 0.4 s for the full index (ready 1.26 s after the first call, 0.85 s of CPU in slices between
+the calls): building it in a process of its own, on the idle core, is the lever left.
+Tried and dropped: the whole index on a thread with a 0.2-0.5 ms switch interval (no
+better than the slices), counting beside the overlaps one text a call (the overlaps
+slowed by the GIL hand-offs as much as the count gained). The dry run over 100,000
+passages: 11.9 s, 273 MB.
 """
 
 from __future__ import annotations

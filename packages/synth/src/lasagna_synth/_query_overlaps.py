@@ -47,7 +47,8 @@ class QueryOverlaps:
             row = sum(map(masks.__getitem__, keys & word_runs(passage.text)))
             rows[at : at + row_bytes] = row.to_bytes(row_bytes, "little")
             at += row_bytes
-        # one byte a count (the common case) stays bytes, searched by C calls; wider, an array
+        # one byte a count (the common case) stays a bytearray, searched by its C methods;
+        # wider counts go to an array
         self._rows: bytearray | array[int] = rows if width == 1 else array(code, rows)
         self._slots = {q: slot for slot, q in enumerate(order)}
         self.size = len(passages)
@@ -87,8 +88,8 @@ _BELOW = [bytes(range(t)) for t in range(257)]
 
 
 def _highest(counts: bytearray | array[int]) -> int:
-    """The largest count, -1 for none. Bytes by a binary search of translate calls, each
-    keeping the bytes >= a bound: 4x faster than max() over 6,000 bytes."""
+    """The largest count, -1 for none. A bytearray's by a binary search of translate calls,
+    each keeping the bytes >= a bound: 4x faster than max() over 6,000 bytes."""
     if not isinstance(counts, bytearray):
         return max(counts, default=-1)
     if not counts:
