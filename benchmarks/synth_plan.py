@@ -120,8 +120,9 @@ peer's 17.3 s and 22.8 s, 0.18 and 0.19 of its memory; the real run 1.82 s and 2
 16.6x and 12.8x its 30.4 s and 33.1 s. A quiet run (load 0.2): 1.02 s and 1.08 s, 22.0x and
 17.3x (22.4 s, 18.7 s), 0.18 and 0.19; the real run 1.92 s and 1.80 s, 15.8x and 17.5x
 (30.4 s, 31.5 s), 0.85x and 0.77x of planning + calls. In the busier run, on the random
-vocabulary, the run's multihop items waited about 0.4 s for the full index (ready 1.26 s after the first call, 0.85 s of CPU in slices between
-the calls): building it in a process of its own, on the idle core, is the lever left.
+vocabulary, the run's multihop items waited about 0.4 s for the full index (ready 1.26 s
+after the first call, 0.85 s of CPU in slices between the calls): building it in a process
+of its own, on the idle core, is the lever left.
 Tried and dropped: the whole index on a thread with a 0.2-0.5 ms switch interval (no
 better than the slices), counting beside the overlaps one text a call (the overlaps
 slowed by the GIL hand-offs as much as the count gained). The dry run over 100,000
