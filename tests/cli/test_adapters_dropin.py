@@ -65,7 +65,7 @@ def test_the_example_adapter_is_found_by_module_and_class_in_the_config(
     assert result.exit_code == 0, result.output
     assert "warning" not in result.stderr
     out = tmp_path / "runs" / "HarbourFAQ" / "experiment_test_top_2"
-    answers = json.loads((out / "generated_answers.json").read_text())
+    answers = json.loads((out / "generated_answers.json").read_text())["results"]
     assert [a["question_id"] for a in answers] == [f"faq-{i}" for i in range(1, 6)]
     assert {a["category"] for a in answers} == {"fact", "reasoning"}
     assert all(a["metrics"]["Recall"] == 1.0 for a in answers if a["evidence"])
@@ -91,7 +91,7 @@ def test_the_example_adapter_answers_and_is_judged_against_the_fake_server(
     assert result.exit_code == 0, result.output
     assert any("Answer with the exact words of the context" in p for p in prompts)
     out = tmp_path / "runs" / "HarbourFAQ" / "experiment_test_top_2"
-    graded = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    graded = json.loads((out / "qa_eval_detailed_results.json").read_text())["results"]
     assert {g["llm_evaluation"]["prompt_used"] for g in graded} <= {
         "Generic_0-4",
         "Heuristic_Refusal_Check",
@@ -121,7 +121,7 @@ def test_the_example_adapter_is_found_through_an_entry_point(
         "run", "harbour-faq", "--data-dir", str(sample), "--step", "gen", "-o", str(out)
     )
     assert result.exit_code == 0, result.output
-    answers = json.loads((out / "generated_answers.json").read_text())
+    answers = json.loads((out / "generated_answers.json").read_text())["results"]
     documents = {a["sample_id"] for a in answers}
     assert len(documents) == 1 and len(answers) in (2, 3)  # one document's questions
 

@@ -86,8 +86,8 @@ def assert_has_shape(found: Any, documented: Any, where: str = "") -> None:
         assert isinstance(found, list) and found, where
         for item in found:
             assert_has_shape(shape(item), documented[1], f"{where}[]")
-    else:
-        assert found == documented, f"{where}: {found} is not {documented}"
+    else:  # `found` is a value, or already a shape
+        assert documented in (found, shape(found)), f"{where}: {found} is not {documented}"
 
 
 def documented(name: str) -> Any:
@@ -102,10 +102,15 @@ def test_openvikings_configs_run_unchanged(rag: Path, server: Any, config: str) 
     assert "llm.base_url https://ark.cn-beijing.volces.com/api/v3 replaced" in result.stderr
     dataset = CONFIGS[config]
     out = rag / "Output" / dataset / "experiment_test_top_5"
-    generated = json.loads((out / "generated_answers.json").read_text())
-    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    generated_file = json.loads((out / "generated_answers.json").read_text())
+    evaluated_file = json.loads((out / "qa_eval_detailed_results.json").read_text())
     report = json.loads((out / "benchmark_metrics_report.json").read_text())
-    assert isinstance(generated, list) and isinstance(evaluated, list)
+    assert set(generated_file) == {"summary", "results"} and set(evaluated_file) == {"results"}
+    generated, evaluated = generated_file["results"], evaluated_file["results"]
+    assert generated_file["summary"] == {"dataset": dataset, "total_queries": len(generated)}
+    for r in evaluated:  # OpenViking's ints 0-4, never null
+        assert type(r["metrics"]["Accuracy"]) is int and 0 <= r["metrics"]["Accuracy"] <= 4
+        assert r["llm_evaluation"]["normalized_score"] == r["metrics"]["Accuracy"]
     assert 0 < len(generated) <= 20  # max_queries: 20
     assert report["Dataset"] == dataset
     assert report["lasagna"]["top_k"] == 5 and report["lasagna"]["project_name"] == "RAG_Benchmark"
@@ -129,18 +134,15 @@ def test_output_files_have_the_documented_key_sets_and_types(rag: Path, server: 
     result = invoke("openviking", "config/locomo_config.yaml", "--base-url", server.base_url)
     assert result.exit_code == 0, result.output
     out = rag / "Output" / "Locomo" / "experiment_test_top_5"
-    answered = [
-        r for r in json.loads((out / "generated_answers.json").read_text()) if r["evidence"]
+    generated = json.loads((out / "generated_answers.json").read_text())
+    generated["results"] = [r for r in generated["results"] if r["evidence"]]
+    assert_has_shape(generated, documented("generated_answers.json"), "generated_answers")
+    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    evaluated["results"] = [
+        r for r in evaluated["results"] if r["llm_evaluation"]["prompt_used"] == "Locomo_0or4"
     ]
-    assert_has_shape(answered, documented("generated_answers.json"), "generated_answers")
-    graded = [
-        r
-        for r in json.loads((out / "qa_eval_detailed_results.json").read_text())
-        if r["llm_evaluation"]["prompt_used"] == "Locomo_0or4"
-        and r["metrics"]["Recall"] is not None
-    ]
-    assert graded
-    assert_has_shape(graded, documented("qa_eval_detailed_results.json"), "qa_eval")
+    assert evaluated["results"]
+    assert_has_shape(evaluated, documented("qa_eval_detailed_results.json"), "qa_eval")
     report = json.loads((out / "benchmark_metrics_report.json").read_text())
     assert_has_shape(shape(report), documented("benchmark_metrics_report.json"), "report")
 
@@ -174,7 +176,7 @@ def test_a_top_k_sweep_keeps_its_folders_side_by_side(rag: Path, server: Any) ->
             (
                 rag / "Output" / "Locomo" / f"experiment_test_top_{k}" / "generated_answers.json"
             ).read_text()
-        )
+        )["results"]
         assert all(len(a["retrieval"]["uris"]) <= k for a in answers)
         assert any(len(a["retrieval"]["uris"]) == k for a in answers)
 
@@ -280,7 +282,7 @@ def test_prompt_overrides_are_used_recorded_and_part_of_the_comparability_key(ra
         "2": "Give the date as written in the DATE tag, nothing else."
     }
     assert report["lasagna"]["rubric"] == ["strict", "1"]
-    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())
+    evaluated = json.loads((out / "qa_eval_detailed_results.json").read_text())["results"]
     assert {r["llm_evaluation"]["prompt_used"] for r in evaluated} <= {
         "strict",
         "Heuristic_Refusal_Check",

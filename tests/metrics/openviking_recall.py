@@ -1,9 +1,10 @@
 """The oracle for evidence recall: OpenViking's RAG benchmark, benchmark/RAG/src/core/
-metrics.py, MetricsCalculator.normalize_answer and check_recall, copied statement for
-statement (as functions: the methods use no state). Not part of any package: the tests and
-benchmarks/metrics_speed.py load this file by path.
+metrics.py, MetricsCalculator.normalize_answer, check_recall, calculate_f1 and
+check_refusal, copied statement for statement (as functions: the methods use no state).
+Not part of any package: the tests and benchmarks/metrics_speed.py load this file by path.
 """
 
+import collections
 import re
 import string
 
@@ -46,3 +47,21 @@ def check_recall(retrieved_texts, evidence_list, soft_threshold=0.8, min_soft_ma
         if coverage >= soft_threshold:
             hit_count += 1
     return hit_count / len(evidence_list)
+
+
+def calculate_f1(prediction, ground_truth):
+    pred_tokens = normalize_answer(prediction).split()
+    truth_tokens = normalize_answer(ground_truth).split()
+    common = collections.Counter(pred_tokens) & collections.Counter(truth_tokens)
+    num_same = sum(common.values())
+    if num_same == 0:
+        return 0.0
+    precision = 1.0 * num_same / len(pred_tokens)
+    recall = 1.0 * num_same / len(truth_tokens)
+    return (2 * precision * recall) / (precision + recall)
+
+
+def check_refusal(text):
+    refusals = ["not mentioned", "no information", "cannot be answered", "none", "unknown",
+                "don't know"]  # fmt: skip
+    return any(r in text.lower() for r in refusals)

@@ -3,6 +3,8 @@
 - Answers: `normalize_answer`, `exact_match`, `f1` (identical to the official SQuAD scripts),
   `exact_match_and_f1`, `is_refusal`.
 - Evidence: `evidence_recall` (strict and soft matching, as OpenViking's RAG benchmark).
+- OpenViking's own figures, bug for bug: `openviking_f1`, `openviking_recall`,
+  `openviking_refusal`.
 - Ranking (trec_eval conventions): `recall_at_k`, `precision_at_k`, `hit_rate_at_k`,
   `reciprocal_rank`, `average_precision`, `ndcg_at_k`, `r_precision`.
 - Multiple choice: `grade_mcq`, `extract_choice`.
@@ -33,6 +35,7 @@ from lasagna_metrics._answers import (
 from lasagna_metrics._errors import MetricsError
 from lasagna_metrics._evidence import evidence_recall
 from lasagna_metrics._mcq import extract_choice, grade_mcq
+from lasagna_metrics._openviking import openviking_f1, openviking_recall, openviking_refusal
 from lasagna_metrics._ranking import (
     average_precision,
     hit_rate_at_k,
@@ -73,6 +76,9 @@ __all__ = [
     "mean",
     "ndcg_at_k",
     "normalize_answer",
+    "openviking_f1",
+    "openviking_recall",
+    "openviking_refusal",
     "precision_at_k",
     "r_precision",
     "recall_at_k",

@@ -146,12 +146,18 @@ async def stage_eval(
         evaluated_item(item, outcome.records[i] or work[i][0], highest)
         for i, item in enumerate(items)
     ]
-    write_json_atomic(out / EVALUATED_FILE, records)  # OpenViking's shape: the list
+    write_json_atomic(out / EVALUATED_FILE, {"results": records})  # OpenViking's shape
     for line in eval_lines(records):
         log(line)
-    f1_mean, with_refs = mean(r["metrics"]["F1"] for r in records)
-    recall, with_evidence = mean(r["metrics"].get("Recall") for r in records)
-    accuracy, graded = mean(r["metrics"]["Accuracy"] for r in records)
+    # OpenViking's averages are over every record (an ungraded one counts 0); lasagna's,
+    # beside them, over the records that have the figure.
+    total = len(records) or 1
+    f1_mean = sum(r["metrics"]["F1"] for r in records) / total
+    recall = sum(r["metrics"].get("Recall") or 0.0 for r in records) / total
+    accuracy_all = sum(r["metrics"]["Accuracy"] for r in records) / total
+    f1_squad, with_refs = mean(r["metrics"]["F1 (SQuAD)"] for r in records)
+    recall_ours, with_evidence = mean(r["metrics"].get("Recall (lasagna)") for r in records)
+    accuracy, graded = mean(r["metrics"]["Accuracy (lasagna)"] for r in records)
     statuses: dict[str, int] = {}
     for r in records:
         status = str(r["llm_evaluation"].get("status"))
@@ -171,30 +177,38 @@ async def stage_eval(
             PERFORMANCE: {
                 F1_KEY: f1_mean,
                 RECALL_KEY: recall,
-                ACCURACY_KEY: accuracy,
-                NORMALIZED_KEY: accuracy / 4 if accuracy is not None else None,
+                ACCURACY_KEY: accuracy_all,
+                NORMALIZED_KEY: accuracy_all / 4,
             },
             LASAGNA: {
                 "questions_with_references": with_refs,
                 "questions_with_evidence": with_evidence,
                 "questions_without_evidence": len(records) - with_evidence,
                 "accuracy_graded": graded,
+                "average_accuracy_graded": accuracy,
+                "average_f1_squad": f1_squad,
+                "average_recall_lasagna": recall_ours,
                 "grade_statuses": statuses,
                 "refusal_heuristic": heuristic,
                 "judge": judge_model,
                 "rubric": [rubric.id, rubric.version] if rubric is not None else None,
-                "accuracy_note": "Average Accuracy is over graded answers only; unparsed and "
-                "failed grades are counted in grade_statuses, never averaged as 0",
-                "f1_note": "Average F1 Score is SQuAD's token F1 (official normalisation; "
-                'OpenViking also drops "and"), the best over the references, over the '
-                "questions with references",
+                "accuracy_note": "Average Accuracy is OpenViking's: over every answer, an "
+                "ungraded one counted as 0; average_accuracy_graded is over graded answers "
+                "only (grade_statuses counts the others)",
+                "f1_note": "Average F1 Score is OpenViking's (its normalisation also drops "
+                '"and" and commas); average_f1_squad is the official SQuAD F1, the best over '
+                "the references, over the questions with references",
                 "eval_seconds": seconds,
             },
         },
     )
 
     warning = constant_judge(
-        [r["metrics"]["Accuracy"] for r in records if r["llm_evaluation"].get("status") == "ok"]
+        [
+            r["metrics"]["Accuracy (lasagna)"]
+            for r in records
+            if r["llm_evaluation"].get("status") == "ok"
+        ]
     )
     if warning:
         say(f"warning: {warning}")
@@ -205,8 +219,8 @@ async def stage_eval(
     say(
         f"eval: {len(records)} answers ({outcome.finished_before} reused, {judged} sent to the "
         f"judge) in {seconds:.2f}s; F1 {shown(f1_mean)}, accuracy (0-4) "
-        f"{shown(accuracy)} over {graded} graded, recall {shown(recall)}; refusal heuristic "
-        f"{heuristic}; grades {statuses}"
+        f"{shown(accuracy_all)} ({shown(accuracy)} over {graded} graded), recall "
+        f"{shown(recall)}; refusal heuristic {heuristic}; grades {statuses}"
     )
     return statuses.get("error", 0)
 

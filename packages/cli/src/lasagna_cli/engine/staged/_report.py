@@ -54,8 +54,9 @@ EVAL_LASAGNA_KEYS = (
 
 
 def read_items(path: Path) -> list[dict[str, Any]] | None:
-    """The records of generated_answers.json or qa_eval_detailed_results.json: a list, as
-    OpenViking writes them (lasagna before 0.3 wrapped it as {"results": [...]})."""
+    """The records of generated_answers.json or qa_eval_detailed_results.json: their
+    "results", as OpenViking writes them (a bare list, as lasagna 0.3 wrote them, is read
+    too)."""
     saved = read_json(path)
     if isinstance(saved, dict):
         saved = saved.get("results")

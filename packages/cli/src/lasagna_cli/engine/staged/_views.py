@@ -1,13 +1,20 @@
 """OpenViking's per-question files, as views over the engine's task records.
 
+Each figure OpenViking writes is under its key with its definition (lasagna_metrics'
+openviking_* functions); lasagna's own figure, where it differs, sits beside it under a key
+of its own:
 - `generated_item`: one result of generated_answers.json: the question, its gold answers,
   category and evidence, the retrieval (latency, the retrieved passage ids and scores, the
-  query), the generated answer, evidence recall ("Recall": counted in the question's own
-  documents, as everywhere in lasagna; "Recall (any document)": OpenViking's figure, any
-  retrieved text) and cl100k_base token counts of the prompt and the answer (offline).
+  query), the generated answer, evidence recall ("Recall": OpenViking's, any retrieved
+  text, a plain substring test, 0.0 with no evidence; "Recall (lasagna)": counted in the
+  question's own documents with word boundaries, None with no evidence) and cl100k_base
+  token counts of the prompt and the answer (offline).
 - `evaluated_item`: one result of qa_eval_detailed_results.json: the generated item with
-  F1 (the engine's one scoring rule), the judge's accuracy (0-4) and its reasoning, or
-  "Heuristic_Refusal_Check" when the answer and the reference both refuse (no call made).
+  "F1" (OpenViking's normalisation, the best over the references), "Accuracy" (an int
+  0-4, 0 when no grade could be had, as OpenViking writes it), their honest twins "F1
+  (SQuAD)" (the engine's one rule) and "Accuracy (lasagna)" (None when not graded, its
+  reason in llm_evaluation's "status"), and "Heuristic_Refusal_Check" when the answer and
+  a reference both refuse (OpenViking's rule or lasagna's; no call made for lasagna's).
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ def generated_item(
     top_k: int,
     query_prefix: str,
 ) -> dict[str, Any]:
-    from lasagna_metrics import evidence_recall
+    from lasagna_metrics import openviking_recall
 
     retrieval = record["retrieval"]
     top = retrieval["ranking"][:top_k]
@@ -88,7 +95,7 @@ def generated_item(
         "question_id": question.id,
         "question": question.text,
         "gold_answers": gold_answers(question),
-        "category": question.category,
+        "category": str(question.category),  # OpenViking writes str(category)
         "evidence": list(question.evidence),
         "retrieval": {
             "latency_sec": retrieval.get("seconds") or 0.0,
@@ -98,10 +105,8 @@ def generated_item(
         },
         "llm": llm,
         "metrics": {
-            "Recall": metrics.get("evidence_recall"),
-            "Recall (any document)": evidence_recall(texts, question.evidence)
-            if question.evidence
-            else None,
+            "Recall": openviking_recall(texts, list(question.evidence)),
+            "Recall (lasagna)": metrics.get("evidence_recall"),
         },
         "token_usage": {
             "total_input_tokens": _tokens(messages[-1]["content"]),
@@ -112,41 +117,41 @@ def generated_item(
 
 
 def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dict[str, Any]:
+    from lasagna_metrics import openviking_f1, openviking_refusal
+
     answer = graded.get("generation") or {}
     grade = answer.get("judge")
     record = dict(item)
     metrics = dict(item.get("metrics") or {})
+    prediction = str((item.get("llm") or {}).get("final_answer") or "")
+    golds = [str(g) for g in item.get("gold_answers") or ()]
+    f1 = max((openviking_f1(prediction, gold) for gold in golds), default=0.0)
     question = Question(
         id="",
         text=str(item.get("question", "")),
         references=tuple(answer.get("references") or ()),
         unanswerable=bool(answer.get("unanswerable")),
     )
+    ours: float | None  # lasagna's accuracy: None when there is no grade
     evaluation: dict[str, Any]
+    refused = openviking_refusal(prediction) and any(openviking_refusal(g) for g in golds)
     if not gradable(question):
-        metrics.update({"F1": None, "Accuracy": None})
-        evaluation = {"prompt_used": None, "reasoning": "no reference answer to compare with",
-                      "normalized_score": None, "status": "no reference"}  # fmt: skip
+        ours = None
+        evaluation = {"prompt_used": "", "reasoning": "no reference answer to compare with",
+                      "status": "no reference"}  # fmt: skip
     elif grade is None:
-        metrics.update({"F1": answer.get("f1"), "Accuracy": None})
-        evaluation = {"prompt_used": None, "reasoning": "", "normalized_score": None,
-                      "status": "not judged"}  # fmt: skip
-    elif grade.get("path") == "refusal-heuristic":
-        metrics.update({"F1": answer.get("f1"), "Accuracy": float(highest)})
-        evaluation = {
-            "prompt_used": REFUSAL_HEURISTIC,
-            "reasoning": "System successfully identified Unanswerable/Refusal condition.",
-            "normalized_score": float(highest),
-            "status": "ok",
-        }
+        ours = None
+        evaluation = {"prompt_used": "", "reasoning": "", "status": "not judged"}
+    elif grade.get("path") == "refusal-heuristic":  # lasagna's rule: no call made
+        ours = float(highest)
+        evaluation = {"prompt_used": REFUSAL_HEURISTIC, "status": "ok", "reasoning": (
+            "System successfully identified Unanswerable/Refusal condition.")}  # fmt: skip
     else:
-        score = float(grade["score"]) if grade.get("score") is not None else None
-        metrics.update({"F1": answer.get("f1"), "Accuracy": score})
+        ours = float(grade["score"]) if grade.get("score") is not None else None
         evaluation = {
             "prompt_used": PROMPT_NAMES.get(grade["rubric_id"], grade["rubric_id"]),
             "rubric": f"{grade['rubric_id']} v{grade['rubric_version']}",
             "reasoning": grade.get("reasoning", ""),
-            "normalized_score": score,
             "status": grade.get("status"),
             "path": grade.get("path"),
             "model": grade.get("model"),
@@ -154,6 +159,15 @@ def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dic
             "raw": grade.get("raw"),
             "error": grade.get("error"),
         }
+    accuracy = int(ours) if ours is not None else 0  # OpenViking: an int, 0 when ungraded
+    if refused:  # OpenViking's override: a refusal where a reference refuses is right
+        f1, accuracy = 1.0, highest
+        evaluation.update(prompt_used=REFUSAL_HEURISTIC, reasoning=(
+            "System successfully identified Unanswerable/Refusal condition."))  # fmt: skip
+    metrics.update({"F1": f1, "Accuracy": accuracy, "F1 (SQuAD)": answer.get("f1"),
+                    "Accuracy (lasagna)": ours})  # fmt: skip
+    evaluation["normalized_score"] = accuracy
+    evaluation.setdefault("reasoning", "")
     record["metrics"] = metrics
     record["llm_evaluation"] = evaluation
     return record

@@ -1,0 +1,75 @@
+"""OpenViking's own figures (openviking_f1, openviking_recall, openviking_refusal) equal its
+benchmark's MetricsCalculator: against the faithful copy in openviking_recall.py always, and
+against the upstream file itself when its repository is fetched beside this one."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lasagna_metrics import openviking_f1, openviking_recall, openviking_refusal
+
+WORD = st.sampled_from(["the", "and", "AND", "a,b", "none", "D1:3", "[D1:30]", "x-y", "é"])
+TEXT = st.lists(WORD | st.text(max_size=6), max_size=8).map(" ".join)
+# Where the fetch tool puts the repository: beside this checkout, as /work/.mirror/.
+MIRROR = Path(__file__).resolve().parents[3] / ".mirror" / "volcengine+OpenViking" / "repo"
+COMMIT = "6e944cc"
+
+
+@settings(max_examples=400)
+@given(TEXT, TEXT)
+def test_f1_equals_openviking(openviking: ModuleType, prediction: str, reference: str) -> None:
+    assert openviking_f1(prediction, reference) == openviking.calculate_f1(prediction, reference)
+
+
+@settings(max_examples=300)
+@given(TEXT)
+def test_refusal_equals_openviking(openviking: ModuleType, text: str) -> None:
+    assert openviking_refusal(text) == openviking.check_refusal(text)
+
+
+@settings(max_examples=300)
+@given(st.lists(TEXT, max_size=4), st.lists(TEXT, max_size=5))
+def test_recall_equals_openviking(
+    openviking: ModuleType, chunks: list[str], evidence: list[str]
+) -> None:
+    assert openviking_recall(chunks, evidence) == openviking.check_recall(chunks, evidence)
+
+
+def test_the_differences_from_lasagnas_rules() -> None:
+    assert openviking_recall(["said hi [D1:30]"], ["D1:3"]) == 1.0  # no word boundary
+    assert openviking_recall(["anything"], []) == 0.0  # nothing to recall scores 0
+    assert openviking_refusal("Nonetheless, Paris.")  # "none" is a substring
+    assert openviking_f1("salt and pepper", "salt, pepper") == 1.0  # "and", commas dropped
+
+
+@pytest.fixture(scope="module")
+def upstream() -> ModuleType:
+    """benchmark/RAG/src/core/metrics.py at the commit lasagna matches, read from the fetched
+    repository (it imports only the standard library)."""
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(MIRROR), "show", f"{COMMIT}:benchmark/RAG/src/core/metrics.py"],
+            capture_output=True, check=True, text=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("OpenViking's repository is not fetched beside this one")
+    module = ModuleType("openviking_metrics_upstream")
+    exec(compile(source, "metrics.py", "exec"), module.__dict__)
+    return module
+
+
+@settings(max_examples=200)
+@given(st.lists(TEXT, max_size=4), st.lists(TEXT, max_size=5), TEXT, TEXT)
+def test_equals_the_upstream_file_itself(
+    upstream: ModuleType, chunks: list[str], evidence: list[str], prediction: str, reference: str
+) -> None:
+    calculator = upstream.MetricsCalculator
+    assert openviking_recall(chunks, evidence) == calculator.check_recall(chunks, evidence)
+    assert openviking_f1(prediction, reference) == calculator.calculate_f1(prediction, reference)
+    assert openviking_refusal(prediction) == calculator.check_refusal(prediction)
