@@ -531,3 +531,37 @@ def test_calibrate_reads_financebench_labels(tmp_path: Path, env: dict[str, str]
     assert data["binary"]["accuracy"] == 1.0 and data["binary"]["kappa"] == pytest.approx(1.0)
     assert sum(data["three_class"]["confusion"][0]) == 29  # the reviewers' Correct answers
     assert data["three_class"]["confusion"][0][0] == 29
+
+
+def test_calibrate_on_a_labelled_sample_gives_the_prediction_powered_share(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # 40 graded answers, 12 of them labelled by a human who disagrees with the judge twice.
+    scores = [4, 0, 4, 4, 0, 4, 4, 4, 0, 4] * 4
+    graded = write_jsonl(
+        tmp_path / "graded.jsonl",
+        [{"id": i, "prediction": "p", "score": s, "status": "ok"} for i, s in enumerate(scores)],
+    )
+    human = ["Correct"] * 12
+    human[0] = "Incorrect"  # the judge said 4
+    human[1] = "Correct"  # the judge said 0
+    labels = write_jsonl(
+        tmp_path / "labels.jsonl", [{"id": str(i), "label": h} for i, h in enumerate(human)]
+    )
+    result = invoke(["judge", "calibrate", str(graded), "--labels", str(labels), "--json"], env)
+    assert result.exit_code == 0, result.output
+    ppi = json.loads(result.stdout)["prediction_powered"]
+    assert ppi["labels"] == 12 and ppi["unlabelled"] == 28
+    assert ppi["judge_mean"] == pytest.approx(sum(s == 4 for s in scores) / 40)
+
+    ppi_py = pytest.importorskip("ppi_py")
+    import numpy as np
+
+    y = np.array([0.0 if h == "Incorrect" else 1.0 for h in human])
+    yhat = np.array([float(s == 4) for s in scores[:12]])
+    yhat_u = np.array([float(s == 4) for s in scores[12:]])
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
+    assert (ppi["low"], ppi["high"]) == (pytest.approx(low[0], abs=1e-9),
+                                         pytest.approx(high[0], abs=1e-9))  # fmt: skip
+    text = invoke(["judge", "calibrate", str(graded), "--labels", str(labels)], env).stdout
+    assert "prediction-powered (PPI++)" in text and "from 12 labels" in text

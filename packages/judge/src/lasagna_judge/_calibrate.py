@@ -13,6 +13,11 @@ incorrect and refusal. A grade becomes one of them like this:
 
 Two views are reported: the three classes, and correct versus not correct (incorrect and
 refusal merged), which measures the judge alone.
+
+When only some graded answers have a human label, the share of correct answers is also
+estimated by prediction-powered inference (`lasagna_metrics.ppi_mean`, PPI++): the judge's
+verdicts on every answer, corrected by the labelled ones, with an interval that accounts
+for the judge's bias, and how many labels that took.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, Literal
 
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._grading import Grade
-from lasagna_metrics import is_refusal
+from lasagna_metrics import PPIEstimate, is_refusal, ppi_mean
 
 Label = Literal["correct", "incorrect", "refusal"]
 LABELS: tuple[Label, ...] = ("correct", "incorrect", "refusal")
@@ -107,8 +112,12 @@ class Calibration:
     correct_at: int
     human_counts: dict[str, int] = field(default_factory=dict)
     judge_counts: dict[str, int] = field(default_factory=dict)
+    prediction_powered: PPIEstimate | None = None
+    """The share of correct answers over labelled and unlabelled ones (PPI++); None without
+    unlabelled graded answers or with fewer than 2 compared."""
 
     def to_dict(self) -> dict[str, Any]:
+        ppi = self.prediction_powered
         return {
             "compared": self.compared,
             "skipped": dict(self.skipped),
@@ -117,6 +126,25 @@ class Calibration:
             "judge_counts": dict(self.judge_counts),
             "three_class": self.three_class.to_dict(),
             "binary": self.binary.to_dict(),
+            "prediction_powered": None
+            if ppi is None
+            else {
+                "quantity": "share of correct answers",
+                "mean": ppi.mean,
+                "low": ppi.low,
+                "high": ppi.high,
+                "confidence": ppi.confidence,
+                "lam": ppi.lam,
+                "labels": ppi.labelled,
+                "unlabelled": ppi.unlabelled,
+                "judge_mean": ppi.judge_mean,
+                "labels_only": {
+                    "mean": ppi.labels_mean,
+                    "low": ppi.labels_low,
+                    "high": ppi.labels_high,
+                },
+                "equivalent_labels": ppi.equivalent_labels,
+            },
         }
 
 
@@ -152,12 +180,16 @@ def calibrate(
     predictions: Sequence[str],
     *,
     correct_at: int = 3,
+    unlabelled: Sequence[tuple[Grade | Mapping[str, Any], str]] = (),
+    confidence: float = 0.95,
 ) -> Calibration:
     """Compare grades with human labels, pair by pair (the three sequences are aligned).
 
     `grades` are Grade objects or their rows (`score` and `status` are read). Labels are
     normalised by `normalize_label`; a label that means nothing raises JudgeError naming
-    its position.
+    its position. `unlabelled` holds (grade, prediction) of the graded answers no human
+    labelled: with them, the share of correct answers is estimated by PPI++ at
+    `confidence`.
     """
     if not len(grades) == len(labels) == len(predictions):
         raise JudgeError(
@@ -177,7 +209,7 @@ def calibrate(
         row = g.to_dict() if isinstance(g, Grade) else g
         score = row.get("score")
         status = str(row.get("status", "ok"))
-        if status != "ok" or isinstance(score, bool) or not isinstance(score, int | float):
+        if status != "ok" or not _is_number(score):
             skipped[status if status != "ok" else "no score"] += 1
             continue
         human.append(label)
@@ -185,6 +217,21 @@ def calibrate(
 
     def merged(values: list[str]) -> list[str]:
         return ["correct" if v == "correct" else "not correct" for v in values]
+
+    verdicts = []  # the judge's correct (1) or not (0) on the unlabelled answers it scored
+    for g, prediction in unlabelled:
+        row = g.to_dict() if isinstance(g, Grade) else g
+        score = row.get("score")
+        if str(row.get("status", "ok")) == "ok" and _is_number(score):
+            verdicts.append(float(_class_of(score, str(prediction or ""), correct_at) == "correct"))
+    ppi = None
+    if verdicts and len(human) >= 2:
+        ppi = ppi_mean(
+            [float(h == "correct") for h in human],
+            [float(j == "correct") for j in judged],
+            verdicts,
+            confidence=confidence,
+        )
 
     return Calibration(
         compared=len(human),
@@ -194,4 +241,9 @@ def calibrate(
         correct_at=correct_at,
         human_counts={label: human.count(label) for label in LABELS},
         judge_counts={label: judged.count(label) for label in LABELS},
+        prediction_powered=ppi,
     )
+
+
+def _is_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)

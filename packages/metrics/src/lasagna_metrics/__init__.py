@@ -10,6 +10,8 @@
 - Multiple choice: `grade_mcq`, `extract_choice`.
 - Aggregation: `mean` (with a count of missing values), `bootstrap_ci`, `summarize`,
   `summarize_many`.
+- Judge statistics: `ppi_mean` (prediction-powered inference, PPI++: a judge's mean
+  corrected by a few human labels, with an honest interval).
 - SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
 
 Every function raises `MetricsError` on bad input, with a message that says what was
@@ -36,6 +38,7 @@ from lasagna_metrics._errors import MetricsError
 from lasagna_metrics._evidence import evidence_recall
 from lasagna_metrics._mcq import extract_choice, grade_mcq
 from lasagna_metrics._openviking import openviking_f1, openviking_recall, openviking_refusal
+from lasagna_metrics._ppi import PPIEstimate, ppi_mean
 from lasagna_metrics._ranking import (
     average_precision,
     hit_rate_at_k,
@@ -57,6 +60,7 @@ __all__ = [
     "ConfidenceInterval",
     "Mean",
     "MetricsError",
+    "PPIEstimate",
     "SquadEvaluation",
     "SquadScores",
     "SquadVersion",
@@ -79,6 +83,7 @@ __all__ = [
     "openviking_f1",
     "openviking_recall",
     "openviking_refusal",
+    "ppi_mean",
     "precision_at_k",
     "r_precision",
     "recall_at_k",

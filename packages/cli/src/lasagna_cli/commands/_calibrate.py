@@ -75,6 +75,21 @@ def _calibration_lines(result: Calibration, unlabelled: int, ungraded: int) -> l
         accuracy = "n/a" if agreement.accuracy is None else f"{agreement.accuracy:.3f}"
         kappa = "n/a" if agreement.kappa is None else f"{agreement.kappa:.3f}"
         lines.append(f"{name:<15} accuracy {accuracy}  Cohen's kappa {kappa}")
+    ppi = result.prediction_powered
+    if ppi is not None:
+        worth = (
+            f"; as narrow as {ppi.equivalent_labels:.0f} labels alone would give"
+            if ppi.equivalent_labels is not None
+            else ""
+        )
+        lines += [
+            "",
+            f"share of correct answers: judge {ppi.judge_mean:.3f} over "
+            f"{ppi.labelled + ppi.unlabelled} graded answers; prediction-powered (PPI++) "
+            f"{ppi.mean:.3f} [{ppi.low:.3f}, {ppi.high:.3f}] at {ppi.confidence:.0%}, from "
+            f"{ppi.labelled} labels (lam {ppi.lam:.2f}); labels alone {ppi.labels_mean:.3f} "
+            f"[{ppi.labels_low:.3f}, {ppi.labels_high:.3f}]{worth}",
+        ]
     return lines
 
 
@@ -113,7 +128,9 @@ def calibrate_command(
     """How well the judge agrees with human labels: accuracy, Cohen's kappa, confusion.
 
     Grades are matched to labels by id. Unparsed and error grades are left out and
-    counted; so are answers without a label.
+    counted; so are answers without a label. When only some answers are labelled, the
+    share of correct answers is also estimated by prediction-powered inference (PPI++): the
+    judge's verdicts on every answer corrected by the labels, with its 95% interval.
     """
     with user_errors():
         check_format(output_format)
@@ -153,8 +170,13 @@ def _calibrate(
             human.append(normalize_label(value))
         except JudgeError as exc:
             raise CliError(f"{labels_path}:{line}: field {label_field!r}: {exc}") from None
+    others = [(row, str(row["prediction"])) for _, row in graded if str(row["id"]) not in labels]
     result = calibrate(
-        matched, human, [str(row["prediction"]) for row in matched], correct_at=correct_at
+        matched,
+        human,
+        [str(row["prediction"]) for row in matched],
+        correct_at=correct_at,
+        unlabelled=others,
     )
     from lasagna_cli.engine._scoring import constant_judge
 
