@@ -98,6 +98,7 @@ def pipeline_options(
         max_queries=config.max_queries,
         retrieval_instruction=config.retrieval_instruction or None,
         generator=generator,
+        judge=generator,  # llm.model grades whatever answers the file holds, as run.py does
         concurrency=config.max_workers,
         endpoints=endpoints,
         ingest_mode=config.ingest_mode,

@@ -7,9 +7,12 @@ an answer and a reference that both refuse get the top score with no call
 ("Heuristic_Refusal_Check"). A grade the judge could not give (unparsed, a failed call) is
 counted apart, never averaged as 0. Questions with no reference (BEIR) are counted apart.
 
-What is graded is the last gen's answers (generated_answers.json names them): each graded
-record goes to `eval/<i>.json`, written as it finishes, so an interrupted stage resumes and
-answers already graded by this judge are not graded again.
+What is graded is what generated_answers.json says: each question's answer in the file.
+Where lasagna's gen record (`gen/<i>.json`) holds that same question and answer, it is
+graded from the record; where there is none (a file OpenViking wrote) or the file's answer
+differs (edited, or written by another tool), the file's question, gold answers and answer
+are graded. Each graded record goes to `eval/<i>.json`, written as it finishes, so an
+interrupted stage resumes and answers already graded by this judge are not graded again.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor
+from lasagna_cli.engine._records import TASK_FORMAT
 from lasagna_cli.engine._runner import Models, Reporter, grade_records
-from lasagna_cli.engine._scoring import constant_judge
-from lasagna_cli.engine._store import read_json, read_record, write_json_atomic
+from lasagna_cli.engine._scoring import NO_ANSWER, answer_fields, constant_judge
+from lasagna_cli.engine._store import Record, read_json, read_record, write_json_atomic
 from lasagna_cli.engine._tasks import TaskContext
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
 from lasagna_cli.engine.staged._log import eval_lines
@@ -50,6 +55,7 @@ from lasagna_cli.engine.staged._report import (
     mean,
     query_efficiency,
     read_items,
+    sha256_json,
     update_report,
 )
 from lasagna_cli.engine.staged._views import REFUSAL_HEURISTIC, evaluated_item
@@ -110,16 +116,20 @@ async def stage_eval(
     gen = PipelineStore(out, GEN_TASKS_DIR)
     graded_store = PipelineStore(out, EVAL_TASKS_DIR)
     work = []
-    for item in items:
-        index = int(item["_global_index"])
+    from_file = 0
+    for position, item in enumerate(items):
+        index = _index_of(item, position)
         record = read_record(gen, gen.at(index))
-        if record is None:
-            raise EngineUsageError(
-                f"eval needs the answers of {out / GENERATED_FILE} in {out / GEN_TASKS_DIR}: run "
-                "--step gen again with the same -o"
-            )
+        if record is None or not _same_answer(record, item):
+            record = file_record(item)
+            from_file += 1
         work.append(
             (record, graded_store.at(index), read_record(graded_store, graded_store.at(index)))
+        )
+    if from_file:
+        say(
+            f"eval: {from_file} of {len(items)} answers graded as {out / GENERATED_FILE} has "
+            f"them (no gen record in {out / GEN_TASKS_DIR} with that answer)"
         )
     ctx = TaskContext([])
     judge = None
@@ -229,3 +239,52 @@ def _asked(record: dict[str, Any]) -> bool:
     """Whether grading the record asked the judge (not the refusal heuristic, not ungradable)."""
     grade = (record.get("generation") or {}).get("judge")
     return isinstance(grade, dict) and grade.get("path") != "refusal-heuristic"
+
+
+def _index_of(item: dict[str, Any], position: int) -> int:
+    value = item.get("_global_index", position)
+    return value if isinstance(value, int) and not isinstance(value, bool) else position
+
+
+def _same_answer(record: Record, item: dict[str, Any]) -> bool:
+    """Whether lasagna's gen record answered this item's question as the file says."""
+    section = record.get("generation")
+    if record.get("error") is not None or not isinstance(section, dict):
+        return False
+    return section.get("prediction") == (item.get("llm") or {}).get("final_answer") and section.get(
+        "question"
+    ) == item.get("question")
+
+
+def file_question(item: dict[str, Any]) -> Question:
+    """The question as generated_answers.json states it ("Not mentioned" alone: a refusal
+    is the right answer, as the adapters' questions read it)."""
+    golds = tuple(str(g) for g in item.get("gold_answers") or ())
+    references = tuple(g for g in golds if g != NO_ANSWER)
+    return Question(
+        id=str(item.get("question_id") or item.get("_global_index", "")),
+        text=str(item.get("question") or ""),
+        references=references,
+        unanswerable=not references and bool(golds),
+    )
+
+
+def file_record(item: dict[str, Any]) -> Record:
+    """An answer record built from the file's item alone, for the grade phase; its
+    fingerprint is the question, gold answers and answer, so a changed answer is regraded."""
+    question = file_question(item)
+    prediction = str((item.get("llm") or {}).get("final_answer") or "")
+    fingerprint = {"from": GENERATED_FILE, "question": question.text,
+                   "gold_answers": item.get("gold_answers"), "answer": prediction}  # fmt: skip
+    return {
+        "format": TASK_FORMAT,
+        "answer_fingerprint": sha256_json(fingerprint),
+        "error": None,
+        "generation": {
+            "mode": "rag",
+            "model": (item.get("llm") or {}).get("model"),
+            "question": question.text,
+            **answer_fields(prediction, question),
+            "judge": None,
+        },
+    }
