@@ -99,3 +99,21 @@ def test_the_same_seed_gives_the_same_figures() -> None:
 def test_unpaired_input_is_refused() -> None:
     with pytest.raises(ValueError, match="paired"):
         compare_paired([1.0, 0.0], [1.0], seed=0)
+
+
+def test_power_is_the_normal_planning_formula_and_agrees_with_statsmodels() -> None:
+    found = compare_paired(A, B, seed=1)
+    d = np.asarray(B) - np.asarray(A)
+    sd = float(np.std(d, ddof=1))
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert found.detectable == pytest.approx(z * sd / np.sqrt(len(d)), rel=1e-12)
+    assert found.questions_needed == int(np.ceil((z * sd / found.difference) ** 2))
+    power = pytest.importorskip("statsmodels.stats.power")
+    theirs = power.NormalIndPower().solve_power(
+        effect_size=found.difference / sd, alpha=0.05, power=0.8, ratio=0
+    )
+    assert abs(found.questions_needed - theirs) <= 1  # theirs also counts the other tail
+    # Nine questions detect only large differences; identical setups need no questions.
+    assert compare_paired(A[:9], B[:9], seed=1).detectable > found.detectable
+    same = compare_paired(A, A, seed=1)
+    assert same.detectable == 0.0 and same.questions_needed is None

@@ -42,7 +42,9 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
                 highlight=False,
             )
         table = Table(show_edge=False, pad_edge=False)
-        for heading in ("metric", "n", "A", "B", "B - A", "95% interval", "p", "left out"):
+        headings = ("metric", "n", "A", "B", "B - A", "95% interval", "p", "detectable",
+                    "needs n", "left out")  # fmt: skip
+        for heading in headings:
             table.add_column(
                 heading, justify="left" if heading in ("metric", "left out") else "right"
             )
@@ -57,6 +59,8 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
                 _fmt(row.get("difference"), "+.3f"),
                 interval,
                 _fmt(row.get("p_value"), ".4f"),
+                _fmt(row.get("detectable")),
+                _fmt(row.get("questions_needed"), ","),
                 left_out,
             )
         console.print(table)
@@ -64,7 +68,9 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
         "paired over the questions both scored: bootstrap interval of the mean difference "
         f"({comparisons[0]['bootstrap_resamples']} resamples) and two-sided sign-flip test "
         f"({comparisons[0]['permutation_resamples']} resamples, exact when small), seed "
-        f"{comparisons[0]['seed']}",
+        f"{comparisons[0]['seed']}; detectable: the smallest difference these questions detect "
+        "(80% power, alpha 0.05, from the observed spread); needs n: the questions the "
+        "observed difference would need",
         style="dim",
         highlight=False,
     )
@@ -106,8 +112,9 @@ def compare(
     prices: PricesOption = None,
 ) -> None:
     """Compare setups on the questions both scored: for each metric the mean difference
-    B - A, its paired bootstrap interval (seeded) and a sign-flip test p-value, with the
-    questions left out (failed, missing, unparsed) counted. Results whose comparability
+    B - A, its paired bootstrap interval (seeded), a sign-flip test p-value and its power
+    (the smallest difference these questions detect; the questions the observed difference
+    would need), with the questions left out (failed, missing, unparsed) counted. Results whose comparability
     keys differ are refused unless --force."""
     with user_errors():
         check_format(output_format)

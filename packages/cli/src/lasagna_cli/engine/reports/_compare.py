@@ -6,8 +6,9 @@ scored (`benchmark compare` and the HTML report).
   same benchmark and setup, one `--setup S` in both, or `--setup A --setup B`: A of the
   first run against B of the second).
 - Each metric: the mean difference B - A over the questions whose value both have, its
-  seeded paired bootstrap interval and the sign-flip test's p-value (`_paired`), with how
-  many questions were compared and why the others were left out (failed, missing, not run
+  seeded paired bootstrap interval and the sign-flip test's p-value (`_paired`), its power
+  (the smallest difference these questions detect, and how many questions the observed
+  difference would need), with how many questions were compared and why the others were left out (failed, missing, not run
   in either; an unparsed or failed grade; no value).
 - Results are compared only when they measured the same questions the same way: their
   comparability keys are equal, or differ only in the setups' own settings (the retriever:
@@ -245,6 +246,8 @@ def compare_pair(
                 ci95_high=found.ci95_high,
                 p_value=found.p_value,
                 exact=found.exact,
+                detectable=found.detectable,
+                questions_needed=found.questions_needed,
             )
         rows.append(row)
     return {

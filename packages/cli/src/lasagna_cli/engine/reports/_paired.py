@@ -18,6 +18,14 @@ last digit (tests/cli/test_paired.py checks both):
   test, no randomness).
 
 Identical scores give differences of 0: the interval is [0, 0] and p = 1.
+
+The power of the comparison, from the observed spread of the differences (a normal
+approximation, two-sided at alpha 0.05 with 80% power, the usual planning figures):
+- `detectable`: the smallest true difference these n questions would detect,
+  (z_0.975 + z_0.8) * sd / sqrt(n);
+- `questions_needed`: how many questions the observed difference would need to be
+  detected, ceil(((z_0.975 + z_0.8) * sd / |difference|)^2); None when it is 0.
+(sd is the differences' sample standard deviation; with sd 0 nothing varies: both 0.)
 Work is done in blocks of rows: the random stream is consumed in the same order, so the
 figures do not depend on the block size, and memory stays bounded at 10,000s of questions.
 """
@@ -50,6 +58,24 @@ class PairedComparison:
     p_value: float
     exact: bool
     """True when the p-value enumerates every sign pattern (n small)."""
+    detectable: float
+    """The smallest difference n questions detect (80% power, alpha 0.05)."""
+    questions_needed: int | None
+    """Questions the observed difference needs to be detected; None when it is 0."""
+
+
+#: z_0.975 + z_0.8: a two-sided test at alpha 0.05 with 80% power.
+_POWER_Z = 1.959963984540054 + 0.8416212335729143
+
+
+def power(differences: np.ndarray, difference: float) -> tuple[float, int | None]:
+    """(detectable difference, questions the observed one needs): see the module docstring."""
+    n = differences.shape[-1]
+    sd = float(differences.std(ddof=1)) if n > 1 else 0.0
+    detectable = _POWER_Z * sd / math.sqrt(n)
+    if difference == 0:
+        return detectable, None
+    return detectable, max(2, math.ceil((_POWER_Z * sd / abs(difference)) ** 2))
 
 
 def _rows_per_block(n: int) -> int:
@@ -131,13 +157,17 @@ def compare_paired(
     p_value, exact = sign_flip_p_value(differences, resamples=permutation_resamples, seed=seed)
     mean_a = math.fsum(a) / len(a)
     mean_b = math.fsum(b) / len(b)
+    difference = math.fsum(differences.tolist()) / len(a)
+    detectable, needed = power(differences, difference)
     return PairedComparison(
         n=len(a),
         mean_a=mean_a,
         mean_b=mean_b,
-        difference=math.fsum(differences.tolist()) / len(a),
+        difference=difference,
         ci95_low=low,
         ci95_high=high,
         p_value=p_value,
         exact=exact,
+        detectable=detectable,
+        questions_needed=needed,
     )

@@ -198,7 +198,10 @@
     table.appendChild(el("tr", null, el("th", {class: "name", text: "A"}), el("th", {class: "name", text: "B"}),
       el("th", {class: "name", text: "metric"}), el("th", {text: "n"}), el("th", {text: "mean A"}),
       el("th", {text: "mean B"}), el("th", {text: "B − A"}), el("th", {text: "95% interval"}),
-      el("th", {text: "p"}), el("th", {class: "name", text: "left out"})));
+      el("th", {text: "p"}),
+      el("th", {title: "the smallest difference these questions detect (80% power, alpha 0.05)", text: "detectable"}),
+      el("th", {title: "the questions the observed difference would need to be detected", text: "needs n"}),
+      el("th", {class: "name", text: "left out"})));
     group.comparisons.forEach(function (c) {
       c.metrics.forEach(function (m) {
         var out = Object.keys(m.left_out).map(function (k) { return m.left_out[k] + " " + k; }).join(", ");
@@ -209,6 +212,8 @@
           el("td", {"data-value": m.difference === undefined ? null : String(m.difference), text: fmt(m.difference)}),
           el("td", {text: m.n ? "[" + fmt(m.ci95_low) + ", " + fmt(m.ci95_high) + "]" : "–"}),
           el("td", {text: m.p_value === undefined ? "–" : fmt(m.p_value, 4)}),
+          el("td", {text: m.detectable === undefined ? "–" : fmt(m.detectable)}),
+          el("td", {text: m.questions_needed == null ? "–" : m.questions_needed.toLocaleString("en")}),
           el("td", {class: "name", text: out || "none"})));
       });
     });
