@@ -114,8 +114,8 @@ def compare(
     """Compare setups on the questions both scored: for each metric the mean difference
     B - A, its paired bootstrap interval (seeded), a sign-flip test p-value and its power
     (the smallest difference these questions detect; the questions the observed difference
-    would need), with the questions left out (failed, missing, unparsed) counted. Results whose comparability
-    keys differ are refused unless --force."""
+    would need), with the questions left out (failed, missing, unparsed) counted. Results
+    whose comparability keys differ are refused unless --force."""
     with user_errors():
         check_format(output_format)
         from lasagna_cli.engine.reports import compare_runs

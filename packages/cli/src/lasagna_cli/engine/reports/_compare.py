@@ -8,8 +8,8 @@ scored (`benchmark compare` and the HTML report).
 - Each metric: the mean difference B - A over the questions whose value both have, its
   seeded paired bootstrap interval and the sign-flip test's p-value (`_paired`), its power
   (the smallest difference these questions detect, and how many questions the observed
-  difference would need), with how many questions were compared and why the others were left out (failed, missing, not run
-  in either; an unparsed or failed grade; no value).
+  difference would need), with how many questions were compared and why the others were
+  left out (failed, missing, not run in either; an unparsed or failed grade; no value).
 - Results are compared only when they measured the same questions the same way: their
   comparability keys are equal, or differ only in the setups' own settings (the retriever:
   what two runs compare, as results.json leaves the settings a run varies out of its key;
