@@ -525,3 +525,16 @@ def test_full_pipeline_with_local_smollm2(tmp_path: Path) -> None:
     assert report["lasagna"]["judge"] == "local/smollm2"
     assert sum(report["lasagna"]["grade_statuses"].values()) == 2
     assert not (out / "index").exists()
+
+
+def test_compare_labels_two_staged_folders_by_their_settings(tmp_path: Path) -> None:
+    for k in (1, 3):
+        result = run("locomo", LOCOMO, tmp_path / f"top{k}", "--step", "gen", "--top-k", str(k))
+        assert result.exit_code == 0, result.output
+    compared = invoke(["benchmark", "compare", str(tmp_path / "top1"), str(tmp_path / "top3"),
+                       "--format", "json"])  # fmt: skip
+    assert compared.exit_code == 0, compared.output
+    (found,) = json.loads(compared.stdout)["comparisons"]
+    assert (found["a"]["setup"], found["b"]["setup"]) == ("bm25 top-1", "bm25 top-3")
+    text = invoke(["benchmark", "compare", str(tmp_path / "top1"), str(tmp_path / "top3")])
+    assert "B bm25 top-3 - A bm25 top-1" in text.stdout and "B staged" not in text.stdout

@@ -204,3 +204,32 @@ def test_staged_pipeline_folder(runs: dict[str, Path], browser: Any, tmp_path: P
     browser.find_element("css selector", "#q-list .qrow").click()
     marks = browser.find_elements("css selector", "#q-detail mark")
     assert marks  # the question's evidence highlighted in its passages
+
+
+def test_pooled_gold_is_said_and_the_key_is_the_terminals(
+    runs: dict[str, Path], browser: Any, tmp_path: Path
+) -> None:
+    again = CliRunner().invoke(
+        app, ["benchmark", "run", str(DATA / "sweep.yaml"), "-o", str(tmp_path / "again")]
+    )
+    assert again.exit_code == 0, again.output
+    terminal = [line.split()[2].rstrip(";") for line in again.stdout.splitlines()
+                if line.startswith("comparability key ")]  # fmt: skip
+    page = report_of([runs["sweep"]], tmp_path / "sweep.html")
+    open_page(browser, page)
+    sections = browser.find_elements("css selector", "section.group")
+    shown = [s.find_element("css selector", "p.muted").text for s in sections]
+    assert len(shown) == len(terminal) == 3  # pasta, pasta-multihop, pasta-beir
+    for key, text in zip(terminal, shown, strict=True):
+        assert text.startswith(f"comparability key {key}")  # the same key in both
+    notes = [s.find_elements("css selector", "p.note.pooled") for s in sections]
+    assert [len(n) for n in notes] == [1, 1, 0]  # pooled gold twice; BEIR has its corpus
+    assert "pooled gold" in notes[0][0].text and "--corpus" in notes[0][0].text
+    # The leaderboard fits a 1400 px window: nothing scrolls sideways.
+    browser.set_window_size(1400, 1000)
+    wide = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.leaderboard'))"
+        ".map(t => t.getBoundingClientRect().right)"
+    )
+    assert wide and max(wide) <= browser.execute_script("return window.innerWidth")
+    browser.set_window_size(1300, 1000)

@@ -5,7 +5,8 @@ with their text, gold answers, category and evidence), each question's task reco
 `eval/<i>.json` when the answer it grades is the current one, else `gen/<i>.json`, and the
 passages are in `index/passages.jsonl` until `--step del` drops them. The result is
 summarised by results.json's own rules (`_results`): the same means, seeded bootstrap
-intervals and counts, under the setup name "staged".
+intervals and counts, under a setup named by what it ran ("bm25 top-5"; "staged" when the
+report names no retriever).
 """
 
 from __future__ import annotations
@@ -28,7 +29,18 @@ from lasagna_cli.engine.reports._results import (
 )
 from lasagna_cli.engine.reports._run_data import RunData, complete_entry
 
-SETUP = "staged"
+SETUP = "staged"  # when the report names no retriever
+
+
+def setup_name(lasagna: dict[str, Any]) -> str:
+    """The setup by what it ran ("bm25 top-5, openai/gpt-4o-mini"), so that `compare` and
+    the report label two staged folders by their settings."""
+    retriever = lasagna.get("retriever")
+    method = retriever.get("method") if isinstance(retriever, dict) else None
+    if not method:
+        return SETUP
+    name = f"{method} top-{lasagna['top_k']}" if lasagna.get("top_k") else str(method)
+    return f"{name}, {lasagna['generator']}" if lasagna.get("generator") else name
 
 
 def _record(folder: Path, index: int) -> Record | None:
@@ -140,7 +152,7 @@ def read_staged(folder: Path) -> RunData:
             "split": lasagna.get("split", "test"),
         },
         "setup": {
-            "name": SETUP,
+            "name": setup_name(lasagna),
             "generator": lasagna.get("generator"),
             "retriever": lasagna.get("retriever"),
             "tracks": ["retrieval", *(["generation"] if answered else [])],

@@ -197,6 +197,9 @@ def report_payload(
         groups[(dataset, key)] = {
             "dataset": dataset,
             "key": key,
+            # The results' own keys, as results.json and the terminal's leaderboard print
+            # them; more than one when runs of other settings are compared as one group.
+            "comparability_keys": sorted({str(r["comparability_key"]) for r in results}),
             "held_fixed": results[0].get("held_fixed", {}),
             "varied": sorted(
                 {v for r in results for v in r.get("varied", ())}

@@ -69,13 +69,53 @@
     ];
   }
 
+  function extraColumns(results) {
+    function usage(r) { return r.usage || {}; }
+    function latency(r) { return r.latency || {}; }
+    var columns = counts(results[0]).map(function (c, i) {
+      return {name: c[0], keep: c[0] === "scored" || c[0] === "failed",
+        value: function (r) { return counts(r)[i][1]; },
+        cell: function (r) {
+          var v = counts(r)[i][1];
+          return el("td", {class: v > 0 && c[0] !== "scored" ? "bad" : null, "data-count": c[0],
+                           text: v === undefined ? "–" : String(v)});
+        }};
+    });
+    columns.push(
+      {name: "tokens in", value: function (r) { return usage(r).input_tokens || undefined; },
+       cell: function (r) { var u = usage(r); return el("td", {text: u.input_tokens ? String(u.input_tokens + (u.judge_input_tokens || 0)) : "–"}); }},
+      {name: "tokens out", value: function (r) { return usage(r).output_tokens || undefined; },
+       cell: function (r) { var u = usage(r); return el("td", {text: u.output_tokens ? String(u.output_tokens + (u.judge_output_tokens || 0)) : "–"}); }},
+      {name: "answer s", value: function (r) { return latency(r).answer_s; },
+       cell: function (r) { return el("td", {text: fmt(latency(r).answer_s, 3)}); }},
+      {name: "retrieval ms", value: function (r) { return latency(r).retrieval_s; },
+       cell: function (r) { var l = latency(r).retrieval_s; return el("td", {text: l === null || l === undefined ? "–" : fmt(l * 1000, 2)}); }},
+      {name: "cost $", value: function (r) { return usage(r).cost_usd; },
+       cell: function (r) {
+         var u = usage(r);
+         var cost = u.cost_usd !== undefined ? (u.cost_usd === null ? "unpriced: " + (u.unpriced || []).join(", ") : fmt(u.cost_usd, 4)) : "–";
+         return el("td", {"data-cost": "1", text: cost});
+       }});
+    return columns.filter(function (c) {
+      return c.keep || results.some(function (r) { var v = c.value(r); return v !== undefined && v !== null; });
+    });
+  }
+
   function leaderboard(group, gi) {
     var section = el("section", {class: "group", "data-group": gi});
     section.appendChild(el("h2", {text: group.dataset}));
+    var keys = (group.comparability_keys || [group.key]).map(function (k) { return k.slice(0, 12); });
     var key = el("p", {class: "muted"},
-      "comparability key " + group.key.slice(0, 12) +
+      (keys.length === 1 ? "comparability key " + keys[0]
+        : "comparability keys " + keys.join(", ") + " (they differ only in the setups' settings)") +
       (group.varied.length ? " · compared: " + group.varied.join(", ") : ""));
     section.appendChild(key);
+    if ((group.held_fixed || {}).corpus_provenance === "pooled_gold") {
+      section.appendChild(el("p", {class: "note pooled", text:
+        "Retrieval searched pooled gold: only the passages these questions cite, not a real " +
+        "corpus. That search is easier than one over your documents; give the corpus with " +
+        "--corpus (or a BEIR folder with corpus.jsonl) for figures that hold in use."}));
+    }
     var tracks = [];
     group.metrics.forEach(function (m) {
       var t = m.split("/")[0];
@@ -85,12 +125,14 @@
       var names = group.metrics.filter(function (m) { return m.split("/")[0] === track; });
       var table = el("table", {class: "leaderboard", "data-track": track});
       var head = el("tr", null, el("th", {class: "name", text: "setup"}));
-      names.forEach(function (m) { head.appendChild(el("th", {text: metricName(m)})); });
-      var countNames = counts(group.results[0]).map(function (c) { return c[0]; });
-      countNames.forEach(function (n) { head.appendChild(el("th", {text: n})); });
-      ["tokens in", "tokens out", "answer s", "retrieval ms", "cost $"].forEach(function (n) {
-        head.appendChild(el("th", {text: n}));
+      // A long name may break after an underscore (a zero-width space): narrow columns.
+      names.forEach(function (m) {
+        head.appendChild(el("th", {title: metricName(m), text: metricName(m).replace(/_/g, "_\u200b")}));
       });
+      // The counts, usage and cost columns, each shown only when a setup has a value for
+      // it ("scored" and "failed" always): empty columns made the table wider than a window.
+      var extras = extraColumns(group.results);
+      extras.forEach(function (c) { head.appendChild(el("th", {text: c.name})); });
       table.appendChild(el("caption", {class: "muted", text: track + " · mean and 95% bootstrap interval"}));
       table.appendChild(head);
       group.results.forEach(function (result) {
@@ -104,25 +146,13 @@
             td.title = "95% interval [" + fmt(s.ci95_low) + ", " + fmt(s.ci95_high) + "], " +
               s.count + " values, " + s.missing + " missing";
             td.appendChild(document.createTextNode(fmt(s.mean)));
-            td.appendChild(el("span", {class: "ci", text: " [" + fmt(s.ci95_low) + ", " + fmt(s.ci95_high) + "]"}));
+            td.appendChild(el("span", {class: "ci", text: "[" + fmt(s.ci95_low) + ", " + fmt(s.ci95_high) + "]"}));
           } else {
             td.textContent = "–";
           }
           row.appendChild(td);
         });
-        counts(result).forEach(function (c) {
-          var value = c[1] === undefined ? "–" : String(c[1]);
-          row.appendChild(el("td", {class: c[1] > 0 && c[0] !== "scored" ? "bad" : null,
-                                    "data-count": c[0], text: value}));
-        });
-        var u = result.usage || {};
-        var lat = result.latency || {};
-        row.appendChild(el("td", {text: u.input_tokens ? String(u.input_tokens + (u.judge_input_tokens || 0)) : "–"}));
-        row.appendChild(el("td", {text: u.output_tokens ? String(u.output_tokens + (u.judge_output_tokens || 0)) : "–"}));
-        row.appendChild(el("td", {text: fmt(lat.answer_s, 3)}));
-        row.appendChild(el("td", {text: lat.retrieval_s === null || lat.retrieval_s === undefined ? "–" : fmt(lat.retrieval_s * 1000, 2)}));
-        var cost = u.cost_usd !== undefined ? (u.cost_usd === null ? "unpriced: " + (u.unpriced || []).join(", ") : fmt(u.cost_usd, 4)) : "–";
-        row.appendChild(el("td", {"data-cost": "1", text: cost}));
+        extras.forEach(function (c) { row.appendChild(c.cell(result)); });
         table.appendChild(row);
       });
       section.appendChild(el("div", {class: "wide"}, table));
