@@ -11,11 +11,9 @@
     corpus = documents_to_corpus(langchain_documents)  # for plan(corpus) / synthesize(corpus)
 
 Heavy dependencies (unstructured, pyarrow, pdfminer, nltk, numpy, tiktoken, langchain-core,
-lasagna_judge's SDKs)
-are imported by the functions that need them, not here; every name loads on first use, so
-importing the package costs nothing until one is used (a run's writer process, which needs
-only the atomic writer, starts without asyncio or the chunkers), and reading data and
-documents (what every `lasagna benchmark` command does) stays light.
+lasagna_judge's SDKs) are imported by the functions that need them, not here; every name
+loads on first use, so importing the package costs nothing until one is used, and reading
+data and documents (what every `lasagna benchmark` command does) stays light.
 """
 
 from importlib import import_module

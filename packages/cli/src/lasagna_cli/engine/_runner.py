@@ -5,10 +5,8 @@ rule (`_records`), ranks every pending query in one batch (`_rankings`), loads t
 systems (`_system_tasks`), asks the model provider for the models the pending tasks need,
 and hands the tasks to the executor it is given. Each outcome comes back to the runner, the
 one writer: the record is written atomically, and the slot is freed only once it is in its
-file or handed to the writer process, so a run killed at any moment loses at most the tasks
-in flight (`_writer`: a long run's files are written by a process of their own, which
-writes what it was handed even after a kill; a retrieval-only task's record goes into a
-batch file; files are flushed to disk in groups).
+file, so a run killed at any moment loses at most the tasks in flight (`_writer`: a
+retrieval-only task's record goes into a batch file; files are flushed to disk in groups).
 """
 
 from __future__ import annotations

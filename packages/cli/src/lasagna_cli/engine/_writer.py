@@ -1,33 +1,24 @@
 """The one writer of a run's records.
 
-Each record is written atomically (lasagna-synth's writer) before the task's slot is free
-again, so a run killed at any moment loses at most the tasks in flight. The first
-`HAND_OVER_AFTER` records are written on the event loop, where writes are fast (50 us on a
-local disk, less than handing it to a thread and back: a pool of 8 threads made a sweep at
-an instant server 2-3x slower), and on a thread pool once `SLOW_WRITES` writes in a row took
-over `SLOW_WRITE` each (a network filesystem), so a slow disk does not stall the requests in
-flight; one slow write (the disk busy with the flush below) does not. A run expecting more
-files, or writing more, hands the rest to a writer process (`_writer_process`), started at
-once (the first records wait in the pipe while it starts; any beyond its room are written
-here meanwhile): their system calls then run on another core than the loop's (at an
-instant server they cost the loop nearly as much CPU as the calls), and a handed record is
-written even when this process is killed right after. A child that dies
-is replaced by this process, which writes the records it never acknowledged; one that
-cannot write a file stops the run as a write here would.
+Each record is written atomically (lasagna-synth's writer), on a small thread pool so a slow
+disk never stalls the requests in flight, before the task's slot is free again: a run
+killed at any moment, even with its whole process group, loses at most the tasks in flight.
+(A writer process and writes on the event loop saved about 0.2 ms of CPU a task at an
+instant server; at a model's 0.3-10 s a call nobody can see it, so they are gone: a run of
+1,000 generations at 0.3 s, concurrency 32, took the same wall time either way.)
 
 A task that calls no model (retrieval only: its ranking was computed with all the others,
 in one batch) is instead queued for its folder's next batch file (`_store.write_batch`) of
 `BATCH_SIZE` records, and counted once that file is on disk: a kill loses at most the
 records of the batches not yet written, which take a few milliseconds to compute again on
-resume. Closing writes the queued batches, waits for the writes in progress and for the
-writer process to write and flush everything, so they end whole even when the run is
-cancelled (Ctrl-C).
+resume. Closing writes the queued batches and waits for the writes in progress, so they end
+whole even when the run is cancelled (Ctrl-C).
 
 A task's own file is renamed into place without fsync, and the files are flushed to disk
-together about once a second (`sync_filesystem`: one syncfs), not with two fsyncs each,
-which were a third of a sweep's time at an instant server: a kill still loses nothing
-written, a power cut at most that last second's files, which a resumed run finds missing
-or empty and runs again. (A batch file is fsynced: it replaces the files of its tasks.)
+together about once a second (`sync_filesystem`: one syncfs), not with two fsyncs each: a
+kill still loses nothing written, a power cut at most that last second's files, which a
+resumed run finds missing or empty and runs again. (A batch file is fsynced: it replaces
+the files of its tasks.)
 """
 
 from __future__ import annotations
@@ -47,19 +38,12 @@ from lasagna_cli.engine._store import (
     write_batch,
     write_bytes_atomic,
 )
-from lasagna_cli.engine._writer_child import SYNC_EVERY
-from lasagna_cli.engine._writer_process import WriterProcess
 
-WRITER_THREADS = 8
+WRITER_THREADS = 4
 BATCH_SIZE = 1000
 """Records in one batch file: 10,000 retrieval tasks are ten files."""
-SLOW_WRITE = 0.002
-"""Seconds: a record's write slower than this is slow."""
-SLOW_WRITES = 8
-"""Slow writes in a row that send the rest of the run's writes to the pool."""
-HAND_OVER_AFTER = 64
-"""Records written here before a writer process (`_writer_process`) takes the rest: a short
-run never starts one."""
+SYNC_EVERY = 1.0
+"""Seconds between two flushes of the task files to disk."""
 
 OnDisk = Callable[[], None]
 
@@ -68,81 +52,33 @@ class Writer:
     """See the module docstring; `write` for one record's file, `queue` for a batch's."""
 
     def __init__(self, files: int = 0) -> None:
-        self._files = files  # the task files the run expects to write, if known
+        del files  # the count of task files a run expects: no longer needed
         self._pool = ThreadPoolExecutor(WRITER_THREADS, thread_name_prefix="lasagna-write")
         self._queued: dict[Path, list[tuple[str, bytes, OnDisk]]] = {}
         self._next: dict[Path, int] = {}  # folder -> the number of its next batch
         self._own_files: dict[Path, set[str]] = {}  # folder -> its per-task files at start
         self._synced = time.monotonic()
         self._unsynced: Path | None = None  # a folder of task files not yet flushed
-        self._slow = 0  # slow writes in a row on the event loop; at SLOW_WRITES, the pool
-        self._here = 0  # records written by this process
-        self._child: WriterProcess | None = None
 
     async def __aenter__(self) -> Writer:
-        if self._files >= HAND_OVER_AFTER:  # ready by the first results, or soon after
-            await self._hand_over()
         return self
 
     async def __aexit__(self, exc_type: object, *exc_info: object) -> None:
         try:
             if exc_type is None:
-                await self._finish()
+                await self.flush()
             else:  # the run is ending on an error: keep what is finished, if it can be
                 with contextlib.suppress(Exception):
-                    await self._finish()
+                    await self.flush()
         finally:
             if self._unsynced is not None:
                 self._pool.submit(sync_filesystem, self._unsynced)
             self._pool.shutdown(wait=True)
 
-    async def _finish(self) -> None:
-        try:
-            await self.flush()
-        finally:
-            if self._child is not None:
-                await self._child.close()  # every record it was handed is on disk after
-                await self._take_back(self._child)
-
     async def write(self, path: Path, data: bytes) -> None:
-        child = self._child
-        if child is not None and child.alive and (child.ready or child.has_room):
-            # While it starts, records wait in the pipe; those beyond its room, here.
-            await child.send(path, data)
-            if child.alive:
-                _raise_failed(child)
-            else:  # it died: this record and the others it had are written here
-                await self._take_back(child)
-            return
-        if child is not None and not child.alive:
-            await self._take_back(child)
-        await self._write_here(path, data)
-        self._here += 1
-        if self._here == HAND_OVER_AFTER and child is None:
-            await self._hand_over()
-
-    async def _hand_over(self) -> None:
-        self._child = WriterProcess()
-        await self._child.start()
-
-    async def _take_back(self, child: WriterProcess) -> None:
-        _raise_failed(child)
-        for path, data in child.take_back():
-            await self._write_here(path, data)
-
-    async def _write_here(self, path: Path, data: bytes) -> None:
-        if self._slow < SLOW_WRITES:
-            start = time.monotonic()
-            try:
-                _write_unsynced(path, data)
-            except OSError as exc:
-                raise _cannot_write(path, exc) from None
-            now = time.monotonic()
-            self._slow = self._slow + 1 if now - start > SLOW_WRITE else 0
-        else:
-            await self._run(path, _write_unsynced, path, data)
-            now = time.monotonic()
+        await self._run(path, _write_unsynced, path, data)
         self._unsynced = path.parent
+        now = time.monotonic()
         if now - self._synced >= SYNC_EVERY:
             self._synced = now
             self._pool.submit(sync_filesystem, path.parent)  # no slot waits for it
@@ -191,11 +127,6 @@ def _cannot_write(path: Path, exc: OSError | str) -> EngineError:
         f"cannot write {path} ({reason}); the run stops here, and the results written before "
         "are kept"
     )
-
-
-def _raise_failed(child: WriterProcess) -> None:
-    if child.failed is not None:
-        raise _cannot_write(*child.failed)
 
 
 def _write_unsynced(path: Path, data: bytes) -> None:
