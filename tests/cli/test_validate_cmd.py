@@ -180,7 +180,9 @@ def test_a_synthesized_file_validates_and_runs(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     (found,) = json.loads((tmp_path / "run" / "results.json").read_text())["results"]
-    assert found["dataset"]["corpus_provenance"] == "pooled_gold"
+    # The rows name the folder they were written from: it is the corpus searched.
+    assert found["dataset"]["corpus_provenance"] == "documents"
+    assert found["dataset"]["corpus"]["path"] == str((ROOT / "examples" / "docs").resolve())
     assert found["counts"]["failed"] == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     answerable = sum(1 for r in rows if not r["metadata"]["unanswerable"])

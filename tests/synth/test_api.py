@@ -77,6 +77,12 @@ def test_all_is_pinned() -> None:
             "to_deepeval",
             "to_ragas",
             "write_rows",
+            "EvidenceSpan",
+            "chunk_spans",
+            "is_license_file",
+            "locate",
+            "relevant_passages",
+            "text_sha256",
         ]
     )
     for name in lasagna_synth.__all__:

@@ -107,7 +107,9 @@ def test_a_sentence_longer_than_the_budget_is_cut_into_windows(make: type) -> No
 
 
 def test_bad_chunking_arguments_are_usage_errors() -> None:
-    with pytest.raises(SynthUsageError, match="unknown chunker 'words': expected one of fixed"):
-        chunk_documents([doc("x")], "words", 200)  # type: ignore[arg-type]
+    with pytest.raises(SynthUsageError, match="unknown chunker 'lines': expected one of words"):
+        chunk_documents([doc("x")], "lines", 200)  # type: ignore[arg-type]
+    with pytest.raises(SynthUsageError, match="less than the chunk size"):
+        chunk_documents([doc("x")], "fixed", 50, overlap=50)
     with pytest.raises(SynthUsageError, match="give at least 20"):
         chunk_documents([doc("x")], "fixed", 10)

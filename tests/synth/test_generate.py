@@ -43,7 +43,8 @@ class FakeModel:
     """Answers like a well-behaved model, except where the passage carries a marker:
     FAULT500 (the write call fails), GARBAGE (the write call returns non-schema output),
     VERDICT_NO / VERDICT_UNCLEAR / VERDICT_YES (the check call's verdict), CHECKGARBAGE
-    (the check call returns non-schema output)."""
+    (the check call returns non-schema output), PLACEHOLDER (the write call echoes the
+    template: "What is the answer to the question", "a")."""
 
     def __init__(self) -> None:
         self.broken = True
@@ -55,6 +56,8 @@ class FakeModel:
                 return Fault(status=500)
             if "GARBAGE" in user:
                 return "this is not JSON"
+            if "PLACEHOLDER" in user:
+                return json.dumps({"question": "What is the answer to the question", "answer": "a"})
             first = re.search(r"from (\S+?):\n<passage>\n(\S+ \S+ \S+)", user)
             assert first is not None
             doc, opening = first.groups()
@@ -131,9 +134,9 @@ def test_rows_follow_the_issue_format(tmp_path: Path, make: type, no_network: No
         assert row["contexts"] == [q.text for q in item.passages]
         assert row["question"].startswith(f"What does {item.passages[0].doc_id} say")
         if item.question_type == "unanswerable":
-            assert list(row) == ["id", "question", "contexts", "metadata"]
+            assert list(row) == ["id", "question", "contexts", "evidence", "metadata"]
         else:
-            assert list(row) == ["id", "question", "answer", "contexts", "metadata"]
+            assert list(row) == ["id", "question", "answer", "contexts", "evidence", "metadata"]
             assert row["answer"] == " ".join(item.passages[0].text.split()[:3])
         assert len(row["contexts"]) == (2 if item.question_type == "multihop" else 1)
         assert re.fullmatch(r"[0-9a-f]{64}", row["metadata"]["prompt_sha256"])
@@ -162,15 +165,23 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
 ) -> None:
     extra = {
         f"{name.lower()}.md": f"{name} marker text " + make.words(40, stem=name.lower()[:4])
-        for name in ("FAULT500", "GARBAGE", "VERDICT_NO", "VERDICT_UNCLEAR", "CHECKGARBAGE")
+        for name in (
+            "FAULT500",
+            "GARBAGE",
+            "VERDICT_NO",
+            "VERDICT_UNCLEAR",
+            "CHECKGARBAGE",
+            "PLACEHOLDER",
+        )
     }
     folder = corpus(tmp_path, make, extra)
-    p = plan(folder, n=8, mix="factoid=1", seed=0)  # every one of the 8 passages once
+    p = plan(folder, n=9, mix="factoid=1", seed=0)  # every one of the 9 passages once
     with FakeLLMServer(reply=FakeModel()) as server:
         progress: list[tuple[int, int, str | None]] = []
         result = run(p, server, on_progress=lambda *args: progress.append(args))
     assert result.drops == {
         "unparseable": 2,  # GARBAGE (write), CHECKGARBAGE (check)
+        "placeholder": 1,  # never sent to the check
         "unsupported": 1,
         "answered": 0,
         "unclear": 1,
@@ -182,9 +193,9 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
         "lighthouse.md",
         "ferry.txt",
     }
-    assert [(done, total) for done, total, _ in progress] == [(i, 8) for i in range(1, 9)]
+    assert [(done, total) for done, total, _ in progress] == [(i, 9) for i in range(1, 10)]
     assert sorted(str(reason) for _, _, reason in progress) == sorted(
-        ["None"] * 3 + ["unparseable"] * 2 + ["unsupported", "unclear", "error"]
+        ["None"] * 3 + ["unparseable"] * 2 + ["placeholder", "unsupported", "unclear", "error"]
     )
     assert len(result.errors) == 1 and "500" in result.errors[0]
 

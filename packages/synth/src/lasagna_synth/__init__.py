@@ -35,11 +35,20 @@ if TYPE_CHECKING:
         check_chunking,
         chunk_document,
         chunk_documents,
+        chunk_spans,
         describe_chunker,
     )
-    from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
+    from lasagna_synth._corpus import (
+        Corpus,
+        Document,
+        DocumentInfo,
+        Passage,
+        Skipped,
+        text_sha256,
+    )
     from lasagna_synth._errors import SynthError, SynthUsageError
     from lasagna_synth._estimate import Estimate, estimate
+    from lasagna_synth._evidence import EvidenceSpan, locate, relevant_passages
     from lasagna_synth._extras import EXTRAS
     from lasagna_synth._format_csv import CSV_CONTEXT_SEPARATOR
     from lasagna_synth._format_export import EXPORT_FORMATS, to_deepeval, to_ragas, write_rows
@@ -55,6 +64,7 @@ if TYPE_CHECKING:
     )
     from lasagna_synth._langchain_corpus import documents_to_corpus
     from lasagna_synth._loading import (
+        is_license_file,
         iter_corpus,
         load_corpus,
         pdf_reader_identity,
@@ -97,6 +107,12 @@ _LAZY = {
     "Skipped": "lasagna_synth._corpus",
     "SynthError": "lasagna_synth._errors",
     "SynthUsageError": "lasagna_synth._errors",
+    "EvidenceSpan": "lasagna_synth._evidence",
+    "locate": "lasagna_synth._evidence",
+    "relevant_passages": "lasagna_synth._evidence",
+    "text_sha256": "lasagna_synth._corpus",
+    "chunk_spans": "lasagna_synth._chunking",
+    "is_license_file": "lasagna_synth._loading",
     "EXTRAS": "lasagna_synth._extras",
     "CSV_CONTEXT_SEPARATOR": "lasagna_synth._format_csv",
     "EXPORT_FORMATS": "lasagna_synth._format_export",
@@ -179,6 +195,7 @@ __all__ = [
     "Document",
     "DocumentInfo",
     "Estimate",
+    "EvidenceSpan",
     "Mix",
     "Passage",
     "Plan",
@@ -194,6 +211,7 @@ __all__ = [
     "check_chunking",
     "chunk_document",
     "chunk_documents",
+    "chunk_spans",
     "cl100k_base",
     "corpus_to_documents",
     "count_tokens",
@@ -203,20 +221,24 @@ __all__ = [
     "documents_to_corpus",
     "estimate",
     "generate",
+    "is_license_file",
     "iter_corpus",
     "load_corpus",
     "load_data",
     "load_data_and_outputs",
+    "locate",
     "make_row",
     "parse_mix",
     "passage_id",
     "passage_to_document",
     "pdf_reader_identity",
     "plan",
+    "relevant_passages",
     "run_blocking",
     "supported_suffixes",
     "sync_filesystem",
     "synthesize",
+    "text_sha256",
     "to_deepeval",
     "to_ragas",
     "write_bytes_atomic",

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+
+
+def text_sha256(text: str) -> str:
+    """The sha256 of a document's text as read (UTF-8): what evidence spans are offsets
+    into, so a span names the text it was cut from, whatever reader extracted it."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +28,8 @@ class DocumentInfo:
 
     id: str
     kind: str
+    sha256: str = ""
+    """Of its text as read (`text_sha256`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +51,14 @@ class Corpus:
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """A span of one document's original text; `id` is `<doc_id>#<index>`, index from 0."""
+    """A span of one document's original text; `id` is `<doc_id>#<index>`, index from 0.
+    `start` and `end` are its character offsets in the document's text (-1: not known, a
+    passage made elsewhere), `doc_sha256` that text's `text_sha256`."""
 
     id: str
     doc_id: str
     index: int
     text: str
+    start: int = -1
+    end: int = -1
+    doc_sha256: str = ""

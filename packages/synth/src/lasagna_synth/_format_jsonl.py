@@ -3,7 +3,11 @@
 Only `question` is required. `answer` or `answers` (a string, a number or a list of them;
 EM and F1 accept any, the first is the one a judge sees); `context` or `contexts` (a string
 or a list); `id` (a string or a number; default `row<line number>`; unique);
-`expected_docs` (names for the passages, same order and length as `contexts`); `metadata`
+`expected_docs` (names for the passages, same order and length as `contexts`); `evidence`
+(where the passages sit in the corpus documents: a list of `{"doc": <path in the corpus
+folder>, "start": <character offset>, "end": ..., "sha256": <of the document's text>}`,
+as `synthesize` writes it); `corpus` (the folder of documents the rows were written from,
+relative to the file's folder; every row names the same one); `metadata`
 (an object; `metadata.unanswerable: true` marks a question with no answer, and then the row
 has no answer, `"answer": ""` or `"answers": []`). Any other field is an error with a
 did-you-mean, so a typo never silently leaves rows unanswered; a did-you-mean names only a
@@ -18,6 +22,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from lasagna_synth._evidence import EvidenceSpan
 from lasagna_synth._format_foreign import LASAGNA, field_hint
 from lasagna_synth._format_reading import _Draft, _jsonl_records, json_type
 
@@ -101,6 +106,9 @@ def _draft_from_record(
         elif len(set(names)) != len(names):
             bad('"expected_docs" names the same document twice')
 
+    evidence = _evidence(record, bad) if "evidence" in record else []
+    corpus = _text(record, "corpus", bad) if "corpus" in record else None
+
     if len(problems) > before or question is None:
         return None
     return _Draft(
@@ -112,7 +120,38 @@ def _draft_from_record(
         doc_names=names,
         unanswerable=unanswerable,
         metadata={k: v for k, v in metadata.items() if k != "unanswerable"},
+        evidence=evidence,
+        corpus=corpus,
     )
+
+
+def _evidence(record: dict[str, Any], bad: Callable[[str], None]) -> list[EvidenceSpan]:
+    """`evidence`: a list of {doc, start, end, sha256?} spans, start before end."""
+    value = record["evidence"]
+    if not isinstance(value, list):
+        bad(f'field "evidence" must be a list of spans, got {json_type(value)}')
+        return []
+    spans: list[EvidenceSpan] = []
+    for index, item in enumerate(value, start=1):
+        where = f'field "evidence" item {index}'
+        if not isinstance(item, dict):
+            bad(f'{where} must be an object {{"doc", "start", "end"}}, got {json_type(item)}')
+            continue
+        unknown = sorted(set(item) - {"doc", "start", "end", "sha256"})
+        doc, start, end, digest = (item.get(k) for k in ("doc", "start", "end", "sha256"))
+        if unknown:
+            bad(f'{where}: unknown key "{unknown[0]}"; a span has doc, start, end and sha256')
+        elif not isinstance(doc, str) or not doc:
+            bad(f'{where}: "doc" must be the document\'s path in the corpus folder')
+        elif any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in (start, end)):
+            bad(f'{where}: "start" and "end" must be character offsets (whole numbers >= 0)')
+        elif end <= start:  # type: ignore[operator]
+            bad(f'{where}: "end" ({end}) must be after "start" ({start})')
+        elif digest is not None and not isinstance(digest, str):
+            bad(f'{where}: "sha256" must be a string, got {json_type(digest)}')
+        else:
+            spans.append(EvidenceSpan(doc, int(start), int(end), digest or ""))  # type: ignore[arg-type]
+    return spans
 
 
 def _text(

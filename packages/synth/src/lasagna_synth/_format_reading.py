@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lasagna_synth._evidence import EvidenceSpan
+
 
 @dataclass
 class _Draft:
@@ -22,6 +24,8 @@ class _Draft:
     doc_names: list[str] = field(default_factory=list)
     unanswerable: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    evidence: list[EvidenceSpan] = field(default_factory=list)
+    corpus: str | None = None
 
 
 def _decode(label: str, raw: bytes, problems: list[str]) -> str | None:

@@ -195,6 +195,7 @@ def _build(
         where = f"{label} [{split}]" if len(parsed) > 1 else label
         _check_unique_ids(where, found.drafts, problems)
     splits, corpus = _pool_splits(label, {s: p.drafts for s, p in parsed.items()}, problems)
+    documents = _named_corpus(label, path, [d for p in parsed.values() for d in p.drafts], problems)
     if problems:
         raise DataError(label, problems)
     for found in parsed.values():
@@ -210,8 +211,25 @@ def _build(
         corpus=corpus,
         files=(label,),
         notes=tuple(notes),
+        documents=documents,
     )
     return DataAndOutputs(data, outputs)
+
+
+def _named_corpus(label: str, path: Path, drafts: list[_Draft], problems: list[str]) -> Path | None:
+    """The one corpus folder the rows' `corpus` fields name, relative to the file's folder."""
+    named = {d.corpus: d.number for d in drafts if d.corpus is not None}
+    if not named:
+        return None
+    if len(named) > 1:
+        (first, at), (other, row) = list(named.items())[:2]
+        problems.append(
+            f'{label} row {row}: field "corpus" is {other!r}, and row {at}\'s is {first!r}; '
+            "the rows of one file share one corpus"
+        )
+        return None
+    folder = Path(next(iter(named))).expanduser()
+    return (folder if folder.is_absolute() else path.parent / folder).resolve()
 
 
 # ------------------------------------------------------------------------------- pooling
@@ -275,6 +293,7 @@ def _pool(
                 judgments={} if draft.unanswerable else dict.fromkeys(doc_ids, 1),
                 unanswerable=draft.unanswerable,
                 metadata=draft.metadata,
+                evidence=tuple(draft.evidence),
             )
         )
     return rows

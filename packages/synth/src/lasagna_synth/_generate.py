@@ -6,6 +6,8 @@ Drop reasons:
     unsupported  the checker found the reference answer not supported by the passages
     answered     the checker found an "unanswerable" question answered by the passages
     unclear      the checker found the question ambiguous or could not judge it
+    placeholder  the question or answer is empty or a template's filler ("What is the answer
+                 to the question", "a"): a small model echoing the prompt, never checked
     error        a call failed for good (network, server); not cached, so a rerun retries it
 
 Calls run concurrently; one failing item never stops the others. Factoid items are sent
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,9 +43,10 @@ from lasagna_synth._schemas import AnswerCheck, AnsweredQuestion, OpenQuestion, 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
 
-DropReason = Literal["unparseable", "unsupported", "answered", "unclear", "error"]
+DropReason = Literal["unparseable", "placeholder", "unsupported", "answered", "unclear", "error"]
 DROP_REASONS: tuple[DropReason, ...] = (
     "unparseable",
+    "placeholder",
     "unsupported",
     "answered",
     "unclear",
@@ -81,6 +85,14 @@ def make_row(item: PlanItem, question: str, answer: str | None, model: str, seed
     if item.question_type != "unanswerable":
         row["answer"] = answer
     row["contexts"] = [p.text for p in item.passages]
+    # Where each passage sits in its document: relevance under any chunking of the corpus.
+    spans = [
+        {"doc": p.doc_id, "start": p.start, "end": p.end, "sha256": p.doc_sha256}
+        for p in item.passages
+        if p.start >= 0
+    ]
+    if spans:
+        row["evidence"] = spans
     row["metadata"] = {
         "question_type": item.question_type,
         "source_doc_ids": [p.doc_id for p in item.passages],
@@ -93,6 +105,18 @@ def make_row(item: PlanItem, question: str, answer: str | None, model: str, seed
         "unanswerable": item.question_type == "unanswerable",
     }
     return row
+
+
+_QUESTION_FILLERS = re.compile(
+    r"(what is )?(the |a |your )?(question|answer)( to (the |this |a )?question)?( here)?"
+)
+_ANSWER_FILLERS = re.compile(r"(a|an|the|(the |your )?answer( here)?|n/?a|none|string|text|\.+)")
+
+
+def is_placeholder(text: str, fillers: re.Pattern[str]) -> bool:
+    """Empty, or only a template's filler word for word (case and punctuation aside)."""
+    words = " ".join(re.sub(r"[^\w./]+", " ", text.lower()).split())
+    return not words or fillers.fullmatch(words.strip(" ./") or ".") is not None
 
 
 _KEEP = {"factoid": "yes", "multihop": "yes", "unanswerable": "no"}
@@ -117,6 +141,10 @@ async def _run_item(
         question, answer = value.question, None
     else:
         return None, "unparseable"
+    if is_placeholder(question, _QUESTION_FILLERS) or (
+        answer is not None and is_placeholder(answer, _ANSWER_FILLERS)
+    ):
+        return None, "placeholder"
     judged = item.passages
     if item.question_type == "unanswerable":
         if index is not None:
@@ -205,6 +233,7 @@ def synthesize(
     chunk_words: int = DEFAULT_CHUNK_WORDS,
     concurrency: int = 8,
     on_progress: Progress | None = None,
+    include_license: bool = False,
 ) -> list[Row]:
     """Plan questions from `corpus`, write and check them with `llm`; return the kept rows
     in plan order. A `SynthError` saying what was dropped and why when none is kept.
@@ -214,7 +243,15 @@ def synthesize(
     of its own and blocks until done; from async code, `await generate(plan(...), llm)`
     does the same without blocking the loop.
     """
-    planned = plan(corpus, n=n, mix=mix, seed=seed, chunker=chunker, chunk_words=chunk_words)
+    planned = plan(
+        corpus,
+        n=n,
+        mix=mix,
+        seed=seed,
+        chunker=chunker,
+        chunk_words=chunk_words,
+        include_license=include_license,
+    )
 
     async def run() -> Synthesis:
         try:

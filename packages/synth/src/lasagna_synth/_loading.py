@@ -3,9 +3,12 @@
 .md, .markdown and .txt are read as UTF-8 text; .pdf through pdfminer.six; DOCX, HTML,
 PPTX, XML, EML and MSG through unstructured, the `documents` extra. Hidden files and
 folders (a name starting with ".") are not visited. Unsupported, unreadable and empty files
-are skipped, each with its reason. A file whose reader is an extra that is not installed
-is not skipped: loading refuses the corpus (`SynthUsageError`, naming the file and the
-install command) before it reads anything, so a dry run says it too and no call is made.
+are skipped, each with its reason, and so is a license file in a folder (LICENSE, LICENCE,
+COPYING or NOTICE, with any suffix: legal text, not the documentation it ships with) unless
+`include_license=True` or the file itself is the path given. A file whose reader is an
+extra that is not installed is not skipped: loading refuses the corpus (`SynthUsageError`,
+naming the file and the install command) before it reads anything, so a dry run says it
+too and no call is made.
 The heavy readers are imported only when a file needs them.
 
 Given one `.jsonl` file, the corpus is the LangChain Documents it holds, one
@@ -124,8 +127,22 @@ def _check_root(path: str | os.PathLike[str]) -> list[tuple[str, Path]]:
     )
 
 
-def _read_all(files: list[tuple[str, Path]]) -> Iterator[Document | Skipped]:
+_LICENSE_STEMS = frozenset({"license", "licence", "copying", "notice"})
+_LICENSE_SKIP = "a license file, not a document (include_license=True, --include-license, reads it)"
+
+
+def is_license_file(name: str) -> bool:
+    """LICENSE, LICENCE, COPYING or NOTICE, in any case, with any suffix (LICENSE.md)."""
+    return name.split(".", 1)[0].lower() in _LICENSE_STEMS
+
+
+def _read_all(
+    files: list[tuple[str, Path]], include_license: bool = True
+) -> Iterator[Document | Skipped]:
     for doc_id, file in files:
+        if not include_license and is_license_file(file.name):
+            yield Skipped(doc_id, _LICENSE_SKIP)
+            continue
         suffix = file.suffix.lower()
         reader = _reader_for(suffix)
         if reader is None:
@@ -151,25 +168,34 @@ def _read_all(files: list[tuple[str, Path]]) -> Iterator[Document | Skipped]:
         yield Document(doc_id, text, kind)
 
 
-def iter_corpus(path: str | os.PathLike[str]) -> Iterator[Document | Skipped]:
+def iter_corpus(
+    path: str | os.PathLike[str], *, include_license: bool = False
+) -> Iterator[Document | Skipped]:
     """Each file under `path` in sorted path order, read (a Document) or skipped, one at a
     time, so that a caller can chunk a document and let its text go. A missing path is
-    refused at once, and so is a file whose reader is an extra that is not installed."""
+    refused at once, and so is a file whose reader is an extra that is not installed. A
+    license file in a folder is skipped unless `include_license`."""
     root = Path(path)
     if root.is_file() and root.suffix.lower() == ".jsonl":
         from lasagna_synth._langchain_corpus import iter_langchain_jsonl
 
         return iter_langchain_jsonl(root)
     files = _check_root(path)
-    _refuse_missing_extras(files)
-    return _read_all(files)
+    if not include_license and root.is_dir():
+        # Before the extras check: a LICENSE.html must not ask for the documents extra.
+        kept = [(i, f) for i, f in files if not is_license_file(f.name)]
+        _refuse_missing_extras(kept)
+    else:
+        _refuse_missing_extras(files)
+    return _read_all(files, include_license or not root.is_dir())
 
 
-def load_corpus(path: str | os.PathLike[str]) -> Corpus:
-    """Read every supported file under `path` (a folder, or one file)."""
+def load_corpus(path: str | os.PathLike[str], *, include_license: bool = False) -> Corpus:
+    """Read every supported file under `path` (a folder, or one file); a license file in a
+    folder only with `include_license`."""
     documents: list[Document] = []
     skipped: list[Skipped] = []
-    for entry in iter_corpus(path):
+    for entry in iter_corpus(path, include_license=include_license):
         if isinstance(entry, Document):
             documents.append(entry)
         else:

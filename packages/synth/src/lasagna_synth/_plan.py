@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lasagna_synth._chunking import DEFAULT_CHUNK_WORDS, Chunker, check_chunking, chunk_document
-from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped
+from lasagna_synth._corpus import Corpus, Document, DocumentInfo, Passage, Skipped, text_sha256
 from lasagna_synth._errors import SynthError, SynthUsageError
 from lasagna_synth._loading import iter_corpus, supported_suffixes
 from lasagna_synth._mix import DEFAULT_MIX, QUESTION_TYPES, Mix, QuestionType, ShareLike, parse_mix
@@ -144,11 +144,13 @@ def plan(
     chunker: Chunker = "fixed",
     chunk_words: int = DEFAULT_CHUNK_WORDS,
     on_step: Callable[[str, int, int | None], None] | None = None,
+    include_license: bool = False,
 ) -> Plan:
     """Load (unless given a Corpus), chunk and plan; refuse, before any call, a plan that
     cannot be made. `on_step(stage, done, total)` is told the steps as they go: "reading
     and cutting documents" (total None: the folder is read as it is walked), then
-    "planning N questions"; nothing is drawn here."""
+    "planning N questions"; nothing is drawn here. A license file in a folder is read only
+    with `include_license`."""
     _check_n(n)
     parsed_mix = parse_mix(mix)
     check_chunking(chunker, chunk_words)
@@ -159,7 +161,7 @@ def plan(
     if isinstance(corpus, Corpus):
         root, entries = corpus.root, (*corpus.documents, *corpus.skipped)
     else:
-        root, entries = os.fspath(corpus), iter_corpus(corpus)
+        root, entries = os.fspath(corpus), iter_corpus(corpus, include_license=include_license)
     documents: list[DocumentInfo] = []
     skipped: list[Skipped] = []
     chunks: list[Passage] = []
@@ -170,8 +172,10 @@ def plan(
         if isinstance(entry, Skipped):
             skipped.append(entry)
             continue
-        documents.append(DocumentInfo(entry.id, entry.kind))
-        chunks.extend(chunk_document(entry, chunker, chunk_words))
+        cut = chunk_document(entry, chunker, chunk_words)
+        digest = cut[0].doc_sha256 if cut else text_sha256(entry.text)
+        documents.append(DocumentInfo(entry.id, entry.kind, digest))
+        chunks.extend(cut)
         step(reading, len(documents), None)
     step(reading, len(documents), len(documents))
     if not documents:

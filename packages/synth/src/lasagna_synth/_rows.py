@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lasagna_synth._evidence import EvidenceSpan
 from lasagna_synth._naming import dataset_name
 
 #: "benchmark": a registered public benchmark read through its adapter (the CLI's sweep files
@@ -21,9 +22,10 @@ from lasagna_synth._naming import dataset_name
 #: "json": a JSON array of row objects (DeepEval's and RAGAS's own JSON files); "hf": a
 #: Hugging Face dataset saved to disk, or a Parquet or Arrow table.
 DataKind = Literal["jsonl", "csv", "beir", "squad", "json", "hf", "benchmark"]
-CorpusProvenance = Literal["native", "pooled_gold", "none"]
-"""Where the searched corpus came from: the benchmark's own (`native`), the rows' gold
-passages pooled (`pooled_gold`, an easier search), or no corpus (`none`)."""
+CorpusProvenance = Literal["native", "documents", "pooled_gold", "none"]
+"""Where the searched corpus came from: the benchmark's own (`native`), the user's folder of
+documents chunked (`documents`), the rows' gold passages pooled (`pooled_gold`, an easier
+search), or no corpus (`none`)."""
 Track = Literal["retrieval", "generation", "closed-book"]
 """What a run measures: retrieval, answers from retrieved passages, or answers without."""
 TRACKS: tuple[Track, ...] = ("retrieval", "generation", "closed-book")
@@ -46,6 +48,8 @@ class BenchmarkRow:
     judgments: Mapping[str, int] = field(default_factory=dict)
     unanswerable: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    evidence: tuple[EvidenceSpan, ...] = ()
+    """Where its passages sit in the corpus documents (the `evidence` field)."""
 
     @property
     def relevant(self) -> list[str]:
@@ -96,6 +100,9 @@ class BenchmarkData:
     """The files read, relative to the folder (a BEIR folder), in digest order."""
     notes: tuple[str, ...] = ()
     """What was done to the data on the way in (judgments dropped on request, ...)."""
+    documents: Path | None = None
+    """The folder of documents the rows name as their corpus (`corpus`), resolved against
+    the file's folder; None when they name none."""
 
     @property
     def label(self) -> str:

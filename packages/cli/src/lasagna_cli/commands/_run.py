@@ -8,6 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
+from lasagna_cli.commands._corpus_flags import (
+    ChunkerOption,
+    ChunkOverlapOption,
+    ChunkSizeOption,
+    CorpusOption,
+    chunking_from_flags,
+)
 from lasagna_cli.commands._errors import (
     DATA_ERROR,
     USAGE_ERROR,
@@ -136,6 +143,10 @@ def run(
     ] = "text",
     drop_unknown_judgments: DropUnknownJudgments = False,
     data_format: DataFormat = None,
+    corpus: CorpusOption = None,
+    chunker: ChunkerOption = "words",
+    chunk_size: ChunkSizeOption = 200,
+    chunk_overlap: ChunkOverlapOption = 0,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="NAME: the benchmark's raw files (nothing is downloaded)."),
@@ -318,6 +329,8 @@ def run(
             embedder=embedder,
             vector_store=vector_store,
             collection=collection,
+            corpus=Path(corpus).expanduser() if corpus is not None else None,
+            chunking=chunking_from_flags(chunker, chunk_size, chunk_overlap),
         )
         if not is_sweep_file(path):
             check_data_path(path)

@@ -8,26 +8,23 @@ work lives in lasagna_synth, imported inside the command.
 from __future__ import annotations
 
 import gc
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import load_prices
+from lasagna_cli.commands._synthesize_lines import _spent_line, dry_run_lines, summary_lines
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
-    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
+    from lasagna_synth import Chunker, Mix, Synthesis
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
-_LISTED = 20  # documents and skipped files listed by name in the dry run
-_PREVIEW = 10  # planned questions shown in the dry run
 #: --format: `lasagna_synth.write_rows`'s formats (here so --help imports no lasagna-synth).
 WRITE_FORMATS = ("lasagna", "ragas", "deepeval")
-REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
 def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
@@ -38,117 +35,6 @@ def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise CliError(f"{flag} must be at least {minimum}, got {value}", USAGE_ERROR)
     return value
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
-def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
-    """What the dry run prints: the same folder and seed always give the same lines."""
-    from lasagna_synth import QUESTION_TYPES, describe_chunker
-
-    per_doc = Counter(p.doc_id for p in plan.passages)
-    kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
-    lines = ["Dry run: no LLM is called and nothing is written.", ""]
-    lines.append(
-        f"Documents:  {len(plan.documents):,} read from {plan.root} ("
-        + ", ".join(f"{kind} {n:,}" for kind, n in sorted(kinds.items()))
-        + ")"
-    )
-    width = max((len(d.id) for d in plan.documents[:_LISTED]), default=0)
-    for document in plan.documents[:_LISTED]:
-        lines.append(f"  {document.id:<{width}}  {_count(per_doc[document.id], 'passage')}")
-    if len(plan.documents) > _LISTED:
-        lines.append(f"  ... and {len(plan.documents) - _LISTED:,} more")
-    if plan.skipped:
-        lines.append(f"Skipped:    {len(plan.skipped):,}")
-        for skipped in plan.skipped[:_LISTED]:
-            lines.append(f"  {skipped.path}: {skipped.reason}")
-        if len(plan.skipped) > _LISTED:
-            rest = Counter(s.reason for s in plan.skipped[_LISTED:])
-            lines.append(
-                f"  ... and {len(plan.skipped) - _LISTED:,} more: "
-                + "; ".join(f"{reason} ({n:,})" for reason, n in rest.most_common())
-            )
-    lines.append(
-        f"Passages:   {len(plan.passages):,} from {len(per_doc):,} documents "
-        f"({describe_chunker(plan.chunker, plan.chunk_words)})"
-    )
-    lines.append(
-        f"Questions:  {plan.n:,} ("
-        + ", ".join(f"{t} {plan.counts[t]:,}" for t in QUESTION_TYPES)
-        + f"), seed {plan.seed}"
-    )
-    for i, item in enumerate(plan.items[:_PREVIEW]):
-        label = "Plan:" if i == 0 else ""
-        sources = " + ".join(p.id for p in item.passages)
-        lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
-    if len(plan.items) > _PREVIEW:
-        lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
-    lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
-    lines.append(
-        f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
-        "tokenizer over the filled prompts and schemas"
-    )
-    lines.append(
-        "            (checks without the question they will quote; unanswerable checks with "
-        "the source's nearest passages)"
-    )
-    lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
-    cost = estimate.max_cost_usd
-    if cost is not None and estimate.price is not None:
-        per_input, per_output = estimate.price
-        lines.append(
-            f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
-            f"${per_output:g} out per 1M tokens"
-        )
-    elif estimate.model is None:
-        lines.append("Cost:       give --model and --prices to price the run")
-    else:
-        lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
-    if out.exists() and not overwrite:
-        lines.append(f"Note:       {out} exists: the real run needs --overwrite")
-    return lines
-
-
-_WRITTEN_AS = {"lasagna": "", "ragas": " as RAGAS samples", "deepeval": " as DeepEval goldens"}
-
-
-def summary_lines(
-    result: Synthesis, out: Path, spent: str, out_format: str = "lasagna"
-) -> list[str]:
-    """What a finished run prints; `spent` is the line on this run's calls and tokens."""
-    per_type = result.rows_per_type
-    dropped = sum(result.drops.values())
-    lines = [
-        f"Wrote {_count(len(result.rows), 'row')} to {out}{_WRITTEN_AS[out_format]}: "
-        + ", ".join(f"{t} {n:,}" for t, n in per_type.items())
-        + f" (model {result.model})",
-        f"Dropped {dropped:,}: " + ", ".join(f"{r} {n:,}" for r, n in result.drops.items()),
-    ]
-    if result.drops.get("error"):
-        lines.append(
-            f"{_count(result.drops['error'], 'question')} failed on a call error (first: "
-            f"{result.errors[0] if result.errors else 'unknown'}); run the same command again "
-            "with --overwrite to retry them: finished calls come from the cache"
-        )
-    lines.append(spent)
-    lines.append(REMINDER)
-    return lines
-
-
-def _spent_line(llm: LLM, prices: Path | None) -> str:
-    usage, cost = llm.usage, llm.cost_usd
-    line = (
-        f"Calls:      {_count(llm.calls_made, 'call')} made this run (cache hits are free), "
-        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
-    )
-    if cost is not None:
-        return line + f", ${cost:,.4f}"
-    if prices is not None:
-        return line + f"; no price for {llm.model} in {prices}"
-    return line
 
 
 @benchmark_app.command("synthesize")
@@ -190,7 +76,10 @@ def synthesize_command(
         str, typer.Option("--concurrency", metavar="N", help="Questions in flight at once.")
     ] = "8",
     chunker: Annotated[
-        str, typer.Option("--chunker", help="fixed (word windows) or sentences.")
+        str,
+        typer.Option(
+            "--chunker", help="fixed (word windows; also: words), sentences, markdown or tokens."
+        ),
     ] = "fixed",
     chunk_words: Annotated[
         str, typer.Option("--chunk-words", metavar="WORDS", help="Words per passage.")
@@ -208,6 +97,13 @@ def synthesize_command(
         bool,
         typer.Option(
             "--no-cache", help="Do not use the LLM cache (a rerun then repeats every call)."
+        ),
+    ] = False,
+    include_license: Annotated[
+        bool,
+        typer.Option(
+            "--include-license",
+            help="Read LICENSE, COPYING and NOTICE files of the folder as documents too.",
         ),
     ] = False,
     out_format: Annotated[
@@ -239,6 +135,7 @@ def synthesize_command(
             prices=prices,
             no_cache=no_cache,
             out_format=out_format,
+            include_license=include_license,
         )
 
 
@@ -259,6 +156,7 @@ def _synthesize(
     prices: Path | None,
     no_cache: bool,
     out_format: str = "lasagna",
+    include_license: bool = False,
 ) -> None:
     from lasagna_synth import check_chunking, parse_mix
 
@@ -303,6 +201,7 @@ def _synthesize(
                 chunker=checked_chunker,
                 chunk_words=chunk_words,
                 on_step=steps.step,
+                include_license=include_license,
             )
         for warning in planned.warnings:
             typer.echo(f"warning: {warning}", err=True)
@@ -316,11 +215,41 @@ def _synthesize(
     # Before any (paid) call: the questions must have somewhere to go.
     check_writable(out.parent, f"--out {out}", "its folder")
     llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
-    result = _run(llm, corpus, n, parsed_mix, seed, checked_chunker, chunk_words, concurrency, out)
+    result = _run(
+        llm,
+        corpus,
+        n,
+        parsed_mix,
+        seed,
+        checked_chunker,
+        chunk_words,
+        concurrency,
+        out,
+        include_license,
+    )
     from lasagna_synth import write_rows
 
-    write_rows(result.rows, out, format=out_format)
+    rows = result.rows
+    if out_format == "lasagna":  # where the passages came from: a run finds its corpus
+        rows = [with_corpus(row, Path(corpus), out) for row in rows]
+    write_rows(rows, out, format=out_format)
     typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices), out_format)))
+
+
+def with_corpus(row: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
+    """The row with `corpus`, the folder it was written from, relative to the output's
+    folder (absolute when they share no root), before its metadata."""
+    import os
+
+    try:
+        named = os.path.relpath(corpus.resolve(), out.resolve().parent)
+    except ValueError:  # another drive (Windows)
+        named = str(corpus.resolve())
+    ordered = {k: v for k, v in row.items() if k != "metadata"}
+    ordered["corpus"] = Path(named).as_posix()
+    if "metadata" in row:
+        ordered["metadata"] = row["metadata"]
+    return ordered
 
 
 def _run(
@@ -333,6 +262,7 @@ def _run(
     chunk_words: int,
     concurrency: int,
     out: Path,
+    include_license: bool = False,
 ) -> Synthesis:
     import asyncio
 
@@ -350,6 +280,7 @@ def _run(
                     chunker=chunker,
                     chunk_words=chunk_words,
                     on_step=steps.step,
+                    include_license=include_license,
                 )
             for warning in planned.warnings:
                 typer.echo(f"warning: {warning}", err=True)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
@@ -42,6 +43,7 @@ def report(
         ]
     provenance = {
         "native": "the folder's corpus",
+        "documents": "the folder of documents",
         "pooled_gold": "every row's passages pooled; results labelled pooled_gold",
         "none": "nothing to retrieve",
     }[data.corpus_provenance]
@@ -85,6 +87,44 @@ def report(
             "   (the system's answers and retrievals the file records, scored)"
         )
     return lines, True
+
+
+def with_corpus_lines(
+    lines: list[str], data: BenchmarkData, folder: Path, path: str, given: str | None
+) -> list[str]:
+    """`report`'s lines for rows searched in a folder of documents, not in their pool."""
+    found = corpus_lines(data, folder, given=given is not None)
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("  Documents:"):
+            out += found
+            continue
+        if line.startswith("    retrieval:") and "pooled_gold" in line:
+            line = "    retrieval:    yes, in the folder's documents, as each setup chunks them"
+        if given is not None:
+            run = f"lasagna benchmark run {shlex.quote(path)}"
+            line = line.replace(run, f"{run} --corpus {shlex.quote(given)}")
+        out.append(line)
+    return out
+
+
+def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> list[str]:
+    """What validate-data says of the folder of documents the rows are searched in: how
+    many documents, and how many rows' passages were found in them."""
+    from lasagna_cli.engine._errors import EngineError
+    from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
+
+    how = "--corpus" if given else "named by the rows"
+    try:
+        documents = load_documents(folder, data.label)
+    except EngineError as exc:
+        return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"]
+    located = locate_rows(data.rows(), documents)
+    return [
+        f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
+        f"{len(documents.skipped):,} files skipped); results labelled documents",
+        f"  Evidence:       {located.note(folder)}",
+    ]
 
 
 RUN_ACCEPTS = (
@@ -168,6 +208,7 @@ def validate_data(
         str | None,
         typer.Option("--data-format", "--format", help=_DATA_FORMAT_HELP, show_default=False),
     ] = None,
+    corpus: CorpusOption = None,
 ) -> None:
     """Check your benchmark data: counts, the name it runs under, the tracks it supports,
     and what each field of another tool's rows (RAGAS, DeepEval) was read as.
@@ -196,6 +237,9 @@ def validate_data(
             typer.echo(str(exc))
             raise typer.Exit(DATA_ERROR) from None
         lines, runnable = report(data, path, data_format=data_format, has_outputs=bool(outputs))
+        folder = Path(corpus).expanduser() if corpus is not None else data.documents
+        if folder is not None and data.kind != "beir":
+            lines = with_corpus_lines(lines, data, folder, path, corpus)
         typer.echo("\n".join(lines))
         if not runnable:
             raise typer.Exit(DATA_ERROR)

@@ -230,6 +230,27 @@ class DatabaseSpec:
         return out
 
 
+DEFAULT_CHUNKER = "fixed"
+DEFAULT_CHUNK_SIZE = 200
+#: The chunkers a setup may name (lasagna-synth's; `words` is another name for fixed).
+CHUNKER_NAMES = ("words", "fixed", "sentences", "markdown", "tokens")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkingSpec:
+    """How a benchmark's folder of documents (`corpus:`) is cut into the passages a setup
+    searches: lasagna-synth's chunkers, `size` words (tokens for `tokens`) a passage,
+    `overlap` shared with the next. Only a corpus of documents is chunked by it."""
+
+    chunker: str = DEFAULT_CHUNKER
+    size: int = DEFAULT_CHUNK_SIZE
+    overlap: int = 0
+
+    def describe(self) -> dict[str, Any]:
+        """As results, records and fingerprints hold it."""
+        return {"chunker": self.chunker, "chunk_size": self.size, "chunk_overlap": self.overlap}
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     """One system under test: a retriever and/or a generator, or the user's own system."""
@@ -250,6 +271,8 @@ class Setup:
     """Put before the question in the retrieval query (OpenViking's retrieval_instruction)."""
     retriever_name: str | None = None
     """The config.toml retriever it names (kag), for the record."""
+    chunking: ChunkingSpec = field(default_factory=ChunkingSpec)
+    """How a benchmark's `corpus:` folder is cut for this setup (other corpora: unused)."""
 
     @property
     def top_k(self) -> int:
@@ -282,6 +305,10 @@ class BenchmarkEntry:
     data_format: str | None = None
     """The file's format (`lasagna_synth.load_data`'s `format=`: lasagna, ragas, deepeval,
     hf); None: told by its fields."""
+    corpus: Path | None = None
+    """The folder of documents retrieval searches (`--corpus`, `corpus:`), chunked by each
+    setup's `chunking`; None: the folder the rows name (`synthesize` records it), else
+    their passages pooled."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,17 @@ registered public benchmark's raw files, or from kag's DATASETS.json.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lasagna_synth import CorpusProvenance, TrackSupport
+
+if TYPE_CHECKING:
+    from lasagna_synth import EvidenceSpan, Skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +32,8 @@ class Question:
     - `judgments`: `{doc_id: grade}` over the corpus; a grade above 0 is relevant.
     - `evidence`: strings a retrieved passage should contain (evidence recall); counted only
       in passages of the question's own `documents` when it names them.
+    - `spans`: where its evidence sits in a folder of documents (`corpus:`): its judgments
+      are the passages of a chunking that overlap them (`Corpus.judgments`).
     """
 
     id: str
@@ -39,6 +47,7 @@ class Question:
     documents: tuple[str, ...] = ()
     category: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    spans: tuple[EvidenceSpan, ...] = ()
 
     @property
     def relevant(self) -> list[str]:
@@ -81,9 +90,43 @@ class Corpus:
     cut: bool = False
     """The passages were cut from longer documents (`document_of` names them), so a
     question's evidence and documents are recorded with its ranking."""
+    spans: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
+    """Passage id -> (document, start, end): where a chunked folder's passage sits."""
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    def judgments(self, evidence: tuple[EvidenceSpan, ...]) -> dict[str, int]:
+        """`{passage: 1}` for every passage overlapping an evidence span."""
+        from lasagna_synth import relevant_passages
+
+        return dict.fromkeys(relevant_passages(evidence, self.spans), 1)
+
+
+@dataclass(frozen=True)
+class Documents:
+    """The documents of a corpus folder (`corpus:`), `{id: text}` in corpus order, with each
+    text's sha256 and the files skipped; `datasets._documents` reads and cuts them."""
+
+    root: Path
+    texts: Mapping[str, str]
+    sha256: Mapping[str, str]
+    skipped: tuple[Skipped, ...] = ()
+
+    @property
+    def digest(self) -> str:
+        """The sha256 over every (id, text sha256): an edited document is another corpus."""
+        pairs = [[doc, digest] for doc, digest in self.sha256.items()]
+        return hashlib.sha256(json.dumps(pairs, separators=(",", ":")).encode()).hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """What results.json says of the corpus."""
+        return {
+            "path": str(self.root),
+            "documents": len(self.texts),
+            "sha256": self.digest,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
 
 
 @dataclass(frozen=True)
@@ -109,6 +152,22 @@ class Dataset:
     """Question ids the source has beyond these (a BEIR query no judgment names)."""
     id_prefix: str = ""
     """How a question's id is shown to a user's system (kag: `<dataset>/`)."""
+    documents: Documents | None = None
+    """The folder of documents searched (`corpus:`), which each setup's chunking cuts;
+    `corpus` is its default chunking."""
+    _chunked: dict[Hashable, Corpus] = field(default_factory=dict, repr=False, compare=False)
+    _chunk: Callable[[Documents, Any], Corpus] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def corpus_for(self, chunking: Hashable) -> Corpus | None:
+        """What a setup with this chunking searches: the documents cut by it (once per
+        chunking), or the dataset's one corpus."""
+        if self.documents is None or self._chunk is None:
+            return self.corpus
+        if chunking not in self._chunked:
+            self._chunked[chunking] = self._chunk(self.documents, chunking)
+        return self._chunked[chunking]
 
     @property
     def corpus_provenance(self) -> CorpusProvenance:

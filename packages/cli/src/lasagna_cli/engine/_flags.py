@@ -20,6 +20,7 @@ from lasagna_cli.engine._config import (
     RETRIEVER_KINDS,
     TRACK_NAMES,
     BenchmarkEntry,
+    ChunkingSpec,
     ModelSpec,
     RetrieverSpec,
     RunConfig,
@@ -80,6 +81,10 @@ class Flags:
     embedder: str | None = None
     vector_store: str | None = None
     collection: str | None = None
+    corpus: Path | None = None
+    """--corpus: the folder of documents the questions were written from."""
+    chunking: ChunkingSpec = field(default_factory=ChunkingSpec)
+    """--chunker, --chunk-size, --chunk-overlap: how that folder is cut."""
 
     def base_retriever(self) -> RetrieverSpec:
         """The retriever the flags ask for, checked."""
@@ -302,6 +307,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
             retriever=flags.base_retriever(),
             generator=ModelSpec(flags.generator) if flags.generator else None,
             tracks=flags.tracks,
+            chunking=flags.chunking,
         )
     entry = BenchmarkEntry(
         where=path,
@@ -311,6 +317,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         filters=dict(flags.filters),
         drop_unknown_judgments=flags.drop_unknown_judgments,
         data_format=flags.data_format,
+        corpus=flags.corpus,
     )
     return RunConfig(
         benchmarks=(entry,),

@@ -21,7 +21,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any
 
-from lasagna_cli.engine._config import BenchmarkEntry, RunConfig, Setup
+from lasagna_cli.engine._config import BenchmarkEntry, ChunkingSpec, RunConfig, Setup
 from lasagna_cli.engine._data import Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._prompts import prompt_sha256
@@ -48,6 +48,9 @@ class PlannedSetup:
     """The user's system as results describe it (no secrets); set once it is loaded."""
     system_identity: Mapping[str, Any] | None = None
     """What decides the system's outputs, for task fingerprints."""
+    chunked: bool = False
+    """It searches a folder of documents cut by its chunking (results list the chunking
+    with the retriever's settings)."""
 
     @property
     def needs_retrieval(self) -> bool:
@@ -226,7 +229,12 @@ def plan_tracks(entry: BenchmarkEntry, dataset: Dataset, setup: Setup) -> Planne
     mode = None
     if "generation" in tracks:
         mode = "system" if is_system else ("rag" if dataset.corpus else "closed-book")
-    return PlannedSetup(setup=setup, tracks=tuple(tracks), generation_mode=mode)
+    return PlannedSetup(
+        setup=setup,
+        tracks=tuple(tracks),
+        generation_mode=mode,
+        chunked=dataset.documents is not None and not is_system,
+    )
 
 
 def check_unique_folders(planned: Sequence[PlannedDataset]) -> None:
@@ -266,7 +274,11 @@ def fingerprint_blob(
         "metrics_version": metrics_version(),
     }
     corpus = bench.dataset.corpus
-    if corpus is not None and corpus.rule:  # a registered benchmark's passages
+    documents = bench.dataset.documents
+    if documents is not None:  # a folder of documents, as this setup chunks it
+        if planned.needs_retrieval:
+            blob["corpus"] = {"documents": documents.digest, **setup.chunking.describe()}
+    elif corpus is not None and corpus.rule:  # a registered benchmark's passages
         blob["corpus"] = corpus.rule
     if planned.system_identity is not None:
         blob["system"] = dict(planned.system_identity)
@@ -314,13 +326,21 @@ def make_tasks(plan: Sequence[PlannedDataset], judge: Mapping[str, Any] | None) 
         folder = bench.folder
         # Each question's item is encoded once, whatever the number of setups.
         items = [json.dumps(_item(bench, q), sort_keys=True).encode() for q in bench.questions]
+        judged: dict[Any, tuple[Question, ...]] = {}
         for planned in bench.setups:
+            questions = bench.questions
+            if bench.dataset.documents is not None:
+                # Relevant: the passages of this setup's chunking that overlap the evidence.
+                chunking = planned.setup.chunking
+                if chunking not in judged:
+                    judged[chunking] = judge_by_spans(bench, chunking)
+                questions = judged[chunking]
             grader = judge if judge and planned.answers else None
             # What the questions share is encoded once; each task adds its own item.
             shared = hashlib.sha256(
                 json.dumps(fingerprint_blob(bench, planned), sort_keys=True).encode()
             )
-            for question, item in zip(bench.questions, items, strict=True):
+            for question, item in zip(questions, items, strict=True):
                 digest = shared.copy()
                 digest.update(item)
                 answer = digest.hexdigest()
@@ -338,6 +358,15 @@ def make_tasks(plan: Sequence[PlannedDataset], judge: Mapping[str, Any] | None) 
                     )
                 )
     return tasks
+
+
+def judge_by_spans(bench: PlannedDataset, chunking: ChunkingSpec) -> tuple[Question, ...]:
+    """The questions with judgments over the documents as `chunking` cuts them."""
+    corpus = bench.dataset.corpus_for(chunking)
+    assert corpus is not None
+    return tuple(
+        replace(q, judgments=corpus.judgments(q.spans)) if q.spans else q for q in bench.questions
+    )
 
 
 def with_setups(bench: PlannedDataset, setups: Sequence[PlannedSetup]) -> PlannedDataset:

@@ -372,4 +372,11 @@ async def grade_records(
 
 def _corpus_label(task: Task, plan: Sequence[PlannedDataset]) -> str:
     database = task.setup.database
-    return f"database {database.name}" if database is not None else plan[task.position].name
+    if database is not None:
+        return f"database {database.name}"
+    bench = plan[task.position]
+    if bench.dataset.documents is None:
+        return bench.name
+    chunking = task.setup.chunking
+    overlap = f", overlap {chunking.overlap}" if chunking.overlap else ""
+    return f"{bench.name} ({chunking.chunker} {chunking.size}{overlap})"

@@ -6,6 +6,8 @@
         split: test
         filters: {question_type: multihop}
         setups: [bm25-k3]            # optional: only these setups on this benchmark
+      - path: synthetic_qa.jsonl     # questions written from a folder of documents:
+        corpus: docs                 #   searched there (default: the folder the rows name)
       - path: data/pasta-beir
       - name: locomo                 # a registered public benchmark (`lasagna benchmark
         data_dir: data/locomo        #   list`): its raw files, relative to this file's
@@ -15,6 +17,8 @@
         retriever: {top_k: 3}
       - name: bm25-k10-no-stem
         retriever: {top_k: 10, stemmer: none}
+      - name: bm25-chunks-100        # how a `corpus:` folder is cut (words, sentences,
+        chunking: {chunker: words, size: 100, overlap: 20}   # markdown, tokens)
       - name: rag-smollm2
         generator: local/smollm2
         tracks: [retrieval, generation]
@@ -36,7 +40,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import ModelSpec, RetrieverSpec, RunConfig, Setup
+from lasagna_cli.engine._chunking_flags import chunking_spec
+from lasagna_cli.engine._config import ChunkingSpec, ModelSpec, RetrieverSpec, RunConfig, Setup
 from lasagna_cli.engine._flags import (
     Flags,
     check_keys,
@@ -70,8 +75,9 @@ _TOP_KEYS = (
     "generator",
     "concurrency",
     "profile",
+    "chunking",
 )
-_SETUP_KEYS = ("name", "retriever", "generator", "tracks", "system")
+_SETUP_KEYS = ("name", "retriever", "generator", "tracks", "system", "chunking")
 _JUDGE_KEYS = ("model", "rubric")
 
 
@@ -146,8 +152,13 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
     if not isinstance(rubric, str):
         raise usage(f"{label}: rubric: expected binary, scale or a rubric file, got {rubric!r}")
 
+    chunking = flags.chunking
+    if "chunking" in data:
+        chunking = chunking_spec(
+            mapping(data["chunking"], f"{label}: chunking"), f"{label}: chunking", chunking
+        )
     setups = _sweep_setups(
-        data, label, base_retriever, generator, tracks, flags.system, base_dir, env
+        data, label, base_retriever, generator, tracks, flags.system, base_dir, env, chunking
     )
     benchmarks = sweep_benchmarks(data, label, base_dir, flags, setups)
     seed = data.get("seed", flags.seed)
@@ -177,6 +188,7 @@ def _sweep_setups(
     system: SystemSpec | None,
     base_dir: Path,
     env: Mapping[str, str],
+    chunking: ChunkingSpec,
 ) -> list[Setup]:
     raw = data.get("setups")
     if raw is None:
@@ -184,7 +196,15 @@ def _sweep_setups(
             return [system_setup(system, None, generator, tracks, base_retriever.top_k)]
         name = f"{base_retriever.kind}-k{base_retriever.top_k}"
         model = ModelSpec(generator) if generator else None
-        return [Setup(name=name, retriever=base_retriever, generator=model, tracks=tracks)]
+        return [
+            Setup(
+                name=name,
+                retriever=base_retriever,
+                generator=model,
+                tracks=tracks,
+                chunking=chunking,
+            )
+        ]
     if system is not None:
         raise usage(
             f"{label}: lists its setups, so {system.label} has no setup to go to; add it to "
@@ -222,7 +242,20 @@ def _sweep_setups(
         if "tracks" in entry:
             setup_tracks = parse_tracks(entry["tracks"], f"{where}.tracks")
         model = ModelSpec(setup_generator) if setup_generator else None
-        setups.append(Setup(name=name, retriever=retriever, generator=model, tracks=setup_tracks))
+        setup_chunking = chunking
+        if "chunking" in entry:
+            setup_chunking = chunking_spec(
+                mapping(entry["chunking"], f"{where}.chunking"), f"{where}.chunking", chunking
+            )
+        setups.append(
+            Setup(
+                name=name,
+                retriever=retriever,
+                generator=model,
+                tracks=setup_tracks,
+                chunking=setup_chunking,
+            )
+        )
     return setups
 
 

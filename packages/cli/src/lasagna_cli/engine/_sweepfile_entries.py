@@ -25,6 +25,7 @@ _BENCHMARK_KEYS = (
     "setups",
     "drop_unknown_judgments",
     "format",
+    "corpus",
 )
 
 
@@ -111,6 +112,13 @@ def sweep_benchmarks(
                 f"{where}.format: expected one of {', '.join(DATA_FORMATS)} (how the file is "
                 f"read), got {data_format!r}{did_you_mean(str(data_format), DATA_FORMATS)}"
             )
+        corpus = flags.corpus
+        if "corpus" in entry:
+            if not isinstance(entry["corpus"], str):
+                raise usage(f"{where}.corpus: expected the path of a folder of documents")
+            corpus = Path(entry["corpus"]).expanduser()
+            if not corpus.is_absolute():
+                corpus = base_dir / corpus
         entries.append(
             BenchmarkEntry(
                 where=str(path_value),
@@ -122,6 +130,7 @@ def sweep_benchmarks(
                 setups=only,
                 drop_unknown_judgments=drop,
                 data_format=data_format,
+                corpus=corpus,
             )
         )
     return entries
@@ -188,6 +197,11 @@ def _named_entry(
         raise usage(
             f"{where} ({name}): has no split {split!r}; it has {', '.join(spec.splits)} (its "
             f"default: {spec.default_split}). Set `split:` on the entry"
+        )
+    if "corpus" in entry:
+        raise usage(
+            f"{where}.corpus: is for a question file given by `path:`; a named benchmark "
+            "searches its own documents"
         )
     if "format" in entry:
         raise usage(

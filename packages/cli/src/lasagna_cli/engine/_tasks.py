@@ -57,7 +57,7 @@ class TaskContext:
         database = task.setup.database
         if database is not None:
             return self.databases[database.name]
-        return self.datasets[task.position].corpus
+        return self.datasets[task.position].corpus_for(task.setup.chunking)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lasagna_cli.engine._config import BenchmarkEntry
+from lasagna_cli.engine._config import BenchmarkEntry, ChunkingSpec
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_synth import BenchmarkData, BenchmarkRow
+from lasagna_synth import BenchmarkData, BenchmarkRow, EvidenceSpan, TrackSupport
 
 
 def read_own(entry: BenchmarkEntry) -> BenchmarkData:
@@ -29,7 +29,19 @@ def read_own(entry: BenchmarkEntry) -> BenchmarkData:
     )
 
 
-def _question(row: BenchmarkRow) -> Question:
+def _question(row: BenchmarkRow, spans: tuple[EvidenceSpan, ...] | None = None) -> Question:
+    """The row as a question; with `spans` (a corpus of documents), judged by them per
+    chunking instead of by the pooled passages."""
+    if spans is not None:
+        return Question(
+            id=row.id,
+            text=row.question,
+            references=tuple(row.answers),
+            unanswerable=row.unanswerable,
+            evidence=tuple(row.contexts) if not row.unanswerable else (),
+            metadata=dict(row.metadata),
+            spans=spans,
+        )
     return Question(
         id=row.id,
         text=row.question,
@@ -38,6 +50,63 @@ def _question(row: BenchmarkRow) -> Question:
         judgments=dict(row.judgments),
         evidence=tuple(row.contexts) if row.relevant else (),
         metadata=dict(row.metadata),
+    )
+
+
+def corpus_folder(data: BenchmarkData, entry: BenchmarkEntry) -> Path | None:
+    """The folder of documents the entry searches: its own (`--corpus`), else the one the
+    rows name; None: the rows' passages pooled."""
+    if entry.corpus is not None:
+        return entry.corpus
+    if data.documents is not None and not data.documents.exists():
+        raise EngineUsageError(
+            f"{entry.where}: its rows name their corpus {data.documents}, which does not "
+            "exist; give the folder of documents they were written from with --corpus (or "
+            "`corpus:` in a sweep file)"
+        )
+    return data.documents
+
+
+def _documents_dataset(
+    data: BenchmarkData, entry: BenchmarkEntry, folder: Path, base: Dataset
+) -> Dataset:
+    from dataclasses import replace
+
+    from lasagna_cli.engine.datasets._documents import (
+        chunked_corpus,
+        load_documents,
+        locate_rows,
+    )
+
+    documents = load_documents(folder, entry.where)
+    rows = data.splits[entry.split]
+    located = locate_rows(rows, documents)
+    questions = tuple(_question(row, located.spans.get(row.id, ())) for row in rows)
+    corpus = chunked_corpus(documents, ChunkingSpec())
+    judged = sum(1 for q in questions if q.spans)
+    tracks = dict(base.tracks)
+    if judged:
+        tracks["retrieval"] = TrackSupport(
+            "retrieval",
+            True,
+            f"{judged:,} questions with evidence located in the {len(documents.texts):,} "
+            f"documents of {folder}, searched as each setup chunks them",
+        )
+    else:
+        tracks["retrieval"] = TrackSupport(
+            "retrieval",
+            False,
+            f"no row's passages were found in the documents of {folder}",
+            "give the folder the questions were written from (--corpus)",
+        )
+    return replace(
+        base,
+        questions=questions,
+        corpus=corpus,
+        tracks=tracks,
+        notes=(*base.notes, located.note(folder)),
+        documents=documents,
+        _chunk=chunked_corpus,
     )
 
 
@@ -54,7 +123,7 @@ def own_dataset(data: BenchmarkData, entry: BenchmarkEntry) -> Dataset:
         corpus = Corpus(
             texts=data.corpus, provenance=data.corpus_provenance, titled=data.kind == "beir"
         )
-    return Dataset(
+    dataset = Dataset(
         name=data.name(entry.name),
         revision=data.revision,
         kind=data.kind,
@@ -66,6 +135,15 @@ def own_dataset(data: BenchmarkData, entry: BenchmarkEntry) -> Dataset:
         notes=tuple(data.notes),
         known_ids=frozenset(_known_ids(data)),
     )
+    folder = corpus_folder(data, entry) if data.kind != "beir" else entry.corpus
+    if folder is None:
+        return dataset
+    if data.kind == "beir":
+        raise EngineUsageError(
+            f"{entry.where}: a BEIR folder has its own corpus (corpus.jsonl); --corpus is for "
+            "a question file (JSONL, CSV, ...)"
+        )
+    return _documents_dataset(data, entry, folder, dataset)
 
 
 def _known_ids(data: BenchmarkData) -> set[str]:

@@ -58,6 +58,8 @@ def retriever_settings(planned: PlannedSetup) -> dict[str, Any] | None:
         )
     if spec.kind == "hybrid":
         settings.update(fusion="reciprocal rank", rrf_k=spec.rrf_k, weights=list(spec.weights))
+    if planned.chunked:  # how the folder of documents was cut: a setting a sweep compares
+        settings.update(planned.setup.chunking.describe())
     return settings
 
 
@@ -96,7 +98,10 @@ def held_fixed(
         "judge": dict(judge) if judge else None,
     }
     corpus = bench.dataset.corpus
-    if corpus is not None and corpus.rule:  # how a benchmark's corpus was made
+    documents = bench.dataset.documents
+    if documents is not None:  # the folder's documents (each setup's chunking is its own)
+        fixed["corpus"] = {"documents": len(documents.texts), "sha256": documents.digest}
+    elif corpus is not None and corpus.rule:  # how a benchmark's corpus was made
         fixed["corpus"] = corpus.rule
     return fixed
 
@@ -244,6 +249,11 @@ def summarize_result(
     }
     if dataset.described is not None:
         described["benchmark"] = dict(dataset.described)
+    if dataset.documents is not None:
+        described["corpus"] = dataset.documents.describe()
+        if "retrieval" in planned.tracks:
+            corpus = dataset.corpus_for(planned.setup.chunking)
+            described["documents"] = len(corpus) if corpus is not None else 0
     usage: dict[str, Any] = usage_of(ok)
     if prices is not None:
         from lasagna_cli.engine.reports._costs import records_cost
@@ -291,6 +301,8 @@ def per_query(
             # `<doc>#<i>`); documents indexed whole are judged by the qrels above.
             entry["evidence"] = list(task.question.evidence)
             entry["documents"] = list(task.question.documents)
+        if task.question.spans:  # where the evidence sits in the folder's documents
+            entry["evidence_spans"] = [span.to_dict() for span in task.question.spans]
     for track in ANSWER_SECTIONS:
         section = record.get(track)
         if section:

@@ -1,0 +1,126 @@
+"""What `benchmark synthesize` prints: the dry run's plan and the run's summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM
+    from lasagna_synth import Estimate, Plan, Synthesis
+
+_LISTED = 20  # documents and skipped files listed by name in the dry run
+_PREVIEW = 10  # planned questions shown in the dry run
+REMINDER = "Synthetic questions are for development: report results on human-written questions."
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
+    """What the dry run prints: the same folder and seed always give the same lines."""
+    from lasagna_synth import QUESTION_TYPES, describe_chunker
+
+    per_doc = Counter(p.doc_id for p in plan.passages)
+    kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
+    lines = ["Dry run: no LLM is called and nothing is written.", ""]
+    lines.append(
+        f"Documents:  {len(plan.documents):,} read from {plan.root} ("
+        + ", ".join(f"{kind} {n:,}" for kind, n in sorted(kinds.items()))
+        + ")"
+    )
+    width = max((len(d.id) for d in plan.documents[:_LISTED]), default=0)
+    for document in plan.documents[:_LISTED]:
+        lines.append(f"  {document.id:<{width}}  {_count(per_doc[document.id], 'passage')}")
+    if len(plan.documents) > _LISTED:
+        lines.append(f"  ... and {len(plan.documents) - _LISTED:,} more")
+    if plan.skipped:
+        lines.append(f"Skipped:    {len(plan.skipped):,}")
+        for skipped in plan.skipped[:_LISTED]:
+            lines.append(f"  {skipped.path}: {skipped.reason}")
+        if len(plan.skipped) > _LISTED:
+            rest = Counter(s.reason for s in plan.skipped[_LISTED:])
+            lines.append(
+                f"  ... and {len(plan.skipped) - _LISTED:,} more: "
+                + "; ".join(f"{reason} ({n:,})" for reason, n in rest.most_common())
+            )
+    lines.append(
+        f"Passages:   {len(plan.passages):,} from {len(per_doc):,} documents "
+        f"({describe_chunker(plan.chunker, plan.chunk_words)})"
+    )
+    lines.append(
+        f"Questions:  {plan.n:,} ("
+        + ", ".join(f"{t} {plan.counts[t]:,}" for t in QUESTION_TYPES)
+        + f"), seed {plan.seed}"
+    )
+    for i, item in enumerate(plan.items[:_PREVIEW]):
+        label = "Plan:" if i == 0 else ""
+        sources = " + ".join(p.id for p in item.passages)
+        lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
+    if len(plan.items) > _PREVIEW:
+        lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
+    lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
+    lines.append(
+        f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
+        "tokenizer over the filled prompts and schemas"
+    )
+    lines.append(
+        "            (checks without the question they will quote; unanswerable checks with "
+        "the source's nearest passages)"
+    )
+    lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
+    cost = estimate.max_cost_usd
+    if cost is not None and estimate.price is not None:
+        per_input, per_output = estimate.price
+        lines.append(
+            f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
+            f"${per_output:g} out per 1M tokens"
+        )
+    elif estimate.model is None:
+        lines.append("Cost:       give --model and --prices to price the run")
+    else:
+        lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
+    if out.exists() and not overwrite:
+        lines.append(f"Note:       {out} exists: the real run needs --overwrite")
+    return lines
+
+
+_WRITTEN_AS = {"lasagna": "", "ragas": " as RAGAS samples", "deepeval": " as DeepEval goldens"}
+
+
+def summary_lines(
+    result: Synthesis, out: Path, spent: str, out_format: str = "lasagna"
+) -> list[str]:
+    """What a finished run prints; `spent` is the line on this run's calls and tokens."""
+    per_type = result.rows_per_type
+    dropped = sum(result.drops.values())
+    lines = [
+        f"Wrote {_count(len(result.rows), 'row')} to {out}{_WRITTEN_AS[out_format]}: "
+        + ", ".join(f"{t} {n:,}" for t, n in per_type.items())
+        + f" (model {result.model})",
+        f"Dropped {dropped:,}: " + ", ".join(f"{r} {n:,}" for r, n in result.drops.items()),
+    ]
+    if result.drops.get("error"):
+        lines.append(
+            f"{_count(result.drops['error'], 'question')} failed on a call error (first: "
+            f"{result.errors[0] if result.errors else 'unknown'}); run the same command again "
+            "with --overwrite to retry them: finished calls come from the cache"
+        )
+    lines.append(spent)
+    lines.append(REMINDER)
+    return lines
+
+
+def _spent_line(llm: LLM, prices: Path | None) -> str:
+    usage, cost = llm.usage, llm.cost_usd
+    line = (
+        f"Calls:      {_count(llm.calls_made, 'call')} made this run (cache hits are free), "
+        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+    )
+    if cost is not None:
+        return line + f", ${cost:,.4f}"
+    if prices is not None:
+        return line + f"; no price for {llm.model} in {prices}"
+    return line
