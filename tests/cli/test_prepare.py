@@ -37,13 +37,13 @@ def invoke(*args: str) -> Any:
 def test_prepare_samples_all_four_with_openvikings_parameters(rag: Path) -> None:
     result = invoke("prepare")
     assert result.exit_code == 0, result.output
-    for spelled in ("Locomo", "SyllabusQA", "Qasper", "FinanceBench"):
+    sizes = {"Locomo": (80, 3), "SyllabusQA": (90, 7), "Qasper": (60, 8), "FinanceBench": (12, 3)}
+    for spelled, (size, docs) in sizes.items():
         meta = json.loads((rag / "datasets" / spelled / "sampling_metadata.json").read_text())
-        # FinanceBench: 3 documents with all their questions, so no category quotas.
-        mode = None if spelled == "FinanceBench" else "stratified"
-        assert meta["seed"] == 42 and meta["mode"] == mode
+        assert meta["seed"] == 42 and meta["sample_mode"] == "stratified"
+        assert (meta["sample_size"], meta["num_docs"], meta["is_full"]) == (size, docs, False)
     locomo = json.loads((rag / "datasets" / "Locomo" / "sampling_metadata.json").read_text())
-    assert locomo["sampled"]["documents"] <= 3
+    assert locomo["sampled_num_docs"] <= 3 and "Category 5" in locomo["note"]
     assert (rag / "datasets" / "Locomo" / "locomo10.json").is_file()  # the config's path
     again = invoke("prepare")
     assert again.exit_code == 2 and "--overwrite" in again.stderr
@@ -66,3 +66,18 @@ def test_a_missing_dataset_is_named_and_the_others_are_written(rag: Path) -> Non
     assert (rag / "datasets" / "Locomo" / "sampling_metadata.json").is_file()
     one = invoke("prepare", "--dataset", "squad", "-o", "other")
     assert one.exit_code == 2 and "lasagna benchmark sample" in one.stderr
+
+
+def test_sample_datasets_flags_are_accepted(rag: Path) -> None:
+    result = invoke("prepare", "--dataset", "Locomo", "--num-docs", "1", "--seed", "7")
+    assert result.exit_code == 0, result.output
+    meta = json.loads((rag / "datasets" / "Locomo" / "sampling_metadata.json").read_text())
+    assert (meta["num_docs"], meta["sample_size"], meta["seed"]) == (1, None, 7)
+    assert meta["sampled_num_docs"] == 1 and not (rag / "datasets" / "Qasper").exists()
+    full = invoke("prepare", "-d", "qasper", "--full", "--sample-size", "3")
+    assert full.exit_code == 0, full.output
+    meta = json.loads((rag / "datasets" / "Qasper" / "sampling_metadata.json").read_text())
+    assert meta["is_full"] and meta["sample_size"] is None  # --full overrides the size
+    random = invoke("prepare", "-d", "all", "--sample-size", "2", "--sample-mode", "random",
+                    "--overwrite")  # fmt: skip
+    assert random.exit_code == 0, random.output

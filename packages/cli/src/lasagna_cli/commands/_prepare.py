@@ -1,5 +1,5 @@
-"""`lasagna benchmark prepare`: OpenViking's one-shot dataset sampling (its
-scripts/run_sampling.py), from raw files already on disk."""
+"""`lasagna benchmark prepare`: OpenViking's dataset sampling (its scripts/run_sampling.py,
+and scripts/sample_dataset.py with that script's flags), from raw files already on disk."""
 
 from __future__ import annotations
 
@@ -18,32 +18,58 @@ def prepare(
         Path,
         typer.Option(
             "--raw-dir",
+            "-i",
+            "--input-dir",
             help="The raw files: one folder per dataset, raw_data/Locomo as OpenViking's "
             "download_dataset.py leaves them (or raw_data/locomo); nothing is downloaded.",
         ),
     ] = Path("raw_data"),
     output: Annotated[
         Path,
-        typer.Option("-o", "--output", help="Where the samples go: <output>/<dataset_name>/."),
+        typer.Option(
+            "-o", "--output", "--output-dir", help="Where the samples go: <output>/<dataset_name>/."
+        ),
     ] = Path("datasets"),
     datasets: Annotated[
         list[str] | None,
         typer.Option(
-            "--dataset", help="locomo, syllabusqa, qasper or financebench [default: all four]."
+            "--dataset",
+            "-d",
+            help="Locomo, SyllabusQA, Qasper, FinanceBench (or lowercase) or all; repeat it "
+            "for several [default: all].",
         ),
     ] = None,
+    sample_size: Annotated[
+        int | None,
+        typer.Option("--sample-size", "-n", help="Questions to sample (sample_dataset.py's)."),
+    ] = None,
+    num_docs: Annotated[
+        int | None, typer.Option("--num-docs", help="Documents to sample (sample_dataset.py's).")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="The whole dataset (overrides the sizes).")
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", "-s", help="The random seed.")] = 42,
+    sample_mode: Annotated[
+        str, typer.Option("--sample-mode", help="stratified or random.")
+    ] = "stratified",
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Write over samples already there.")
     ] = False,
 ) -> None:
-    """Sample every dataset as OpenViking's run_sampling.py does: stratified, seed 42;
-    LoCoMo 3 documents / 100 questions, SyllabusQA 7 / 90, Qasper 8 / 60, FinanceBench 3
-    documents with all their questions. Each sample is written in the dataset's own format
-    with sampling_metadata.json. Exit 1 when a dataset's raw files are missing (the others
-    are written)."""
+    """Sample OpenViking's datasets as its scripts do, draw for draw: without sizes as
+    run_sampling.py (stratified, seed 42; LoCoMo 3 documents / 80 questions, SyllabusQA
+    7 / 90, Qasper 8 / 60, FinanceBench 3 / 12); with --sample-size, --num-docs or --full
+    as sample_dataset.py with those flags. Each sample is written in the dataset's own
+    format with sampling_metadata.json, as the scripts write them. Exit 1 when a dataset's
+    raw files are missing (the others are written)."""
     with user_errors():
         from lasagna_cli.engine._store import check_writable
-        from lasagna_cli.engine.benchmarks._prepare import OFFICIAL, prepare_benchmarks
+        from lasagna_cli.engine.benchmarks._prepare import (
+            OFFICIAL,
+            dataset_key,
+            prepare_benchmarks,
+        )
 
         if not raw.is_dir():
             raise CliError(
@@ -51,17 +77,21 @@ def prepare(
                 "files per dataset (raw_data/Locomo, ...)",
                 USAGE_ERROR,
             )
-        names = [name.lower() for name in datasets or ()]
+        given = [d for d in datasets or () if d.lower() != "all"]
+        names = [dataset_key(name) for name in given]
         for name in names or OFFICIAL:
-            target = output / OFFICIAL[name][0] if name in OFFICIAL else None
-            if target is not None and target.is_dir() and any(target.iterdir()) and not overwrite:
+            target = output / OFFICIAL[name][0]
+            if target.is_dir() and any(target.iterdir()) and not overwrite:
                 raise CliError(
                     f"{target} is not empty; pass --overwrite to write the sample over it, or "
                     "choose another -o",
                     USAGE_ERROR,
                 )
         check_writable(output, f"-o {output}")
-        prepared = prepare_benchmarks(raw, output, names)
+        prepared = prepare_benchmarks(
+            raw, output, names, seed=seed, sample_size=sample_size, num_docs=num_docs,
+            full=full, mode=sample_mode,
+        )  # fmt: skip
         for done in prepared:
             if done.missing or done.metadata is None:
                 typer.echo(
@@ -73,9 +103,9 @@ def prepare(
                 continue
             meta = done.metadata
             typer.echo(
-                f"{done.name}: {meta['sampled']['documents']} of {meta['original']['documents']}"
-                f" documents, {meta['sampled']['questions']} of "
-                f"{meta['original']['questions']} questions -> {done.out}"
+                f"{done.name}: {meta['sampled_num_docs']} of {meta['original_num_docs']} "
+                f"documents, {meta['sampled_total_qas']} of {meta['original_total_qas']} "
+                f"questions -> {done.out}"
             )
         missing = [d.name for d in prepared if d.missing]
         if missing:

@@ -1,10 +1,10 @@
-"""`prepare`: every benchmark OpenViking's RAG benchmark samples, sampled as its
-scripts/run_sampling.py does (stratified, seed 42, fixed sizes), from raw files already on
-disk (nothing is downloaded), into OpenViking's layout: `<out>/<dataset_name>/`.
+"""`prepare`: OpenViking's sampling of its four datasets from raw files already on disk
+(nothing is downloaded), into its layout `<out>/<dataset_name>/`, draw for draw as its
+scripts do (`_ov_sampling`).
 
-The sizes and the seed are OpenViking's; the draw is lasagna's (`sample_benchmark`: the
-order of sha256 of the seed and the ids), so the documents chosen are not those Python's
-`random.sample(data, n)` picks in OpenViking's script.
+Without sizes it is scripts/run_sampling.py: each dataset at that script's sizes,
+stratified, seed 42. With `sample_size`, `num_docs` or `full` it is scripts/sample_dataset.py
+with those flags, the same for every dataset chosen.
 
 Raw files are looked for in `<raw>/<dataset_name>` (OpenViking's raw_data/Locomo, ...),
 else `<raw>/<name>` (lasagna's names: raw/locomo, ...).
@@ -18,23 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine.benchmarks._registry import get_benchmark_spec, load_benchmark
-from lasagna_cli.engine.benchmarks._sampling import sample_benchmark, write_sample
+from lasagna_cli.engine.benchmarks._ov_sampling import sample_openviking
 
-#: scripts/run_sampling.py of OpenViking's RAG benchmark: (dataset_name, documents,
-#: questions); every one stratified with seed 42.
-OFFICIAL: dict[str, tuple[str, int, int | None]] = {
-    "locomo": ("Locomo", 3, 100),
+#: scripts/run_sampling.py: lasagna name -> (dataset_name, documents, questions); every
+#: one stratified with seed 42.
+OFFICIAL: dict[str, tuple[str, int, int]] = {
+    "locomo": ("Locomo", 3, 80),
     "syllabusqa": ("SyllabusQA", 7, 90),
     "qasper": ("Qasper", 8, 60),
-    "financebench": ("FinanceBench", 3, None),
+    "financebench": ("FinanceBench", 3, 12),
 }
 OFFICIAL_SEED = 42
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """One benchmark's outcome: written to `out`, or `missing` (no raw files found)."""
+    """One dataset's outcome: written to `out`, or `missing` (no raw files found)."""
 
     name: str
     out: Path
@@ -47,6 +46,18 @@ class Prepared:
         return self.source is None
 
 
+def dataset_key(name: str) -> str:
+    """lasagna's name of a dataset given either way (locomo or Locomo)."""
+    lowered = name.lower()
+    if lowered not in OFFICIAL:
+        raise EngineUsageError(
+            f"--dataset {name!r}: OpenViking's sampling knows "
+            f"{', '.join(v[0] for v in OFFICIAL.values())} (or all); sample another with "
+            "`lasagna benchmark sample`"
+        )
+    return lowered
+
+
 def raw_folder(raw: Path, name: str) -> Path | None:
     spelled = OFFICIAL[name][0]
     for candidate in (raw / spelled, raw / name):
@@ -56,33 +67,33 @@ def raw_folder(raw: Path, name: str) -> Path | None:
 
 
 def prepare_benchmarks(
-    raw: Path, out: Path, names: Sequence[str] = (), seed: int = OFFICIAL_SEED
+    raw: Path,
+    out: Path,
+    names: Sequence[str] = (),
+    *,
+    seed: int = OFFICIAL_SEED,
+    sample_size: int | None = None,
+    num_docs: int | None = None,
+    full: bool = False,
+    mode: str = "stratified",
 ) -> list[Prepared]:
-    """Sample each of `names` (default: all four) with OpenViking's parameters; a
-    benchmark whose raw folder is missing is reported, not an error (the others go on)."""
-    for name in names:
-        if name not in OFFICIAL:
-            raise EngineUsageError(
-                f"--dataset {name!r}: OpenViking's sampling has parameters for "
-                f"{', '.join(OFFICIAL)} only; sample another with `lasagna benchmark sample`"
-            )
+    """Sample each of `names` (default: all four); a dataset whose raw folder is missing is
+    reported, not an error (the others go on)."""
+    scripted = full or sample_size is not None or num_docs is not None
     done = []
-    for name in names or tuple(OFFICIAL):
-        spelled, num_docs, sample_size = OFFICIAL[name]
+    for name in [dataset_key(n) for n in names] or list(OFFICIAL):
+        spelled, official_docs, official_size = OFFICIAL[name]
+        docs: int | None = official_docs
+        size: int | None = official_size
+        if scripted:  # sample_dataset.py's flags; --full overrides them
+            docs, size = (None, None) if full else (num_docs, sample_size)
         target = out / spelled
         source = raw_folder(raw, name)
         if source is None:
             done.append(Prepared(name, target, None))
             continue
-        bench = load_benchmark(name, source, with_text=False)
-        sample = sample_benchmark(
-            bench,
-            num_docs=num_docs,
-            sample_size=sample_size,
-            seed=seed,
-            mode="stratified",
-            unit=get_benchmark_spec(name).sampling_unit,
+        drawn = sample_openviking(
+            spelled, source, target, sample_size=size, num_docs=docs, seed=seed, mode=mode
         )
-        written = write_sample(sample, bench, source, target)
-        done.append(Prepared(name, target, source, dict(sample.metadata), len(written)))
+        done.append(Prepared(name, target, source, drawn.metadata, len(drawn.files)))
     return done
