@@ -190,7 +190,10 @@ def sample_benchmark(
         doc_ids = tuple(all_doc_ids)
     else:
         used = {q.doc_ids[0] for q in chosen if q.doc_ids}
-        doc_ids = tuple(doc_id for doc_id in all_doc_ids if doc_id in used)
+        # A question's document may not be in the corpus (a FinanceBench filing without
+        # its PDF): it is still the question's, and the subset keeps its rows.
+        unread = [d for d in by_doc if d not in set(all_doc_ids)]
+        doc_ids = tuple(doc_id for doc_id in all_doc_ids + unread if doc_id in used)
 
     requested = None if full else sample_size
     metadata: dict[str, Any] = {

@@ -9,10 +9,11 @@ Rules:
 - questions are grouped by document (`doc_name`);
 - reference = [answer]; evidence = the non-empty evidence_text items;
   category = question_type;
-- the corpus is the filings, read from the PDFs through lasagna-synth's loader, when
-  pdfs/<doc_name>.pdf is present; otherwise a document is built from the full text of the
-  evidence pages the questions cite (page order, one heading per page). The notes say which
-  documents came from which source.
+- the corpus is the filings whose PDF is in pdfs/ (beside the JSONL or its parent folder),
+  read through lasagna-synth's loader; a filing without its PDF is not searched, as in
+  OpenViking's adapter (its questions are still asked). The evidence pages' full text is
+  never made into a document: it would put each question's answer in the corpus by
+  construction. The notes count both (with no PDF, nothing is searched).
 """
 
 from __future__ import annotations
@@ -114,13 +115,6 @@ def _evidence_items(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [e for e in row.get("evidence") or [] if isinstance(e, dict)]
 
 
-def _pages_document(doc_name: str, pages: dict[int, str]) -> str:
-    parts = [f"# {doc_name}"]
-    for number in sorted(pages):
-        parts.append(f"## Page {number + 1}\n{pages[number].strip()}")
-    return "\n\n".join(parts) + "\n"
-
-
 def _read_pdf(path: Path) -> tuple[str | None, str]:
     """The PDF's text through lasagna-synth's loader, or None and the reason."""
     from lasagna_synth import load_corpus
@@ -168,7 +162,6 @@ class FinanceBenchAdapter(BenchmarkAdapter):
         path = self._questions_file(source, split)
         rows = _rows(path)
         order: list[str] = []
-        pages: dict[str, dict[int, str]] = {}
         questions = []
         for _, _, row in rows:
             doc_name = row["doc_name"]
@@ -179,14 +172,6 @@ class FinanceBenchAdapter(BenchmarkAdapter):
                 text = item.get("evidence_text")
                 if isinstance(text, str) and text.strip() and text not in evidence:
                     evidence.append(text)
-                page_doc = item.get("evidence_doc_name") or item.get("doc_name")
-                page_doc = page_doc if isinstance(page_doc, str) else doc_name
-                page_num = item.get("evidence_page_num")
-                full_page = item.get("evidence_text_full_page")
-                if isinstance(page_num, int) and isinstance(full_page, str) and full_page.strip():
-                    if page_doc not in order:
-                        order.append(page_doc)
-                    pages.setdefault(page_doc, {}).setdefault(page_num, full_page)
             answer = str(row.get("answer") or "").strip()
             questions.append(
                 BenchmarkQuestion(
@@ -205,7 +190,6 @@ class FinanceBenchAdapter(BenchmarkAdapter):
         documents = []
         from_pdf: list[str] = []
         from_cache = 0
-        from_pages: list[str] = []
         without_text: list[str] = []
         pdfs = {d: p for d in order if (p := _pdf_for(path, d)) is not None}
         stage = f"extracting the text of {len(pdfs):,} PDF filing(s)"
@@ -227,25 +211,16 @@ class FinanceBenchAdapter(BenchmarkAdapter):
                             doc_name, pdf_text, doc_name, {"source": "pdf", "file": pdf.name}
                         )
                     )
-                    continue
-            if doc_name in pages:
-                from_pages.append(doc_name)
-                documents.append(
-                    BenchmarkDocument(
-                        doc_name,
-                        _pages_document(doc_name, pages[doc_name]),
-                        doc_name,
-                        {"source": "evidence pages", "pages": sorted(pages[doc_name])},
-                    )
-                )
+        asked = {q.doc_ids[0] for q in questions}
+        missing = [d for d in order if d not in pdfs and d in asked]
         notes = [
-            f"corpus: filings from PDFs: {len(from_pdf)}; built from the evidence pages' full "
-            f"text (no PDF in pdfs/): {len(from_pages)}"
+            f"corpus: filings from PDFs: {len(from_pdf)}; without a PDF in pdfs/, not searched "
+            f"(as OpenViking's adapter): {len(missing)}"
         ]
         if from_cache:
             notes.append(f"PDF texts read from the text cache: {from_cache}")
         if without_text:
-            notes.append("unreadable PDFs, evidence pages used instead: " + ", ".join(without_text))
+            notes.append("unreadable PDFs, not searched: " + ", ".join(without_text))
         return self.loaded(split, documents, questions, files, notes=notes)
 
     def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:

@@ -245,7 +245,7 @@ async def stage_gen(
         say("the report's eval figures graded other answers and are dropped: run --step eval")
     if insertion is not None:
         updates[INSERTION] = insertion
-        # How the corpus was built (FinanceBench: PDFs or evidence pages, PDF texts cached).
+        # How the corpus was built (FinanceBench: the filings with a PDF, PDF texts cached).
         updates[LASAGNA]["corpus_notes"] = corpus_notes
     update_report(out, updates)
     _summarise(options, results, outcome.finished_before, seconds, recall_ours, recall, say)
