@@ -85,7 +85,7 @@ def check_chunking(chunker: str, words: int, overlap: int = 0) -> Chunker:
         raise SynthUsageError(
             f"chunk overlap {overlap} must be at least 0 and less than the chunk size {words}"
         )
-    return name  # type: ignore[return-value]
+    return name
 
 
 def _fixed_spans(text: str, words: int, overlap: int = 0) -> Iterable[tuple[int, int]]:
