@@ -96,7 +96,7 @@ def _answer_section(
 ) -> dict[str, Any]:
     prompt = task.setup.prompt
     prediction = completion.text.strip()
-    return {
+    section: dict[str, Any] = {
         "mode": mode,
         "model": completion.model,
         "prompt_id": PROMPT_ID if prompt.style == "answer" else prompt.style,
@@ -112,6 +112,9 @@ def _answer_section(
         "judge": None,
         "seconds": round(time.perf_counter() - started, 6),
     }
+    if prompt.style == "template":  # kag's result files record the prompt sent
+        section["prompt"] = "\n\n".join(m["content"] for m in messages)
+    return section
 
 
 async def _generate(
@@ -214,6 +217,8 @@ async def _system_sections(task: Task, dataset: Dataset, ctx: TaskContext, recor
             "context_length": len(system_input(task.setup.prompt, question)),
             "judge": None,
         }
+        if task.setup.prompt.style == "template":  # kag's result files record what was asked
+            section["prompt"] = system_input(task.setup.prompt, question)
         if output.retrieved is not None and "retrieval" not in planned.tracks:
             section["passages"] = [item.shown for item in output.retrieved]
         record["generation"] = section

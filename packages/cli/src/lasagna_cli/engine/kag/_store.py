@@ -2,12 +2,14 @@
 
 A task's file is `<output>/<dataset>/<question>/<prefix><setup>.json` and holds
 `{"ok": {"result": ..., "stats": {...}}}` or `{"error": "..."}`, exactly the two shapes
-kag's users parse. The engine's record is encoded into them: the answer is the `result`;
-`stats` has kag's figures (generation and retrieval time, tokens, context length, the
-retrieved passages, the exact setup) and the record's `task` and `fingerprint`, by which a
-resumed sweep knows whether the file is this task's result with these very settings. A
-file without a fingerprint (written by kag itself, or by lasagna before 0.2) is kept as kag
-keeps it: a file that exists and is not empty is finished.
+kag's users parse (`kag stats` reads only those: nothing of lasagna's sits beside `ok` or
+`error`). The engine's record is encoded into them: the answer is the `result`; `stats`
+has kag's own fields (`prompt`, `retrieval`, `config`, `time`: `_result_stats`) and
+lasagna's beside them (generation and retrieval time in seconds, tokens, context length,
+the retrieved passages, the exact setup) and the record's `task` and `fingerprint`, by
+which a resumed sweep knows whether the file is this task's result with these very
+settings. A file without a fingerprint (written by kag itself, or by lasagna before 0.2) is
+kept as kag keeps it: a file that exists and is not empty is finished.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lasagna_cli.engine._config import Setup
 from lasagna_cli.engine._records import TASK_FORMAT
 from lasagna_cli.engine._store import Record, TaskKey, dump_task_json, task_json
 from lasagna_cli.engine.kag._describe import describe_setup
+from lasagna_cli.engine.kag._result_stats import duration, kag_config
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:
@@ -39,6 +42,7 @@ class KagStore:
         # file's encoding).
         self._described = {name: task_json(describe_setup(setup)) for name, setup in setups.items()}
         self._top_k = {name: setup.top_k for name, setup in setups.items()}
+        self._config = {name: kag_config(setup) for name, setup in setups.items()}
 
     def path(self, task: TaskKey) -> Path:
         return self.at(task.dataset_name, task.item, task.setup_name)
@@ -49,7 +53,7 @@ class KagStore:
     def encode(self, record: Record) -> bytes:
         """`dump_task_json` of the file's content, byte for byte, with the setup's part
         encoded once per setup (the keys of `stats` before "setup" are encoded together,
-        then the setup, then "task": the order `sort_keys` gives)."""
+        then the setup, then "task" and "time": the order `sort_keys` gives)."""
         if record.get("error") is not None:
             return dump_task_json({"error": record["error"]})
         setup = record["task"]["setup"]
@@ -60,9 +64,15 @@ class KagStore:
         if retrieval is not None:
             top = retrieval["ranking"][: self._top_k[setup]]
             passages = [{"id": doc, "score": score} for doc, score in top]
+        retrieval_s = retrieval.get("seconds") if retrieval is not None else None
+        # kag's `time` is its whole generate(): the retrieval, the prompt and the call.
+        total_s = (retrieval_s or 0.0) + float(answer.get("seconds", answer["latency_s"]))
         before_setup = {
+            "prompt": answer.get("prompt", answer.get("question", "")),
+            "retrieval": None,
+            "config": self._config[setup],
             "generation_time_s": answer["latency_s"],
-            "retrieval_time_s": retrieval.get("seconds") if retrieval is not None else None,
+            "retrieval_time_s": retrieval_s,
             "passages": passages,
             "input_tokens": None if system else answer["input_tokens"],
             "output_tokens": None if system else answer["output_tokens"],
@@ -73,7 +83,7 @@ class KagStore:
         }
         stats = (
             f'{task_json(before_setup)[:-1]}, "setup": {self._described[setup]}, '
-            f'"task": {task_json(record["task"])}}}'
+            f'"task": {task_json(record["task"])}, "time": {task_json(duration(total_s))}}}'
         )
         text = f'{{"ok": {{"result": {task_json(answer["prediction"])}, "stats": {stats}}}}}\n'
         return text.encode("utf-8")
