@@ -120,10 +120,12 @@ def test_stats_reads_a_run_folder(tmp_path: Path) -> None:
         assert ran.exit_code == 0, ran.output
     report = invoke(["benchmark", "stats", "--results", str(out), "--format", "json"])
     assert report.exit_code == 0, report.output
-    (row,) = json.loads(report.stdout)["setups"]
-    assert row["setup"] == "bm25-k5+openai-gen"
+    payload = json.loads(report.stdout)
+    assert payload["setups"] == []  # no MCQ question: nothing kag grades
+    ((setup, row),) = payload["lasagna"]["setups"].items()
+    assert setup == "bm25-k5+openai-gen"
     overall = row["overall"]
-    assert overall["questions"] == 14 and overall["errors"] == 0
+    assert overall["missing"] == 0 and overall["free_form"]["errors"] == 0
     # Two unanswerable rows refused (right), twelve answerable ones refused (wrong): EM 2/14.
     assert overall["free_form"]["scored"] == 14
     assert overall["free_form"]["em"] == 2 / 14

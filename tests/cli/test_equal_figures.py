@@ -199,7 +199,7 @@ def test_the_example_locomo_gives_the_same_figures_through_every_door(
     kag = tmp_path / "kag"
     stats = invoke(["benchmark", "stats", "-d", str(kag / "datasets.json"), "--results",
                     str(kag / "out"), "--format", "json"], env)  # fmt: skip
-    (row,) = json.loads(stats.stdout)["setups"]
+    (row,) = json.loads(stats.stdout)["lasagna"]["setups"].values()
     answerable = [q for q, refs in references_of(MINI_LOCOMO).items() if refs != [MISSING_ANSWER]]
     expected = sum(named_f1[q] for q in answerable) / len(answerable)
     assert row["overall"]["free_form"]["f1"] == pytest.approx(expected, abs=1e-12)

@@ -1,7 +1,7 @@
 """Nothing silent: what a hostile (or careless) user gives gets a line that says what it is.
 
-- `stats` names the files of a results folder that are not results, keeps them out of the
-  setups and exits 1;
+- `stats` names the files of a results folder named as results that are none, keeps them
+  out of the setups and exits 1;
 - a key given twice in DATASETS.json is refused (JSON readers keep the last one);
 - `synthesize` that keeps no question says why and leaves an existing output as it was;
 - a judge that gives every answer the same grade is called out (`judge grade`, `calibrate`);
@@ -66,9 +66,10 @@ def test_stats_names_files_that_are_not_results(tmp_path: Path, server: FakeLLMS
     result = invoke(["benchmark", "stats", "-d", str(tmp_path / "datasets.json"), "--results",
                      str(out), "--format", "json"])  # fmt: skip
     assert result.exit_code == 1
-    assert "2 file(s) in" in result.stderr and "are not result files" in result.stderr
-    assert "notes.json" in result.stderr and "a-copy.json" in result.stderr
-    setups = {row["setup"] for row in json.loads(result.stdout)["setups"]}
+    (line,) = result.stderr.splitlines()
+    assert "notes.json is not a result" in line and "a-copy.json is not JSON" in line
+    assert "left out of every figure above" in line
+    setups = set(json.loads(result.stdout)["lasagna"]["setups"])
     assert setups == {"a"}  # no phantom setup "notes" or "a-copy"
 
 

@@ -1,4 +1,8 @@
-"""`lasagna benchmark stats`: the numbers on a results folder written by hand, and `find`."""
+"""`lasagna benchmark stats`: the numbers on a results folder written by hand, and `find`.
+
+kag's figures (graded by the whole trimmed answer) are the report's; lasagna's option
+extraction, EM/F1 and judge grades sit under "lasagna". kag's own figures on a tree kag
+wrote: tests/cli/test_stats_kag.py."""
 
 from __future__ import annotations
 
@@ -42,6 +46,10 @@ def ok(text: str, setup_datasets: list[str] | None, gen: float, context: int,
         "ok": {
             "result": text,
             "stats": {
+                "prompt": "p" * context,  # kag's CTX_LEN: the prompt's length
+                "retrieval": None,
+                "config": {"provider": "fake", "model": "m", "temperature": 0.0},
+                "time": {"secs": int(gen), "nanos": round((gen % 1) * 1e9)},
                 "generation_time_s": gen,
                 "context_length": context,
                 "retrieval_time_s": retrieval,
@@ -55,20 +63,20 @@ def ok(text: str, setup_datasets: list[str] | None, gen: float, context: int,
 RESULTS: dict[str, dict[tuple[str, str], Any]] = {
     "good": {
         ("quiz", "m1"): ok("b", None, 1.0, 100),  # correct
-        ("quiz", "m2"): ok("(c) three", None, 2.0, 100),  # correct, verbose
-        ("quiz", "m3"): ok("I do not know.", None, 3.0, 100),  # unanswered
+        ("quiz", "m2"): ok("(c) three", None, 2.0, 100),  # kag: wrong; extraction: correct
+        ("quiz", "m3"): ok("I do not know.", None, 3.0, 100),  # kag: wrong; unanswered
         ("quiz", "m4"): {"error": "openai/x: HTTP 500"},  # error
-        ("quiz", "m5"): ok("a", None, 4.0, 100),
+        ("quiz", "m5"): ok("a", None, 4.0, 100),  # no answer key: a skipped file
         ("facts", "f1"): ok("Paris", None, 1.0, 50),
         ("facts", "f2"): ok("It was Shakespeare", None, 1.0, 50),
         ("facts", "f3"): ok("hi", None, 1.0, 50),
     },
     "bad": {
         ("quiz", "m1"): ok(" A ", ["quiz"], 0.5, 200, 0.01),  # incorrect
-        ("quiz", "m3"): ok("a) one", ["quiz"], 0.5, 200, 0.03),  # correct
+        ("quiz", "m3"): ok("a) one", ["quiz"], 0.5, 200, 0.03),  # kag: wrong; extraction: right
         ("quiz", "m4"): ok("The answer is (b) two", ["quiz"], 0.5, 200, 0.02),  # incorrect
         ("quiz", "m5"): ok("c", ["quiz"], 0.5, 200, 0.02),
-        # m2 missing: skipped; facts are not in its datasets, so not skipped there
+        # m2 missing; facts are not in its datasets, so nothing is missing there
     },
     "free": {
         ("facts", "f1"): ok("paris.", ["facts"], 2.0, 10),
@@ -108,38 +116,59 @@ def as_json(folder: Path, *extra: str) -> dict[str, Any]:
     return data
 
 
-def test_mcq_acc_prec_cover_errors_and_skipped(folder: Path) -> None:
-    report = {row["setup"]: row for row in as_json(folder)["setups"]}
-    good = report["good"]["overall"]
-    assert good["mcq"] == {
-        "total": 4, "correct": 2, "incorrect": 0, "unanswered": 1,
-        "acc": 0.5, "prec": 1.0, "cover": 0.5,
+def kag_rows(report: dict[str, Any]) -> dict[str, Any]:
+    return {row["setup"]: row for row in report["setups"]}
+
+
+def extras(report: dict[str, Any]) -> dict[str, Any]:
+    setups: dict[str, Any] = report["lasagna"]["setups"]
+    return setups
+
+
+def test_kag_grades_the_whole_trimmed_answer_and_counts_files(folder: Path) -> None:
+    report = as_json(folder)
+    assert (report["datasets"], report["scorable_questions"]) == (2, 4)
+    assert report["skipped_files"] == 2  # m5 has no answer: its two files
+    rows = kag_rows(report)
+    assert list(rows) == ["good", "bad"]  # free answered no graded MCQ: not in kag's table
+    good = rows["good"]["overall"]
+    assert {k: good[k] for k in ("total", "correct", "incorrect", "errors", "parsed")} == {
+        "total": 4, "correct": 1, "incorrect": 2, "errors": 1, "parsed": 3,
     }  # fmt: skip
-    assert good["errors"] == 1 and good["skipped"] == 0
-    assert good["questions"] == 8 and good["results"] == 8
-    bad = report["bad"]["overall"]
-    assert bad["mcq"] == {
-        "total": 4, "correct": 1, "incorrect": 2, "unanswered": 0,
-        "acc": 0.25, "prec": pytest.approx(1 / 3), "cover": 0.75,
+    assert good["accuracy"] == 0.25 and good["precision"] == pytest.approx(1 / 3)
+    assert good["coverage"] == 0.75
+    # GEN and CTX_LEN over the graded ok files, from kag's `time` and `prompt`
+    assert good["avg_generation_secs"] == 2.0 and good["total_generation_secs"] == 6.0
+    assert good["avg_context_length"] == 100.0 and good["retrieval"] is None
+    bad = rows["bad"]["overall"]
+    assert (bad["total"], bad["correct"], bad["incorrect"], bad["errors"]) == (3, 0, 3, 0)
+    assert (bad["accuracy"], bad["precision"], bad["coverage"]) == (0.0, 0.0, 1.0)
+    assert list(rows["bad"]["per_dataset"]) == ["quiz"]
+
+
+def test_lasagnas_option_extraction_sits_beside_kags_figures(folder: Path) -> None:
+    found = extras(as_json(folder))
+    good = found["good"]["overall"]["option_extraction"]
+    assert good == {
+        "total": 4, "correct": 2, "incorrect": 0, "unanswered": 1, "errors": 1,
+        "accuracy": 0.5, "precision": 1.0, "coverage": 0.5,
     }  # fmt: skip
-    assert bad["skipped"] == 1 and bad["errors"] == 0
-    assert set(report["bad"]["datasets"]) == {"quiz"}  # its datasets list leaves facts out
-    assert report["free"]["overall"]["mcq"]["acc"] is None
+    bad = found["bad"]["overall"]
+    assert (bad["option_extraction"]["correct"], bad["option_extraction"]["incorrect"]) == (1, 2)
+    assert bad["missing"] == 1  # m2 of quiz, which its datasets list covers
+    assert set(found["bad"]["per_dataset"]) == {"quiz"}
+    assert found["free"]["overall"]["option_extraction"]["accuracy"] is None
 
 
 def test_free_form_em_f1_and_means(folder: Path) -> None:
-    report = {row["setup"]: row for row in as_json(folder)["setups"]}
-    free = report["free"]["overall"]["free_form"]
-    assert free == {"scored": 2, "em": 0.5, "f1": 0.5}
-    good = report["good"]["datasets"]["facts"]["free_form"]
+    found = extras(as_json(folder))
+    free = found["free"]["overall"]["free_form"]
+    assert free == {"scored": 2, "errors": 0, "em": 0.5, "f1": 0.5}
+    good = found["good"]["per_dataset"]["facts"]["free_form"]
     # "It was Shakespeare" vs "Shakespeare": F1 = 2 * (1/3 * 1) / (1/3 + 1) = 0.5
     assert good["scored"] == 2 and good["em"] == 0.5 and good["f1"] == pytest.approx(0.75)
-    overall = report["good"]["overall"]
-    # Means over the ok results (the error has no timing): 7 results.
-    assert overall["mean_generation_time_s"] == pytest.approx(13 / 7)
-    assert overall["mean_context_length"] == pytest.approx((5 * 100 - 100 + 150) / 7)
-    assert overall["mean_retrieval_time_s"] is None
-    assert report["bad"]["overall"]["mean_retrieval_time_s"] == pytest.approx(0.02)
+    assert found["good"]["overall"]["mean_retrieval_time_s"] is None
+    assert found["bad"]["overall"]["mean_retrieval_time_s"] == pytest.approx(0.02)
 
 
 def test_a_result_echoing_the_options_is_unanswered_not_option_a(tmp_path: Path) -> None:
@@ -160,20 +189,27 @@ def test_a_result_echoing_the_options_is_unanswered_not_option_a(tmp_path: Path)
         path.parent.mkdir(parents=True)
         path.write_text(json.dumps(ok(reply, None, 1.0, 10)))
     report = as_json(tmp_path)
-    mcq = report["setups"][0]["overall"]["mcq"]
+    mcq = extras(report)["echo"]["overall"]["option_extraction"]
     assert (mcq["correct"], mcq["incorrect"], mcq["unanswered"]) == (4, 0, 2)
+    kag = report["setups"][0]["overall"]  # kag: only the bare " B " is the answer
+    assert (kag["correct"], kag["incorrect"]) == (1, 5)
 
 
-def test_setups_are_ranked_by_acc_then_name_and_text_shows_each_dataset(folder: Path) -> None:
-    assert [row["setup"] for row in as_json(folder)["setups"]] == ["good", "bad", "free"]
+def test_setups_are_ranked_by_acc_then_name_and_text_is_kags_table(folder: Path) -> None:
     result = stats(folder)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0] == "overall"
-    assert lines[1].split()[:4] == ["setup", "ACC", "PREC", "COVER"]
-    assert lines[2].split()[:4] == ["good", "0.500", "1.000", "0.500"]
-    assert lines[3].split()[:4] == ["bad", "0.250", "0.333", "0.750"]
-    assert "dataset quiz" in lines and "dataset facts" in lines
+    assert lines[:2] == ["Datasets: 2 | Scorable questions: 4 | Skipped files: 2", ""]
+    assert lines[2].split() == [
+        "SETUP", "ACC%", "PREC%", "COVER%", "OK", "WRONG", "ERR", "TOT", "GEN(s)", "CTX_LEN",
+    ]  # fmt: skip
+    assert lines[3].split() == [
+        "good", "25.00", "33.33", "75.00", "1", "2", "1", "4", "2.000", "100.000",
+    ]  # fmt: skip
+    assert lines[4].split()[:3] == ["└", "quiz", "25.00"]
+    assert lines[5].split()[:2] == ["bad", "0.00"]
+    assert "lasagna's own figures, beside kag's (not part of kag's report):" in lines
+    assert any(line.split()[:2] == ["free", "-"] for line in lines)
 
 
 def test_ties_in_acc_are_ranked_by_name(folder: Path) -> None:
@@ -181,13 +217,14 @@ def test_ties_in_acc_are_ranked_by_name(folder: Path) -> None:
         source = folder / "results" / "quiz" / question / "good.json"
         (source.parent / "aaa.json").write_text(source.read_text())
     assert [r["setup"] for r in as_json(folder)["setups"]][:2] == ["aaa", "good"]
+    assert list(extras(as_json(folder)))[:3] == ["aaa", "good", "bad"]
 
 
 def test_prefix_selects_one_run(folder: Path) -> None:
     write_results(folder / "results", prefix="run2-")
     report = as_json(folder, "--prefix", "run2-")
-    assert sorted(row["setup"] for row in report["setups"]) == ["bad", "free", "good"]
-    assert report["prefix"] == "run2-"
+    assert sorted(extras(report)) == ["bad", "free", "good"]
+    assert report["lasagna"]["prefix"] == "run2-"
 
 
 def test_judge_grades_free_form_answers_with_counts(folder: Path) -> None:
@@ -207,24 +244,35 @@ def test_judge_grades_free_form_answers_with_counts(folder: Path) -> None:
         again = as_json(folder, "--judge", "openai/judge", "--base-url", server.base_url)
         assert server.calls == calls  # the judge's answers come from its cache
     assert report == again
-    setups = {row["setup"]: row for row in report["setups"]}
+    setups = extras(report)
     free = setups["free"]["overall"]["judge"]
     assert free["scored"] == 1 and free["mean_grade"] == 4 and free["unparsed"] == 1
     good = setups["good"]["overall"]["judge"]
     assert good["scored"] == 2 and good["mean_grade"] == 2 and good["errors"] == 0
-    assert report["judge"] == {"model": "openai/judge", "rubric": "binary"}
+    assert report["lasagna"]["judge"] == {"model": "openai/judge", "rubric": "binary"}
 
 
-def test_find_lists_matching_results(folder: Path) -> None:
-    result = CliRunner().invoke(
-        app, ["benchmark", "stats", "find", "-i", "^paris", "--results", str(folder / "results")]
-    )
+def test_find_lists_matching_results_as_kag_counts_them(folder: Path) -> None:
+    root = str(folder / "results")
+    result = CliRunner().invoke(app, ["benchmark", "stats", "find", "-i", "^paris", "-r", root])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ["facts/f1/free: paris.", "facts/f1/good: Paris"]
-    none = CliRunner().invoke(
-        app, ["benchmark", "stats", "find", "zzz", "--results", str(folder / "results")]
+    # kag counts every <prefix>*.json file it inspects, errors included
+    assert "2 occurrence(s) out of 14 result file(s) matched the pattern." in result.stderr
+    # -r and --format before `find`, as kag's global flags
+    as_json = CliRunner().invoke(
+        app, ["benchmark", "stats", "-r", root, "--format", "json", "find", "(?i)^paris"]
     )
-    assert none.exit_code == 1 and "0 matching results" in none.output
+    assert as_json.exit_code == 0, as_json.output
+    assert json.loads(as_json.stdout) == {
+        "matches": 2, "total": 14,
+        "paths": [f"{root}/facts/f1/free.json", f"{root}/facts/f1/good.json"],
+    }  # fmt: skip
+    # the response is trimmed first: " A " matches ^A$
+    trimmed = CliRunner().invoke(app, ["benchmark", "stats", "find", "^A$", "-r", root])
+    assert trimmed.stdout.splitlines() == ["quiz/m1/bad: A"]
+    none = CliRunner().invoke(app, ["benchmark", "stats", "find", "zzz", "-r", root])
+    assert none.exit_code == 0 and "No result matched the pattern." in none.stderr
     bad = CliRunner().invoke(app, ["benchmark", "stats", "find", "(", "--results", str(folder)])
     assert bad.exit_code == 2 and "not a valid regular expression" in bad.output
 
@@ -287,18 +335,24 @@ def test_mcq_ratios_are_bounded_and_add_up(outcomes: list[str]) -> None:
     ]
     if not results:
         return
-    row = summarize({"d": questions}, results)[0]["overall"]
-    mcq = row["mcq"]
+    report = summarize({"d": questions}, results)
+    kag = report.as_json()["setups"][0]["overall"]
+    mcq = report.as_json()["lasagna"]["setups"]["s"]["overall"]["option_extraction"]
     count = outcomes.count
-    assert mcq["total"] == len(outcomes)
+    answered = len(outcomes) - count("missing")
+    # kag: TOT counts the files; a reply that is not the bare id is wrong
+    assert kag["total"] == answered and kag["errors"] == count("error")
+    assert kag["correct"] == count("correct")
+    assert kag["incorrect"] == count("incorrect") + count("unanswered")
+    assert 0 <= kag["accuracy"] <= kag["coverage"] <= 1
+    assert mcq["total"] == answered
     assert (mcq["correct"], mcq["incorrect"], mcq["unanswered"]) == (
         count("correct"), count("incorrect"), count("unanswered"),
     )  # fmt: skip
-    assert row["errors"] == count("error") and row["skipped"] == count("missing")
-    assert 0 <= mcq["acc"] <= mcq["cover"] <= 1
-    assert mcq["acc"] == count("correct") / len(outcomes)
-    if mcq["prec"] is not None:
-        assert mcq["acc"] <= mcq["prec"] <= 1
+    assert report.as_json()["lasagna"]["setups"]["s"]["overall"]["missing"] == count("missing")
+    assert 0 <= mcq["accuracy"] <= mcq["coverage"] <= 1
+    if mcq["precision"] is not None:
+        assert mcq["accuracy"] <= mcq["precision"] <= 1
     else:
         assert count("correct") + count("incorrect") == 0
 

@@ -1,4 +1,5 @@
-"""`lasagna benchmark stats`: ACC/PREC/COVER, EM/F1 and judge grades per setup; `stats find`."""
+"""`lasagna benchmark stats`: kag's report per setup (OK/WRONG/ERR/TOT, ACC/PREC/COVER,
+GEN/CTX_LEN/RET), lasagna's option extraction, EM/F1 and judge grades beside it; `find`."""
 
 from __future__ import annotations
 
@@ -17,21 +18,20 @@ from lasagna_cli.commands._errors import (
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.kag import Result
+    from lasagna_cli.engine.kag import Damaged, Result
 
-DEFAULT_RESULTS = Path("results")
-ResultsFolder = Annotated[
-    Path,
-    typer.Option(
-        "--results", help="A sweep's output folder, or any run folder of `benchmark run`."
-    ),
-]
-Prefix = Annotated[str, typer.Option("--prefix", help="Only result files with this prefix.")]
+RESULTS_HELP = (
+    "Root of the result files (kag's -r/--results; the sweep's --output), or a run folder "
+    "of `benchmark run`."
+)
+PREFIX_HELP = "The prefix the sweep put before each result file's name (its --prefix)."
+FORMAT_HELP = "text or json."
 
 # A group whose callback is the report itself, so that both `stats --datasets D.json` and
 # `stats find REGEX` work: the callback returns early when a subcommand was named.
 stats_app = typer.Typer(
-    help="Summarise a sweep's results per setup: MCQ ACC/PREC/COVER, EM/F1, judge grades.",
+    help="kag's stats of a sweep's results per setup (ACC/PREC/COVER), lasagna's figures "
+    "beside them; `stats find REGEX` searches the answers.",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -50,9 +50,9 @@ def stats(
             "`benchmark run`, whose task records name the questions).",
         ),
     ] = None,
-    results: ResultsFolder = DEFAULT_RESULTS,
-    prefix: Prefix = "",
-    output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    results: Annotated[Path, typer.Option("-r", "--results", help=RESULTS_HELP)] = Path("."),
+    prefix: Annotated[str, typer.Option("--prefix", help=PREFIX_HELP)] = "",
+    output_format: Annotated[str, typer.Option("--format", help=FORMAT_HELP)] = "text",
     judge: Annotated[
         str | None,
         typer.Option(
@@ -72,7 +72,8 @@ def stats(
         int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
     ] = 8,
 ) -> None:
-    """Summarise a sweep's results per setup, overall and per dataset, ranked by ACC."""
+    """kag's report of a sweep's results per setup, overall and per dataset, ranked by ACC,
+    then lasagna's own figures (option extraction, EM/F1, judge grades, missing results)."""
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
@@ -86,7 +87,7 @@ def stats(
                 USAGE_ERROR,
             )
         check_format(output_format)
-        foreign: list[Path] = []
+        damaged: list[Damaged] = []
         typer.echo(
             _report(
                 datasets,
@@ -97,17 +98,27 @@ def stats(
                 rubric,
                 base_url,
                 concurrency,
-                foreign,
+                damaged,
             )
         )
-        if foreign:
-            shown = ", ".join(str(p) for p in foreign[:5])
-            more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-            raise CliError(
-                f"{len(foreign)} file(s) in {results} are not result files (not JSON, or not "
-                f'{{"ok": ...}} / {{"error": ...}}) and were left out of every setup: '
-                f"{shown}{more}; move them out of the results folder"
-            )
+        _refuse_damaged(damaged, is_run_folder(results) and datasets is None)
+
+
+def _refuse_damaged(damaged: list[Damaged], run_folder: bool) -> None:
+    """A damaged result file fails the command (exit 1) after the report, which leaves it
+    out: the figures are not those of the whole run, and the file's task is to be redone."""
+    if not damaged:
+        return
+    named = "; ".join(f"{path} is {problem}" for path, problem in damaged[:3])
+    more = f" (and {len(damaged) - 3} more damaged file(s))" if len(damaged) > 3 else ""
+    redo = (
+        "run the same `benchmark run` with --resume"
+        if run_folder
+        else "run the same sweep with --continue"
+    )
+    raise CliError(
+        f"{named}{more}: left out of every figure above; delete each and {redo} to redo its task"
+    )
 
 
 def _report(
@@ -119,11 +130,13 @@ def _report(
     rubric_name: str,
     base_url: str | None,
     concurrency: int,
-    foreign: list[Path],
+    damaged: list[Damaged],
 ) -> str:
     import json
 
     from lasagna_cli.engine.kag import (
+        damaged_records,
+        dataset_folders,
         iter_results,
         load_datasets,
         render_text,
@@ -135,15 +148,18 @@ def _report(
         raise CliError(f"results folder not found: {results} (see --results)", USAGE_ERROR)
     if datasets_path is None:  # a run folder: its task records name the questions
         datasets, found = run_folder_results(results)
-        if not found:
+        damaged += damaged_records(results)
+        count = len(datasets)
+        if not found and not damaged:
             raise CliError(
                 f"no answer in the task records of {results}: run it with a generator "
                 "(--generator MODEL) to have answers to summarise"
             )
     else:
         datasets = load_datasets(datasets_path)
-        found = list(iter_results(datasets, results, prefix, foreign))
-        if not found:
+        found = list(iter_results(datasets, results, prefix, damaged))
+        count = dataset_folders(results)
+        if not found and not damaged:
             raise CliError(
                 f"no result of {datasets_path} in {results}"
                 + (f" with prefix {prefix!r}" if prefix else "")
@@ -157,13 +173,16 @@ def _report(
         warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
         if warning:
             typer.echo(f"warning: {warning}", err=True)
-    report = summarize(datasets, found, grades)
+    report = summarize(datasets, found, grades, count)
     if output_format == "json":
-        payload: dict[str, Any] = {"results": str(results), "prefix": prefix, "setups": report}
+        payload: dict[str, Any] = report.as_json()
+        extra = payload["lasagna"]
+        extra.update(results=str(results), prefix=prefix)
+        extra["damaged"] = [{"path": str(p), "problem": why} for p, why in damaged]
         if judge is not None:
-            payload["judge"] = {"model": judge, "rubric": rubric_name}
-        return json.dumps(payload, indent=1, ensure_ascii=False)
-    return render_text(report, judge is not None)
+            extra["judge"] = {"model": judge, "rubric": rubric_name}
+        return json.dumps(payload, indent=2, ensure_ascii=False)
+    return render_text(report)
 
 
 def _grade(
@@ -227,32 +246,60 @@ def _grade(
 
 @stats_app.command("find")
 def find(
-    regex: Annotated[str, typer.Argument(help="A Python regular expression.")],
-    results: ResultsFolder = DEFAULT_RESULTS,
-    prefix: Prefix = "",
+    ctx: typer.Context,
+    regex: Annotated[str, typer.Argument(help="A regular expression (Python's re).")],
+    results: Annotated[
+        Path | None, typer.Option("-r", "--results", help=RESULTS_HELP + " [default: .]")
+    ] = None,
+    prefix: Annotated[str | None, typer.Option("--prefix", help=PREFIX_HELP)] = None,
+    output_format: Annotated[
+        str | None, typer.Option("--format", help=FORMAT_HELP + " [default: text]")
+    ] = None,
     ignore_case: Annotated[
         bool, typer.Option("--ignore-case", "-i", help="Match ignoring case.")
     ] = False,
 ) -> None:
-    """List the results whose text matches REGEX: dataset/question/setup and the text."""
+    """The results whose trimmed answer REGEX matches (anywhere in it), as kag's `stats
+    find`: each as dataset/question/setup and its answer on one line (kag opens fzf), then
+    the count; JSON: {matches, total, paths}. No datasets file needed."""
+    import json
     import re
 
-    from lasagna_cli.engine.kag import dataset_of, find_results
+    from lasagna_cli.engine.kag import dataset_of, find_in, is_run_folder, run_folder_results
+    from lasagna_cli.engine.kag import find as find_results
 
+    # -r, --prefix and --format may come before `find`, as kag's are global.
+    parent = ctx.parent.params if ctx.parent is not None else {}
+    root = results if results is not None else Path(parent.get("results") or ".")
+    prefix = prefix if prefix is not None else str(parent.get("prefix") or "")
+    output_format = output_format or str(parent.get("output_format") or "text")
     with user_errors():
+        check_format(output_format)
         try:
             pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
-        if not results.is_dir():
-            raise CliError(f"results folder not found: {results} (see --results)", USAGE_ERROR)
-        count = 0
-        for result in find_results(results, prefix, pattern):
-            count += 1
-            text = " ".join((result.text or "").split())
+        if not root.is_dir():
+            raise CliError(f"results folder not found: {root} (see --results)", USAGE_ERROR)
+        run_folder = is_run_folder(root)
+        if run_folder:
+            found = find_in(run_folder_results(root)[1], pattern)
+        else:
+            found = find_results(root, prefix, pattern)
+        if output_format == "json":
+            typer.echo(json.dumps(found.as_json(), indent=2, ensure_ascii=False))
+        elif not found.matches:
+            typer.echo("No result matched the pattern.", err=True)
+        else:
+            for result in found.matches:
+                text = " ".join((result.text or "").split())
+                typer.echo(
+                    f"{dataset_of(result.question)}/{result.question.id}/{result.setup}: "
+                    f"{text[:200]}"
+                )
             typer.echo(
-                f"{dataset_of(result.question)}/{result.question.id}/{result.setup}: {text[:200]}"
+                f"{len(found.matches)} occurrence(s) out of {found.total} result file(s) "
+                "matched the pattern.",
+                err=True,
             )
-        typer.echo(f"{count} matching results", err=True)
-        if count == 0:
-            raise typer.Exit(1)
+        _refuse_damaged(found.damaged, run_folder)

@@ -7,19 +7,25 @@ its report.
 - `_databases`: the databases' passages, loaded once per sweep;
 - `_sweep`: the door: the files read and checked, the plan, the tasks in kag's order;
 - `_store`: `<output>/<dataset>/<question>/<prefix><setup>.json`, kag's two shapes;
-- `_stats`, `_run_folder`: the stats report (ACC/PREC/COVER, EM/F1, judge grades) over a
-  sweep's result files or any run folder's task records.
+- `_result_stats`: kag's own `stats` fields of a result file (serde's layout);
+- `_kag_metrics`: kag's stats figures, JSON and table (OK/WRONG/ERR/TOT, ACC/PREC/COVER);
+- `_stats`, `_run_folder`, `_find`: the stats report (kag's, and lasagna's option
+  extraction, EM/F1, judge grades beside it) over a sweep's result files or any run
+  folder's task records, and `stats find`.
 """
 
 from lasagna_cli.engine.kag._config import Config, load_config
 from lasagna_cli.engine.kag._databases import load_databases
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, dataset_of, load_datasets
 from lasagna_cli.engine.kag._describe import describe_setup
-from lasagna_cli.engine.kag._run_folder import is_run_folder, run_folder_results
+from lasagna_cli.engine.kag._find import Found, find, find_in
+from lasagna_cli.engine.kag._run_folder import damaged_records, is_run_folder, run_folder_results
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._stats import (
+    Damaged,
     Result,
-    find_results,
+    StatsReport,
+    dataset_folders,
     iter_results,
     needs_grading,
     render_text,
@@ -40,17 +46,23 @@ from lasagna_cli.engine.kag._sweep import (
 __all__ = [
     "BrokenSetup",
     "Config",
+    "Damaged",
     "Datasets",
+    "Found",
     "KagStore",
     "Result",
+    "StatsReport",
     "Sweep",
     "as_datasets",
     "broken_tasks",
     "check_prefix",
+    "damaged_records",
+    "dataset_folders",
     "dataset_of",
     "decode_result",
     "describe_setup",
-    "find_results",
+    "find",
+    "find_in",
     "is_run_folder",
     "iter_results",
     "load_config",

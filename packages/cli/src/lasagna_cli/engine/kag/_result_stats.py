@@ -71,14 +71,17 @@ def kag_config(setup: Setup) -> dict[str, Any]:
 # -- reading -----------------------------------------------------------------------------
 
 
-def seconds_of(value: Any) -> float | None:
-    """A serde Duration's seconds, or None when `value` is not one (kag would not read it)."""
+def nanos_of(value: Any) -> int | None:
+    """A serde Duration in nanoseconds, or None when `value` is not one (kag would refuse
+    the file)."""
     if not isinstance(value, dict):
         return None
     secs, nanos = value.get("secs"), value.get("nanos")
-    if not (_count(secs) and _count(nanos)) or secs > U64_MAX or nanos > 2**32 - 1:
+    if not (isinstance(secs, int) and isinstance(nanos, int) and _count(secs) and _count(nanos)):
         return None
-    return secs + nanos / NANOS
+    if secs > U64_MAX or nanos > 2**32 - 1:
+        return None
+    return secs * NANOS + nanos
 
 
 def _count(value: Any) -> bool:
@@ -87,33 +90,39 @@ def _count(value: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class KagTiming:
-    """What `kag stats` takes from one ok result (`stats/mod.rs`)."""
+    """What `kag stats` takes from one ok result (`stats/mod.rs`); durations in ns."""
 
-    generation_s: float | None
+    generation_ns: int | None
     """`stats.time`: the whole generation; None when the file has no kag `time`."""
     context_length: int | None
     """`stats.prompt.len()`: the prompt's length in UTF-8 bytes, as Rust's `str::len`."""
-    retrieval: tuple[float, int, int, int] | None
+    retrieval: tuple[int, int, int, int] | None
     """The embedder's time and Neo4j's vertices, relationships, properties."""
+
+    @property
+    def timed(self) -> tuple[int, int] | None:
+        """kag's (time, context length) pair: both or neither (a kag file has both)."""
+        if self.generation_ns is None or self.context_length is None:
+            return None
+        return (self.generation_ns, self.context_length)
 
 
 def kag_timing(stats: dict[str, Any]) -> KagTiming:
     """kag's figures of an ok result's `stats`, each None where the file lacks it (a file
-    lasagna wrote before 0.3 has only lasagna's own keys)."""
-    generation = seconds_of(stats.get("time"))
+    lasagna wrote before kag's fields were added has only lasagna's own keys)."""
     prompt = stats.get("prompt")
-    context = len(prompt.encode("utf-8")) if isinstance(prompt, str) else None
-    return KagTiming(generation, context, _retrieval(stats.get("retrieval")))
+    context = len(prompt.encode("utf-8", "surrogatepass")) if isinstance(prompt, str) else None
+    return KagTiming(nanos_of(stats.get("time")), context, _retrieval(stats.get("retrieval")))
 
 
-def _retrieval(value: Any) -> tuple[float, int, int, int] | None:
+def _retrieval(value: Any) -> tuple[int, int, int, int] | None:
     try:
         embedder = value["stats"]["embedder"]
         neo4j = embedder["database"]["neo4j"]
         counts = [neo4j[k] for k in ("vertices", "relationships", "properties")]
     except (KeyError, TypeError):
         return None
-    time = seconds_of(embedder.get("time"))
+    time = nanos_of(embedder.get("time"))
     if time is None or not all(_count(c) for c in counts):
         return None
     return (time, counts[0], counts[1], counts[2])

@@ -1,35 +1,69 @@
-"""`lasagna benchmark stats`: grade and summarise a sweep's result folder.
+"""`lasagna benchmark stats`: kag's report over a sweep's result files (or a run folder's
+task records), and lasagna's own figures beside it, never instead.
 
-MCQ questions with an answer are graded by the option id the result picks (trimmed,
-case-insensitive, also read from "(b) ..." or "b) ..." and "The answer is b" through
-lasagna-metrics' `extract_choice`):
-- correct / incorrect: the result picks the right / another option;
-- unanswered: an ok result that names no option; errors and missing results count in the
-  total but are neither correct nor incorrect.
-ACC = correct / total, PREC = correct / (correct + incorrect),
-COVER = (correct + incorrect) / total.
-Free-form questions with reference answers get EM and F1 (SQuAD v2.0), averaged over the
-ok results; errors and missing results are counted, never scored as 0. The same holds
-for judge grades.
-A setup covers a dataset when it has results there or its recorded `datasets` list names
-it; a question it covers without a result file is "skipped".
+kag's figures (`_kag_metrics`): an MCQ question with an `answer` is graded by the whole
+trimmed response against the option id; its files are OK, WRONG or ERR, and TOT counts
+them. An MCQ without an `answer` makes its files "skipped"; other questions are not kag's.
+
+lasagna's, under their own names:
+- option extraction (lasagna-metrics' `extract_choice`: "(b) ...", "The answer is b"):
+  the same files, an answer naming no option "unanswered";
+- free-form questions with references (lasagna's DATASETS.json extension): EM and F1
+  (SQuAD), and judge grades with `--judge`; errors counted, never scored as 0;
+- missing: the questions of a dataset a setup covers (it has results there, or its
+  recorded `datasets` list names it) with no result file.
+A file named as a result (`<prefix><setup>.json`) that cannot be read (truncated, not
+JSON, neither kag shape) is left out of every figure and reported (`Damaged`).
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._scoring import gradable, score_answer
 from lasagna_cli.engine.kag._datasets import Datasets, dataset_of
-from lasagna_cli.engine.kag._names import is_component_name
+from lasagna_cli.engine.kag._kag_metrics import (
+    RUST_WHITESPACE,
+    Outcome,
+    SetupMetrics,
+    kag_grade,
+    ranked,
+    render_table,
+    report_json,
+)
+from lasagna_cli.engine.kag._result_stats import kag_timing
 from lasagna_cli.engine.kag._store import decode_result
-from lasagna_synth import TEMP_PREFIX
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def is_kag_name(name: str) -> bool:
+    """kag's `ComponentName`: non-empty, lowercase ASCII letters, digits and hyphens."""
+    return bool(name) and _NAME_CHARS.issuperset(name)
+
+
+def setup_of(file_name: str, prefix: str) -> str | None:
+    """The setup a result file's name gives (`<prefix><setup>.json`), as kag reads it."""
+    if not file_name.endswith(".json") or not file_name.startswith(prefix):
+        return None
+    setup = file_name[len(prefix) : -len(".json")]
+    return setup if is_kag_name(setup) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A run folder's MCQ grading as its task record keeps it (it holds no answer key)."""
+
+    keyed: bool
+    """The question has an answer (else: kag's "skipped")."""
+    choice: str | None
+    correct: bool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,101 +72,220 @@ class Result:
     setup: str
     path: Path
     text: str | None
-    """The answer, None for an error (or an unreadable file)."""
+    """The answer, None for an error."""
     error: str | None
     stats: dict[str, Any]
+    recorded: Recorded | None = None
 
 
-def read_result(path: Path, question: Question, setup: str) -> Result | None:
-    """The result in a file; None when it is not a result file (not JSON, or neither of
-    kag's two shapes): such a file is no setup's, and `iter_results` names it."""
+Damaged = tuple[Path, str]
+"""A file named as a result that is none, and what is wrong with it."""
+
+
+def json_problem(data: bytes) -> tuple[Any, str | None]:
+    """The JSON value of a file's bytes, or what is wrong with them (one phrase)."""
+    if not data.strip():
+        return None, "empty"
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    record = decode_result(data)
+        return json.loads(data), None
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte {exc.start})"
+    except json.JSONDecodeError as exc:
+        end = len(data.decode("utf-8", "replace").rstrip())
+        # The text ran out: at the end, or inside a string (json names where it began).
+        if exc.pos >= end or exc.msg.startswith("Unterminated string"):
+            return None, f"truncated (its JSON stops mid-value after {len(data)} bytes)"
+        return None, f"not JSON ({exc.msg} at character {exc.pos})"
+    except RecursionError:
+        return None, "nested too deep to read"
+
+
+def read_result(path: Path, question: Question, setup: str) -> Result | str:
+    """The result in a file, or what is wrong with the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    value, problem = json_problem(data)
+    if problem is not None:
+        return problem
+    record = decode_result(value)
     if record is None:
-        return None
+        return 'not a result (neither {"ok": {"result": ...}} nor {"error": ...})'
     if record.get("error") is not None:
         return Result(question, setup, path, None, str(record["error"]), {})
     text = str(record["generation"]["prediction"])
     return Result(question, setup, path, text, None, record.get("stats") or {})
 
 
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir() and not path.is_symlink()  # kag's file_type(): no symlinks
+    except OSError:
+        return False
+
+
 def iter_results(
-    datasets: Datasets, results: Path, prefix: str, foreign: list[Path] | None = None
+    datasets: Datasets, results: Path, prefix: str, damaged: list[Damaged] | None = None
 ) -> Iterator[Result]:
-    """Every result of the datasets' questions, in dataset, question, setup-name order;
-    files that are not results (corrupt, or something else) go to `foreign`."""
-    for questions in datasets.values():
+    """Every result file of the datasets' questions, in dataset, question, file order, as
+    kag finds them: `<results>/<dataset>/<question>/<prefix><setup>.json`, regular files,
+    `<setup>` a component name (anything else is not a result file and is passed over);
+    the damaged ones go to `damaged`."""
+    for dataset, questions in datasets.items():
+        if not _is_dir(results / dataset):
+            continue
         for question in questions.values():
-            folder = results / dataset_of(question) / question.id
-            try:
-                names = sorted(p.name for p in folder.iterdir())
-            except (FileNotFoundError, NotADirectoryError):
+            folder = results / dataset / question.id
+            if not _is_dir(folder):
                 continue
-            for name in names:
-                if name.startswith((TEMP_PREFIX, ".")) or not name.endswith(".json"):
-                    continue
-                if not name.startswith(prefix):
-                    continue
-                setup = name[len(prefix) : -len(".json")]
+            with os.scandir(folder) as entries:
+                files = sorted(
+                    (e.name, setup)
+                    for e in entries
+                    if e.is_file(follow_symlinks=False)
+                    and (setup := setup_of(e.name, prefix)) is not None
+                )
+            for name, setup in files:
                 found = read_result(folder / name, question, setup)
-                if found is not None and is_component_name(setup):
+                if isinstance(found, Result):
                     yield found
-                elif foreign is not None:
-                    foreign.append(folder / name)
+                elif damaged is not None:
+                    damaged.append((folder / name, found))
+
+
+def dataset_folders(results: Path) -> int:
+    """kag's "Datasets": the folders under the results root whose name is a component
+    name, whatever they hold."""
+    try:
+        with os.scandir(results) as entries:
+            return sum(
+                1 for e in entries if e.is_dir(follow_symlinks=False) and is_kag_name(e.name)
+            )
+    except OSError:
+        return 0
+
+
+# -- what each result is --------------------------------------------------------------------
+
+Kind = Literal["graded", "unkeyed", "other"]
+
+
+def mcq_kind(result: Result) -> Kind:
+    """kag's view of the result's question: an MCQ with an answer, one without, or none."""
+    if result.recorded is not None:
+        return "graded" if result.recorded.keyed else "unkeyed"
+    question = result.question
+    if question.options is None:
+        return "other"
+    return "graded" if question.correct_option is not None else "unkeyed"
+
+
+def kag_correct(result: Result) -> bool:
+    assert result.text is not None
+    recorded = result.recorded
+    if recorded is None:
+        assert result.question.correct_option is not None
+        return kag_grade(result.text, result.question.correct_option)
+    # kag's match (the trimmed response is the answer id) is lasagna's rule 1 of
+    # extract_choice, so it is a correct record whose answer is its choice, alone.
+    return (
+        bool(recorded.correct)
+        and recorded.choice is not None
+        and kag_grade(result.text.strip(RUST_WHITESPACE), recorded.choice)
+    )
+
+
+def extracted(result: Result) -> Literal["correct", "incorrect", "unanswered"]:
+    """lasagna's option extraction of an ok MCQ result."""
+    assert result.text is not None
+    if result.recorded is not None:
+        choice, correct = result.recorded.choice, result.recorded.correct
+    else:
+        scored = score_answer(result.text, result.question)
+        choice, correct = scored.choice, scored.correct
+    if choice is None:
+        return "unanswered"
+    return "correct" if correct else "incorrect"
+
+
+# -- lasagna's own figures -----------------------------------------------------------------
 
 
 @dataclass
-class Tally:
-    """The counts and sums behind one row of the report (a setup, overall or on a dataset)."""
+class Extra:
+    """lasagna's counts and sums for one setup, overall or on one dataset."""
 
-    questions: int = 0
-    results: int = 0
-    errors: int = 0
-    mcq_total: int = 0
     correct: int = 0
     incorrect: int = 0
     unanswered: int = 0
+    mcq_errors: int = 0
+    free_errors: int = 0
     em: list[float] = field(default_factory=list)
     f1: list[float] = field(default_factory=list)
     grades: list[int] = field(default_factory=list)
     grade_unparsed: int = 0
     grade_errors: int = 0
-    generation_s: list[float] = field(default_factory=list)
-    context_length: list[float] = field(default_factory=list)
+    missing: int = 0
     retrieval_s: list[float] = field(default_factory=list)
 
-    def add_missing(self, question: Question) -> None:
-        self.questions += 1
-        if question.is_mcq and question.correct_option is not None:
-            self.mcq_total += 1
+    def add(self, result: Result, grade: Any | None) -> None:
+        kind = mcq_kind(result)
+        if kind == "unkeyed":
+            return
+        if result.text is None:
+            if kind == "graded":
+                self.mcq_errors += 1
+            else:
+                self.free_errors += 1
+            return
+        seconds = result.stats.get("retrieval_time_s")
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+            self.retrieval_s.append(float(seconds))
+        if kind == "graded":
+            outcome = extracted(result)
+            setattr(self, outcome, getattr(self, outcome) + 1)
+            return
+        scored = score_answer(result.text, result.question)
+        if scored.exact_match is None or scored.f1 is None:
+            return
+        self.em.append(scored.exact_match)
+        self.f1.append(scored.f1)
+        if grade is not None:
+            if grade.status == "ok" and grade.score is not None:
+                self.grades.append(int(grade.score))
+            elif grade.status == "unparsed":
+                self.grade_unparsed += 1
+            else:
+                self.grade_errors += 1
 
-    def as_dict(self, judged: bool) -> dict[str, Any]:
+    def as_json(self, judged: bool) -> dict[str, Any]:
         def mean(values: list[float] | list[int]) -> float | None:
             return sum(values) / len(values) if values else None
 
         def ratio(a: int, b: int) -> float | None:
             return a / b if b else None
 
+        committed = self.correct + self.incorrect
+        total = committed + self.unanswered + self.mcq_errors
         out: dict[str, Any] = {
-            "questions": self.questions,
-            "results": self.results,
-            "errors": self.errors,
-            "skipped": self.questions - self.results,
-            "mcq": {
-                "total": self.mcq_total,
+            "option_extraction": {
+                "total": total,
                 "correct": self.correct,
                 "incorrect": self.incorrect,
                 "unanswered": self.unanswered,
-                "acc": ratio(self.correct, self.mcq_total),
-                "prec": ratio(self.correct, self.correct + self.incorrect),
-                "cover": ratio(self.correct + self.incorrect, self.mcq_total),
+                "errors": self.mcq_errors,
+                "accuracy": ratio(self.correct, total),
+                "precision": ratio(self.correct, committed),
+                "coverage": ratio(committed, total),
             },
-            "free_form": {"scored": len(self.em), "em": mean(self.em), "f1": mean(self.f1)},
-            "mean_generation_time_s": mean(self.generation_s),
-            "mean_context_length": mean(self.context_length),
+            "free_form": {
+                "scored": len(self.em),
+                "errors": self.free_errors,
+                "em": mean(self.em),
+                "f1": mean(self.f1),
+            },
+            "missing": self.missing,
             "mean_retrieval_time_s": mean(self.retrieval_s),
         }
         if judged:
@@ -145,47 +298,38 @@ class Tally:
         return out
 
 
-def _number(stats: dict[str, Any], key: str) -> float | None:
-    value = stats.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+@dataclass
+class StatsReport:
+    """kag's report (`kag`) and lasagna's figures per setup (`extras`)."""
 
+    datasets: int
+    scorable: int
+    skipped: int
+    kag: dict[str, SetupMetrics]
+    extras: dict[str, tuple[Extra, dict[str, Extra]]]
+    judged: bool
 
-def _add_result(tally: Tally, result: Result, grade: Any | None) -> None:
-    question = result.question
-    tally.questions += 1
-    tally.results += 1
-    is_graded_mcq = question.options is not None and question.correct_option is not None
-    if is_graded_mcq:
-        tally.mcq_total += 1
-    if result.text is None:
-        tally.errors += 1
-        return
-    scored = score_answer(result.text, question)
-    if is_graded_mcq:
-        if scored.choice is None:
-            tally.unanswered += 1
-        elif scored.correct:
-            tally.correct += 1
-        else:
-            tally.incorrect += 1
-    elif scored.exact_match is not None and scored.f1 is not None:
-        tally.em.append(scored.exact_match)
-        tally.f1.append(scored.f1)
-        if grade is not None:
-            if grade.status == "ok" and grade.score is not None:
-                tally.grades.append(int(grade.score))
-            elif grade.status == "unparsed":
-                tally.grade_unparsed += 1
-            else:
-                tally.grade_errors += 1
-    for key, values in (
-        ("generation_time_s", tally.generation_s),
-        ("context_length", tally.context_length),
-        ("retrieval_time_s", tally.retrieval_s),
-    ):
-        number = _number(result.stats, key)
-        if number is not None:
-            values.append(number)
+    def setup_order(self) -> list[str]:
+        """kag's ranking, then the setups kag's table leaves out (no graded MCQ), by name."""
+        first = [name for name, _ in ranked(self.kag)]
+        return first + sorted(set(self.extras) - set(first))
+
+    def as_json(self) -> dict[str, Any]:
+        """kag's JSON report, key for key, and lasagna's figures under "lasagna"."""
+        out = report_json(self.datasets, self.scorable, self.skipped, self.kag)
+        out["lasagna"] = {
+            "setups": {
+                name: {
+                    "overall": self.extras[name][0].as_json(self.judged),
+                    "per_dataset": {
+                        d: e.as_json(self.judged) for d, e in sorted(self.extras[name][1].items())
+                    },
+                }
+                for name in self.setup_order()
+                if name in self.extras
+            }
+        }
+        return out
 
 
 def _covered(results: list[Result], datasets: Datasets) -> dict[str, set[str]]:
@@ -202,133 +346,146 @@ def _covered(results: list[Result], datasets: Datasets) -> dict[str, set[str]]:
 
 
 def needs_grading(result: Result) -> bool:
-    return result.text is not None and gradable(result.question)
+    return result.text is not None and mcq_kind(result) == "other" and gradable(result.question)
+
+
+def scorable_questions(datasets: Datasets, results: list[Result]) -> int:
+    """kag's count: the MCQ questions with an answer (a run folder's, as its records say)."""
+    keyed = {
+        (dataset_of(r.question), r.question.id)
+        for r in results
+        if r.recorded is not None and r.recorded.keyed
+    }
+    return len(keyed) + sum(
+        1
+        for questions in datasets.values()
+        for q in questions.values()
+        if q.options is not None and q.correct_option is not None
+    )
 
 
 def summarize(
-    datasets: Datasets, results: list[Result], grades: dict[Path, Any] | None = None
-) -> list[dict[str, Any]]:
-    """Per setup, overall and per dataset, ranked by ACC (missing last), then name."""
+    datasets: Datasets,
+    results: list[Result],
+    grades: dict[Path, Any] | None = None,
+    dataset_count: int | None = None,
+) -> StatsReport:
     judged = grades is not None
     grades = grades or {}
-    by_key = {(r.setup, dataset_of(r.question), r.question.id): r for r in results}
-    report = []
+    kag: dict[str, SetupMetrics] = {}
+    skipped = 0
+    extras: dict[str, tuple[Extra, dict[str, Extra]]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for result in results:
+        dataset = dataset_of(result.question)
+        seen.add((result.setup, dataset, result.question.id))
+        kind = mcq_kind(result)
+        if kind == "unkeyed":
+            skipped += 1
+        elif kind == "graded":
+            metrics = kag.setdefault(result.setup, SetupMetrics())
+            if result.text is None:
+                metrics.record(dataset, "error", None, None)
+            else:
+                timing = kag_timing(result.stats)
+                outcome: Outcome = "correct" if kag_correct(result) else "incorrect"
+                metrics.record(dataset, outcome, timing.timed, timing.retrieval)
+        overall, per_dataset = extras.setdefault(result.setup, (Extra(), {}))
+        for extra in (overall, per_dataset.setdefault(dataset, Extra())):
+            extra.add(result, grades.get(result.path))
     for setup, covered in _covered(results, datasets).items():
-        overall = Tally()
-        per_dataset: dict[str, Tally] = {}
-        for dataset in (d for d in datasets if d in covered):
-            tally = per_dataset[dataset] = Tally()
+        overall, per_dataset = extras[setup]
+        for dataset in covered:
             for question in datasets[dataset].values():
-                result = by_key.get((setup, dataset, question.id))
-                for target in (tally, overall):
-                    if result is None:
-                        target.add_missing(question)
-                    else:
-                        _add_result(target, result, grades.get(result.path))
-        report.append(
-            {
-                "setup": setup,
-                "overall": overall.as_dict(judged),
-                "datasets": {d: t.as_dict(judged) for d, t in per_dataset.items()},
-            }
-        )
-
-    def rank(row: dict[str, Any]) -> tuple[bool, float, str]:
-        acc = row["overall"]["mcq"]["acc"]
-        return (acc is None, -(acc or 0.0), row["setup"])
-
-    report.sort(key=rank)
-    return report
+                if (setup, dataset, question.id) not in seen:
+                    overall.missing += 1
+                    per_dataset.setdefault(dataset, Extra()).missing += 1
+    return StatsReport(
+        datasets=len(datasets) if dataset_count is None else dataset_count,
+        scorable=scorable_questions(datasets, results),
+        skipped=skipped,
+        kag=kag,
+        extras=extras,
+        judged=judged,
+    )
 
 
-# -- rendering ------------------------------------------------------------------------------
+# -- text ---------------------------------------------------------------------------------
 
 
-def _fmt(value: float | None, spec: str = ".3f") -> str:
-    """A table cell: the number in `spec`, or "-" when there is none."""
+def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * 1000
-
-
-def _row(name: str, stats: dict[str, Any], judged: bool) -> list[str]:
-    mcq, free = stats["mcq"], stats["free_form"]
+def _extra_row(name: str, extra: dict[str, Any], judged: bool) -> list[str]:
+    mcq, free = extra["option_extraction"], extra["free_form"]
+    pct = ".2f"
     cells = [
         name,
-        _fmt(mcq["acc"]),
-        _fmt(mcq["prec"]),
-        _fmt(mcq["cover"]),
-        _fmt(free["em"]),
-        _fmt(free["f1"]),
+        _fmt(None if mcq["accuracy"] is None else mcq["accuracy"] * 100, pct),
+        _fmt(None if mcq["precision"] is None else mcq["precision"] * 100, pct),
+        _fmt(None if mcq["coverage"] is None else mcq["coverage"] * 100, pct),
+        str(mcq["unanswered"]),
+        _fmt(free["em"], ".3f"),
+        _fmt(free["f1"], ".3f"),
+        str(free["scored"]),
+        str(free["errors"]),
     ]
     if judged:
-        judge = stats["judge"]
-        cells += [
-            _fmt(judge["mean_grade"]),
-            str(judge["unparsed"]),
-            str(judge["errors"]),
-        ]
-    cells += [
-        str(stats["errors"]),
-        str(stats["skipped"]),
-        _fmt(stats["mean_generation_time_s"]),
-        _fmt(stats["mean_context_length"], ".0f"),
-        _fmt(_ms(stats["mean_retrieval_time_s"]), ".2f"),
-    ]
+        judge = extra["judge"]
+        cells += [_fmt(judge["mean_grade"], ".3f"), str(judge["unparsed"]), str(judge["errors"])]
+    cells += [str(extra["missing"]), _fmt(extra["mean_retrieval_time_s"], ".3f")]
     return cells
 
 
-def _table(rows: list[list[str]], header: list[str]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = []
-    for row in [header, *rows]:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return lines
+def _counts_anything(extra: dict[str, Any]) -> bool:
+    """Whether a dataset's row has a figure (a kag free-form dataset has none of these)."""
+    free, judge = extra["free_form"], extra.get("judge") or {}
+    return bool(
+        extra["option_extraction"]["total"]
+        or free["scored"]
+        or free["errors"]
+        or extra["missing"]
+        or judge.get("unparsed")
+        or judge.get("errors")
+    )
 
 
-def render_text(report: list[dict[str, Any]], judged: bool) -> str:
-    header = ["setup", "ACC", "PREC", "COVER", "EM", "F1"]
-    if judged:
-        header += ["grade", "unparsed", "grade-err"]
-    header += ["errors", "skipped", "gen s", "context", "retr ms"]
-    lines = ["overall"]
-    lines += _table([_row(r["setup"], r["overall"], judged) for r in report], header)
-    datasets: list[str] = []
-    for row in report:
-        datasets += [d for d in row["datasets"] if d not in datasets]
-    for dataset in datasets:
-        lines += ["", f"dataset {dataset}"]
-        rows = [
-            _row(r["setup"], r["datasets"][dataset], judged)
-            for r in report
-            if dataset in r["datasets"]
-        ]
-        lines += _table(rows, header)
-    return "\n".join(lines)
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
+            [row[0].ljust(widths[0])]
+            + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        ).rstrip()
+        for row in rows
+    ]
 
 
-def find_results(results: Path, prefix: str, pattern: re.Pattern[str]) -> Iterator[Result]:
-    """The ok results under `results/<dataset>/<question>/` whose text matches, in path order.
-
-    Needs no datasets file: the folder layout names the dataset, question and setup.
-    """
-    for path in sorted(results.glob(f"*/*/{glob_escape(prefix)}*.json")):
-        dataset, question_id = path.parent.parent.name, path.parent.name
-        setup = path.name[len(prefix) : -len(".json")]
-        if path.name.startswith((TEMP_PREFIX, ".")) or not is_component_name(setup):
-            continue
-        question = Question(
-            id=question_id, text="", metadata={"dataset": dataset, "question": question_id}
-        )
-        result = read_result(path, question, setup)
-        if result is not None and result.text is not None and pattern.search(result.text):
-            yield result
+EXTRA_LEGEND = (
+    "XACC% XPREC% XCOVER% = ACC% PREC% COVER% with lasagna's option extraction "
+    '("(b) ...", "The answer is b"); NONE = answers naming no option\n'
+    "EM F1 = free-form answers against the references (SQuAD), over SCORED; FERR = their "
+    "errors\nMISSING = questions of a covered dataset without a result file; LRET(s) = "
+    "lasagna's retrieval time (kag's RET(s) is its Neo4j retrieval)"
+)
 
 
-def glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", text)
+def render_text(report: StatsReport) -> str:
+    """kag's table as kag prints it, then lasagna's figures under their own names."""
+    text = render_table(report.datasets, report.scorable, report.skipped, report.kag)
+    if not report.extras:
+        return text
+    payload = report.as_json()["lasagna"]["setups"]
+    header = ["SETUP", "XACC%", "XPREC%", "XCOVER%", "NONE", "EM", "F1", "SCORED", "FERR"]
+    if report.judged:
+        header += ["GRADE", "UNPARSED", "GRADE-ERR"]
+    header += ["MISSING", "LRET(s)"]
+    rows = [header]
+    for name in report.setup_order():
+        rows.append(_extra_row(name, payload[name]["overall"], report.judged))
+        for dataset, extra in payload[name]["per_dataset"].items():
+            if _counts_anything(extra):
+                rows.append(_extra_row(f"  └ {dataset}", extra, report.judged))
+    lines = ["", "lasagna's own figures, beside kag's (not part of kag's report):"]
+    return "\n".join([text, *lines, *_aligned(rows), "", EXTRA_LEGEND])
