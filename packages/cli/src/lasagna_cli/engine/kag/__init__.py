@@ -19,18 +19,11 @@ from lasagna_cli.engine.kag._databases import load_databases
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, dataset_of, load_datasets
 from lasagna_cli.engine.kag._describe import describe_setup
 from lasagna_cli.engine.kag._find import Found, find, find_in
+from lasagna_cli.engine.kag._result_files import Damaged, Result, dataset_folders, iter_results
 from lasagna_cli.engine.kag._run_folder import damaged_records, is_run_folder, run_folder_results
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
-from lasagna_cli.engine.kag._stats import (
-    Damaged,
-    Result,
-    StatsReport,
-    dataset_folders,
-    iter_results,
-    needs_grading,
-    render_text,
-    summarize,
-)
+from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, summarize
+from lasagna_cli.engine.kag._stats_text import render_text
 from lasagna_cli.engine.kag._store import KagStore, decode_result, result_path
 from lasagna_cli.engine.kag._sweep import (
     Sweep,

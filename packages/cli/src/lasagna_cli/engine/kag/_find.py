@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine.kag._kag_metrics import RUST_WHITESPACE
-from lasagna_cli.engine.kag._stats import Damaged, Result, read_result
+from lasagna_cli.engine.kag._result_files import Damaged, Result, read_result
 from lasagna_synth import TEMP_PREFIX
 
 

@@ -18,14 +18,10 @@ JSON, neither kag shape) is left out of every figure and reported (`Damaged`).
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._scoring import gradable, score_answer
 from lasagna_cli.engine.kag._datasets import Datasets, dataset_of
 from lasagna_cli.engine.kag._kag_metrics import (
@@ -34,137 +30,10 @@ from lasagna_cli.engine.kag._kag_metrics import (
     SetupMetrics,
     kag_grade,
     ranked,
-    render_table,
     report_json,
 )
+from lasagna_cli.engine.kag._result_files import Result
 from lasagna_cli.engine.kag._result_stats import kag_timing
-from lasagna_cli.engine.kag._store import decode_result
-
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-
-
-def is_kag_name(name: str) -> bool:
-    """kag's `ComponentName`: non-empty, lowercase ASCII letters, digits and hyphens."""
-    return bool(name) and _NAME_CHARS.issuperset(name)
-
-
-def setup_of(file_name: str, prefix: str) -> str | None:
-    """The setup a result file's name gives (`<prefix><setup>.json`), as kag reads it."""
-    if not file_name.endswith(".json") or not file_name.startswith(prefix):
-        return None
-    setup = file_name[len(prefix) : -len(".json")]
-    return setup if is_kag_name(setup) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """A run folder's MCQ grading as its task record keeps it (it holds no answer key)."""
-
-    keyed: bool
-    """The question has an answer (else: kag's "skipped")."""
-    choice: str | None
-    correct: bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    question: Question
-    setup: str
-    path: Path
-    text: str | None
-    """The answer, None for an error."""
-    error: str | None
-    stats: dict[str, Any]
-    recorded: Recorded | None = None
-
-
-Damaged = tuple[Path, str]
-"""A file named as a result that is none, and what is wrong with it."""
-
-
-def json_problem(data: bytes) -> tuple[Any, str | None]:
-    """The JSON value of a file's bytes, or what is wrong with them (one phrase)."""
-    if not data.strip():
-        return None, "empty"
-    try:
-        return json.loads(data), None
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte {exc.start})"
-    except json.JSONDecodeError as exc:
-        end = len(data.decode("utf-8", "replace").rstrip())
-        # The text ran out: at the end, or inside a string (json names where it began).
-        if exc.pos >= end or exc.msg.startswith("Unterminated string"):
-            return None, f"truncated (its JSON stops mid-value after {len(data)} bytes)"
-        return None, f"not JSON ({exc.msg} at character {exc.pos})"
-    except RecursionError:
-        return None, "nested too deep to read"
-
-
-def read_result(path: Path, question: Question, setup: str) -> Result | str:
-    """The result in a file, or what is wrong with the file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
-    value, problem = json_problem(data)
-    if problem is not None:
-        return problem
-    record = decode_result(value)
-    if record is None:
-        return 'not a result (neither {"ok": {"result": ...}} nor {"error": ...})'
-    if record.get("error") is not None:
-        return Result(question, setup, path, None, str(record["error"]), {})
-    text = str(record["generation"]["prediction"])
-    return Result(question, setup, path, text, None, record.get("stats") or {})
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir() and not path.is_symlink()  # kag's file_type(): no symlinks
-    except OSError:
-        return False
-
-
-def iter_results(
-    datasets: Datasets, results: Path, prefix: str, damaged: list[Damaged] | None = None
-) -> Iterator[Result]:
-    """Every result file of the datasets' questions, in dataset, question, file order, as
-    kag finds them: `<results>/<dataset>/<question>/<prefix><setup>.json`, regular files,
-    `<setup>` a component name (anything else is not a result file and is passed over);
-    the damaged ones go to `damaged`."""
-    for dataset, questions in datasets.items():
-        if not _is_dir(results / dataset):
-            continue
-        for question in questions.values():
-            folder = results / dataset / question.id
-            if not _is_dir(folder):
-                continue
-            with os.scandir(folder) as entries:
-                files = sorted(
-                    (e.name, setup)
-                    for e in entries
-                    if e.is_file(follow_symlinks=False)
-                    and (setup := setup_of(e.name, prefix)) is not None
-                )
-            for name, setup in files:
-                found = read_result(folder / name, question, setup)
-                if isinstance(found, Result):
-                    yield found
-                elif damaged is not None:
-                    damaged.append((folder / name, found))
-
-
-def dataset_folders(results: Path) -> int:
-    """kag's "Datasets": the folders under the results root whose name is a component
-    name, whatever they hold."""
-    try:
-        with os.scandir(results) as entries:
-            return sum(
-                1 for e in entries if e.is_dir(follow_symlinks=False) and is_kag_name(e.name)
-            )
-    except OSError:
-        return 0
-
 
 # -- what each result is --------------------------------------------------------------------
 
@@ -408,84 +277,3 @@ def summarize(
         extras=extras,
         judged=judged,
     )
-
-
-# -- text ---------------------------------------------------------------------------------
-
-
-def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _extra_row(name: str, extra: dict[str, Any], judged: bool) -> list[str]:
-    mcq, free = extra["option_extraction"], extra["free_form"]
-    pct = ".2f"
-    cells = [
-        name,
-        _fmt(None if mcq["accuracy"] is None else mcq["accuracy"] * 100, pct),
-        _fmt(None if mcq["precision"] is None else mcq["precision"] * 100, pct),
-        _fmt(None if mcq["coverage"] is None else mcq["coverage"] * 100, pct),
-        str(mcq["unanswered"]),
-        _fmt(free["em"], ".3f"),
-        _fmt(free["f1"], ".3f"),
-        str(free["scored"]),
-        str(free["errors"]),
-    ]
-    if judged:
-        judge = extra["judge"]
-        cells += [_fmt(judge["mean_grade"], ".3f"), str(judge["unparsed"]), str(judge["errors"])]
-    cells += [str(extra["missing"]), _fmt(extra["mean_retrieval_time_s"], ".3f")]
-    return cells
-
-
-def _counts_anything(extra: dict[str, Any]) -> bool:
-    """Whether a dataset's row has a figure (a kag free-form dataset has none of these)."""
-    free, judge = extra["free_form"], extra.get("judge") or {}
-    return bool(
-        extra["option_extraction"]["total"]
-        or free["scored"]
-        or free["errors"]
-        or extra["missing"]
-        or judge.get("unparsed")
-        or judge.get("errors")
-    )
-
-
-def _aligned(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(
-            [row[0].ljust(widths[0])]
-            + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
-        ).rstrip()
-        for row in rows
-    ]
-
-
-EXTRA_LEGEND = (
-    "XACC% XPREC% XCOVER% = ACC% PREC% COVER% with lasagna's option extraction "
-    '("(b) ...", "The answer is b"); NONE = answers naming no option\n'
-    "EM F1 = free-form answers against the references (SQuAD), over SCORED; FERR = their "
-    "errors\nMISSING = questions of a covered dataset without a result file; LRET(s) = "
-    "lasagna's retrieval time (kag's RET(s) is its Neo4j retrieval)"
-)
-
-
-def render_text(report: StatsReport) -> str:
-    """kag's table as kag prints it, then lasagna's figures under their own names."""
-    text = render_table(report.datasets, report.scorable, report.skipped, report.kag)
-    if not report.extras:
-        return text
-    payload = report.as_json()["lasagna"]["setups"]
-    header = ["SETUP", "XACC%", "XPREC%", "XCOVER%", "NONE", "EM", "F1", "SCORED", "FERR"]
-    if report.judged:
-        header += ["GRADE", "UNPARSED", "GRADE-ERR"]
-    header += ["MISSING", "LRET(s)"]
-    rows = [header]
-    for name in report.setup_order():
-        rows.append(_extra_row(name, payload[name]["overall"], report.judged))
-        for dataset, extra in payload[name]["per_dataset"].items():
-            if _counts_anything(extra):
-                rows.append(_extra_row(f"  └ {dataset}", extra, report.judged))
-    lines = ["", "lasagna's own figures, beside kag's (not part of kag's report):"]
-    return "\n".join([text, *lines, *_aligned(rows), "", EXTRA_LEGEND])
