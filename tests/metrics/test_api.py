@@ -29,6 +29,7 @@ PUBLIC = [
     "openviking_f1",
     "openviking_recall",
     "openviking_refusal",
+    "parse_json",
     "ppi_mean",
     "precision_at_k",
     "r_precision",

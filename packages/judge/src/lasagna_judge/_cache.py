@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_judge._errors import JudgeError
+from lasagna_metrics import parse_json
 
 CACHE_FILENAME = "llm-cache.sqlite"
 
@@ -117,7 +118,7 @@ class ResponseCache:
                     return None
                 text = row[0]
         try:
-            value = json.loads(text)
+            value = parse_json(text)
         except ValueError:
             return None
         return value if isinstance(value, dict) else None

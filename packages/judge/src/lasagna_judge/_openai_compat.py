@@ -37,6 +37,7 @@ from lasagna_judge._providers import (
 from lasagna_judge._structured import drive_structured
 from lasagna_judge._transport import RetryingSender
 from lasagna_judge._wire import WireError, WireRequest
+from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -54,7 +55,7 @@ def user_agent() -> str:
 def _error_detail(body: bytes) -> str:
     """The server's own words from an error reply: OpenAI's {"error": {"message": ...}}."""
     try:
-        data = json.loads(body)
+        data = parse_json(body)
     except ValueError:
         return _short(body.decode("utf-8", "replace"))
     if isinstance(data, dict):
@@ -81,7 +82,7 @@ async def post_json(sender: RetryingSender, request: WireRequest, model_id: str)
     data = response.json
     if data is None:  # a 2xx without a JSON content type
         try:
-            data = json.loads(response.body)
+            data = parse_json(response.body)
         except ValueError:
             raise call_failed(
                 model_id, detail=f"HTTP {response.status} with a body that is not JSON"

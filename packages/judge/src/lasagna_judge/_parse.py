@@ -73,6 +73,8 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
             except json.JSONDecodeError:
                 i = source.find("{", i + 1)
                 continue
+            except RecursionError:  # nested past what can be read: no object starts later
+                break
             if isinstance(obj, dict):
                 found.append(obj)
             i = source.find("{", end)

@@ -13,6 +13,8 @@
 - Judge statistics: `ppi_mean` (prediction-powered inference, PPI++: a judge's mean
   corrected by a few human labels, with an honest interval).
 - SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
+- JSON input: `parse_json` (`json.loads` that refuses JSON nested too deep to read and lone
+  surrogate escapes as `json.JSONDecodeError`; the other lasagna packages read with it).
 
 Every function raises `MetricsError` on bad input, with a message that says what was
 expected, what was found and what to do.
@@ -36,6 +38,7 @@ from lasagna_metrics._answers import (
 )
 from lasagna_metrics._errors import MetricsError
 from lasagna_metrics._evidence import evidence_recall
+from lasagna_metrics._json import parse_json
 from lasagna_metrics._mcq import extract_choice, grade_mcq
 from lasagna_metrics._openviking import openviking_f1, openviking_recall, openviking_refusal
 from lasagna_metrics._ppi import PPIEstimate, ppi_mean
@@ -83,6 +86,7 @@ __all__ = [
     "openviking_f1",
     "openviking_recall",
     "openviking_refusal",
+    "parse_json",
     "ppi_mean",
     "precision_at_k",
     "r_precision",

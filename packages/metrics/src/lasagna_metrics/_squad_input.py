@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_metrics._errors import MetricsError
+from lasagna_metrics._json import parse_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +157,7 @@ def _load_json(path: str | Path, what: str, *, unique_keys: bool = False) -> Any
     except OSError as exc:
         raise MetricsError(f"{what} {path}: cannot be read ({exc.strerror})") from None
     try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicates if unique_keys else None)
+        return parse_json(text, object_pairs_hook=_refuse_duplicates if unique_keys else None)
     except _DuplicateKey as exc:
         raise MetricsError(
             f"{what} {path}: the key {exc.args[0]!r} appears twice in one object (a JSON "

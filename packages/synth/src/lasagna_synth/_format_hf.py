@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lasagna_metrics import parse_json
 from lasagna_synth._naming import file_sha256, folder_sha256
 from lasagna_synth._validate import DataError
 
@@ -64,7 +65,7 @@ def _rows_of_table(path: Path, label: str) -> list[dict[str, Any]]:
 
 def _json(path: Path, label: str) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(label, [f"{label}: not readable as JSON ({exc})"]) from None
     if not isinstance(value, dict):

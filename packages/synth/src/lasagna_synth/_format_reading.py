@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lasagna_metrics import parse_json
 from lasagna_synth._evidence import EvidenceSpan
 
 
@@ -63,7 +64,7 @@ def _jsonl_records(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line)
         except json.JSONDecodeError as exc:
             problems.append(
                 f"{label} row {number}: not valid JSON ({exc.msg} at column {exc.colno})"

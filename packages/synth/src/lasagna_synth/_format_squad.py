@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 
+from lasagna_metrics import parse_json
 from lasagna_synth._format_reading import _Draft, json_type
 
 
 def _parse_squad(label: str, text: str, problems: list[str]) -> list[_Draft]:
     try:
-        dataset = json.loads(text)
+        dataset = parse_json(text)
     except json.JSONDecodeError as exc:
         problems.append(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})")
         return []

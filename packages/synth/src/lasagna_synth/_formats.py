@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from lasagna_metrics import parse_json
 from lasagna_synth._errors import SynthUsageError
 from lasagna_synth._format_beir import _read_beir
 from lasagna_synth._format_csv import _parse_csv
@@ -167,7 +168,7 @@ def load_data_and_outputs(
 def _json_array(label: str, text: str, problems: list[str]) -> list[tuple[int, dict[str, Any]]]:
     """A JSON array of row objects, numbered from 1 (DeepEval's `save_as("json")`)."""
     try:
-        items = json.loads(text)
+        items = parse_json(text)
     except json.JSONDecodeError as exc:
         problems.append(f"{label}: not valid JSON ({exc.msg} at line {exc.lineno})")
         return []

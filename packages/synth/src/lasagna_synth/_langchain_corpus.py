@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lasagna_metrics import parse_json
 from lasagna_synth._corpus import Corpus, Document, Skipped
 from lasagna_synth._errors import SynthError
 from lasagna_synth._format_reading import json_type
@@ -106,7 +107,7 @@ def _jsonl_documents(path: Path) -> list[dict[str, Any]]:
             continue
         where = f"{label} line {number}"
         try:
-            record = json.loads(line)
+            record = parse_json(line)
         except json.JSONDecodeError as exc:
             problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
             continue

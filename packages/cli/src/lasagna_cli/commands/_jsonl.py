@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
+from lasagna_metrics import parse_json
 
 
 def json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -23,7 +24,7 @@ def json_lines(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line)
+                    value = parse_json(line)
                 except json.JSONDecodeError as exc:
                     raise CliError(
                         f"{path}:{number}: expected one JSON object per line, found text that "

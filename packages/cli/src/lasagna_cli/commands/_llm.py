@@ -20,7 +20,6 @@ table (`--prices FILE`) is read here too, for every command that prices its call
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Proxies
@@ -116,7 +116,7 @@ def load_prices(path: Path) -> dict[str, tuple[float, float]]:
     except UnicodeDecodeError:
         raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
     try:
-        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
+        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else parse_json(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
     table: dict[str, tuple[float, float]] = {}

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._json_layout import dumps_indented
+from lasagna_metrics import parse_json
 from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
 
 Record = dict[str, Any]
@@ -97,7 +98,7 @@ def read_json(path: Path) -> Any | None:
     """The parsed file at `path`, or None when it is missing, empty or not JSON."""
     try:
         with path.open("rb") as handle:
-            return json.load(handle)
+            return parse_json(handle.read())
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None
 
@@ -247,7 +248,7 @@ def folder_records(store: RecordStore, folder: Path) -> dict[str, Record]:
             continue
         for line in lines:
             try:
-                entry = json.loads(line)
+                entry = parse_json(line)
             except ValueError:
                 continue
             record = store.decode(entry.get("record")) if isinstance(entry, dict) else None

@@ -9,6 +9,7 @@ from typing import Any
 
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine.benchmarks._model import BenchmarkFileError
+from lasagna_metrics import parse_json
 from lasagna_synth import write_bytes_atomic as write_bytes_atomic  # for the adapters
 
 
@@ -55,7 +56,7 @@ def _listing(folder: Path) -> str:
 def read_json(path: Path, *, benchmark: str) -> Any:
     try:
         with path.open("rb") as handle:
-            return json.load(handle)
+            return parse_json(handle.read())
     except ValueError as exc:
         raise EngineError(
             f"{benchmark}: {path} is not valid JSON ({exc}); re-download the file"
@@ -70,7 +71,7 @@ def read_jsonl(path: Path, *, benchmark: str) -> list[tuple[int, str, Any]]:
             if not line.strip():
                 continue
             try:
-                rows.append((number, line.rstrip("\n"), json.loads(line)))
+                rows.append((number, line.rstrip("\n"), parse_json(line)))
             except ValueError as exc:
                 raise EngineError(
                     f"{benchmark}: {path} line {number} is not a JSON object ({exc}); "

@@ -42,6 +42,7 @@ from lasagna_cli.engine.benchmarks._model import (
     ReadOptions,
     Subset,
 )
+from lasagna_metrics import parse_json
 
 SNAPSHOT_DOCUMENTS = "documents.jsonl"
 SNAPSHOT_QUESTIONS = "questions.jsonl"
@@ -136,7 +137,7 @@ class BaseAdapter(BenchmarkAdapter):
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        return [parse_json(line) for line in handle if line.strip()]
 
 
 def _document_row(document: BenchmarkDocument) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from lasagna_cli.engine._config import BenchmarkEntry, ChunkingSpec
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_metrics import parse_json
 from lasagna_synth import BenchmarkData, BenchmarkRow, EvidenceSpan, TrackSupport
 
 
@@ -154,7 +155,7 @@ def _known_ids(data: BenchmarkData) -> set[str]:
     if data.kind == "beir" and queries.is_file():
         for line in queries.read_text(encoding="utf-8-sig").split("\n"):
             try:
-                record = json.loads(line) if line.strip() else None
+                record = parse_json(line) if line.strip() else None
             except json.JSONDecodeError:
                 continue
             if isinstance(record, dict) and isinstance(record.get("_id"), str | int):

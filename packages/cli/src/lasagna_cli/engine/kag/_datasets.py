@@ -15,6 +15,7 @@ from typing import Any
 from lasagna_cli.engine._data import Dataset, Question
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 from lasagna_cli.engine.kag._names import is_component_name, suggest_name
+from lasagna_metrics import parse_json
 
 _QUESTION_KEYS = ("input", "output")
 _MCQ_KEYS = ("type", "options", "answer")
@@ -162,7 +163,7 @@ def load_datasets(path: Path) -> Datasets:
     except IsADirectoryError:
         raise EngineUsageError(f"expected a datasets JSON file, found a folder: {path}") from None
     try:
-        data = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+        data = parse_json(raw, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:
         raise EngineError(
             f"{path}: the key {exc.args[0]!r} appears twice in one object (JSON readers keep "

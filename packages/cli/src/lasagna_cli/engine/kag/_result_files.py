@@ -13,6 +13,7 @@ from typing import Any
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine.kag._datasets import Datasets
 from lasagna_cli.engine.kag._store import decode_result
+from lasagna_metrics import parse_json
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -61,7 +62,7 @@ def json_problem(data: bytes) -> tuple[Any, str | None]:
     if not data.strip():
         return None, "empty"
     try:
-        return json.loads(data), None
+        return parse_json(data), None
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte {exc.start})"
     except json.JSONDecodeError as exc:
@@ -70,8 +71,6 @@ def json_problem(data: bytes) -> tuple[Any, str | None]:
         if exc.pos >= end or exc.msg.startswith("Unterminated string"):
             return None, f"truncated (its JSON stops mid-value after {len(data)} bytes)"
         return None, f"not JSON ({exc.msg} at character {exc.pos})"
-    except RecursionError:
-        return None, "nested too deep to read"
 
 
 def read_result(path: Path, question: Question, setup: str) -> Result | str:

@@ -28,6 +28,7 @@ from lasagna_cli.engine.reports._results import (
     usage_of,
 )
 from lasagna_cli.engine.reports._run_data import RunData, complete_entry
+from lasagna_metrics import parse_json
 
 SETUP = "staged"  # when the report names no retriever
 
@@ -205,7 +206,7 @@ def _add_passages(data: RunData, folder: Path, name: str) -> None:
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             try:
-                row = json.loads(line)
+                row = parse_json(line)
             except ValueError:
                 continue
             doc = str(row.get("id"))

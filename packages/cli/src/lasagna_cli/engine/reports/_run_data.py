@@ -21,7 +21,6 @@ the comparisons recompute them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._records import ANSWER_SECTIONS
 from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_metrics import parse_json
 
 Prices = Mapping[str, tuple[float, float]]
 #: Per answer section, the metrics whose value a question has (see `_generation_values`).
@@ -70,7 +70,7 @@ class RunData:
 
 def read_json_file(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise EngineError(f"{path}: cannot read {what} ({exc.strerror})") from None
     except ValueError as exc:

@@ -13,13 +13,13 @@ out of reach.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_metrics import parse_json
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def load_results(path: str | Path) -> Results:
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = parse_json(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise EngineUsageError(
             f"{file}: no such file; give a run folder of `lasagna benchmark run` or its "

@@ -17,6 +17,7 @@ from typing import Any
 
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._store import read_json, write_bytes_atomic, write_json_atomic
+from lasagna_metrics import parse_json
 
 INDEX_DIR = "index"
 PASSAGES_FILE = "passages.jsonl"
@@ -42,7 +43,7 @@ def load_index(
     try:
         with (folder / PASSAGES_FILE).open(encoding="utf-8") as handle:
             for line in handle:
-                record = json.loads(line)
+                record = parse_json(line)
                 texts[record["id"]] = record["text"]
                 document_of[record["id"]] = record["doc_id"]
     except (OSError, ValueError, KeyError):

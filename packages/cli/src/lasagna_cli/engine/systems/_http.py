@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from lasagna_cli.engine.systems._errors import SystemFailure, SystemOutputError
 from lasagna_cli.engine.systems._spec import SystemSpec, redact_url
 from lasagna_judge import RetryPolicy, is_retryable_status, parse_retry_after
+from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     import aiohttp
@@ -91,7 +92,7 @@ class HttpSystem:
             status, reply, wait = await self._attempt(body)
             if status is not None and 200 <= status < 300:
                 try:
-                    return json.loads(reply)
+                    return parse_json(reply)
                 except ValueError:
                     raise SystemOutputError(
                         f"{self.shown} replied {status} with a body that is not JSON: "

@@ -36,6 +36,7 @@ from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_me
 from lasagna_cli.engine.systems._errors import SystemOutputError
 from lasagna_cli.engine.systems._output import Retrieved, SystemOutput, ranking
 from lasagna_cli.engine.systems._spec import SystemSpec
+from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._data import Question
@@ -150,7 +151,7 @@ def outputs_in_data(spec: SystemSpec) -> Predictions:
 def _parse_line(label: str, number: int, line: str, problems: list[str]) -> Prediction | None:
     where = f"{label} line {number}"
     try:
-        record = json.loads(line)
+        record = parse_json(line)
     except json.JSONDecodeError as exc:
         problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})")
         return None
