@@ -4,6 +4,8 @@ the sign-flip p-value (scipy.stats.permutation_test, permutation_type="samples")
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -11,6 +13,7 @@ from scipy import stats
 from lasagna_cli.engine.reports._paired import (
     bootstrap_interval,
     compare_paired,
+    compare_paired_many,
     sign_flip_p_value,
 )
 
@@ -117,3 +120,22 @@ def test_power_is_the_normal_planning_formula_and_agrees_with_statsmodels() -> N
     assert compare_paired(A[:9], B[:9], seed=1).detectable > found.detectable
     same = compare_paired(A, A, seed=1)
     assert same.detectable == 0.0 and same.questions_needed is None
+
+
+def test_comparisons_drawn_together_equal_scipy_one_by_one() -> None:
+    """Samples of one length share their resamples (one matrix product serves them all);
+    each still equals SciPy's bootstrap and permutation test on it alone."""
+    rng = np.random.default_rng(11)
+    n = 2500
+    f1 = [rng.choice([0.0, 0.25, 0.4, 0.5, 2 / 3, 1.0], n) for _ in range(3)]
+    em = [rng.integers(0, 2, n).astype(np.float64) for _ in range(2)]
+    samples = [(f1[0], f1[1]), (f1[0], f1[2]), (em[0], em[1]), (A, B)]
+    together = compare_paired_many(samples, seed=3, permutation_resamples=1999)
+    for (a, b), found in zip(samples, together, strict=True):
+        alone = compare_paired(a, b, seed=3, permutation_resamples=1999)
+        assert asdict(found) == pytest.approx(asdict(alone), abs=1e-12)
+        d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+        assert (found.ci95_low, found.ci95_high) == pytest.approx(
+            reference_interval(d, 3, 1000), abs=1e-9
+        )
+        assert found.p_value == pytest.approx(reference_p(d, 3, 1999), abs=1e-9)

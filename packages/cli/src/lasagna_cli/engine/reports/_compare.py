@@ -30,7 +30,7 @@ from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.reports._paired import (
     BOOTSTRAP_RESAMPLES,
     PERMUTATION_RESAMPLES,
-    compare_paired,
+    compare_paired_many,
 )
 from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
 
@@ -192,6 +192,65 @@ def compare_pair(
     permutation_resamples: int = PERMUTATION_RESAMPLES,
 ) -> dict[str, Any]:
     """One comparison, JSON-ready (see the module docstring)."""
+    return compare_pairs(
+        [(a, b, metrics)],
+        seed=seed,
+        force=force,
+        bootstrap_resamples=bootstrap_resamples,
+        permutation_resamples=permutation_resamples,
+    )[0]
+
+
+Job = tuple[Side, Side, Sequence[str] | None]
+"""Two results to compare, and the metrics to compare them on (None: all they share)."""
+
+
+def compare_pairs(
+    jobs: Sequence[Job],
+    *,
+    seed: int,
+    force: bool = False,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = PERMUTATION_RESAMPLES,
+) -> list[dict[str, Any]]:
+    """`compare_pair` of each job, with the same seed: the statistics of all are drawn
+    together (`compare_paired_many`), as the same resamples serve every metric and pair."""
+    found = [_paired_rows(a, b, metrics, force) for a, b, metrics in jobs]
+    cells = [(row, pairs) for _, rows in found for row, pairs in rows if pairs]
+    stats = compare_paired_many(
+        [([x for x, _ in pairs], [y for _, y in pairs]) for _, pairs in cells],
+        seed=seed,
+        bootstrap_resamples=bootstrap_resamples,
+        permutation_resamples=permutation_resamples,
+    )
+    for (row, _), figures in zip(cells, stats, strict=True):
+        row.update(
+            mean_a=figures.mean_a,
+            mean_b=figures.mean_b,
+            difference=figures.difference,
+            ci95_low=figures.ci95_low,
+            ci95_high=figures.ci95_high,
+            p_value=figures.p_value,
+            exact=figures.exact,
+            detectable=figures.detectable,
+            questions_needed=figures.questions_needed,
+        )
+    return [
+        {
+            **head,
+            "seed": seed,
+            "bootstrap_resamples": bootstrap_resamples,
+            "permutation_resamples": permutation_resamples,
+            "metrics": [row for row, _ in rows],
+        }
+        for head, rows in found
+    ]
+
+
+def _paired_rows(
+    a: Side, b: Side, metrics: Sequence[str] | None, force: bool
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[tuple[float, float]]]]]:
+    """A comparison's head, and each metric's row with the (A, B) values both scored."""
     differs, compared = differences(a.result, b.result)
     if differs and not force:
         raise EngineUsageError(
@@ -225,42 +284,16 @@ def compare_pair(
                 pairs.append((float(x), float(y)))
             elif _applies(metric, entries_a.get(qid), entries_b.get(qid)):
                 left_out[_left_out(entries_a.get(qid), entries_b.get(qid), metric)] += 1
-        row: dict[str, Any] = {
-            "metric": metric,
-            "n": len(pairs),
-            "left_out": dict(sorted(left_out.items())),
-        }
-        if pairs:
-            found = compare_paired(
-                [x for x, _ in pairs],
-                [y for _, y in pairs],
-                seed=seed,
-                bootstrap_resamples=bootstrap_resamples,
-                permutation_resamples=permutation_resamples,
-            )
-            row.update(
-                mean_a=found.mean_a,
-                mean_b=found.mean_b,
-                difference=found.difference,
-                ci95_low=found.ci95_low,
-                ci95_high=found.ci95_high,
-                p_value=found.p_value,
-                exact=found.exact,
-                detectable=found.detectable,
-                questions_needed=found.questions_needed,
-            )
-        rows.append(row)
-    return {
+        row = {"metric": metric, "n": len(pairs), "left_out": dict(sorted(left_out.items()))}
+        rows.append((row, pairs))
+    head = {
         "a": a.describe(),
         "b": b.describe(),
         "comparable": not differs,
         "differs": differs,
         "compared_settings": compared,
-        "seed": seed,
-        "bootstrap_resamples": bootstrap_resamples,
-        "permutation_resamples": permutation_resamples,
-        "metrics": rows,
     }
+    return head, rows
 
 
 def _applies(metric: str, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
@@ -294,7 +327,5 @@ def compare_runs(
 ) -> list[dict[str, Any]]:
     """Every comparison `benchmark compare` makes (the first run's seed by default)."""
     chosen = runs[0].seed if seed is None else seed
-    return [
-        compare_pair(a, b, seed=chosen, force=force, metrics=metrics)
-        for a, b in pair_results(runs, setups)
-    ]
+    jobs = [(a, b, metrics) for a, b in pair_results(runs, setups)]
+    return compare_pairs(jobs, seed=chosen, force=force)

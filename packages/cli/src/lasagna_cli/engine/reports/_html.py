@@ -100,7 +100,7 @@ def build_report(
 
 
 def report_comparisons(runs: Sequence[RunData], headline: Any) -> list[dict[str, Any]]:
-    from lasagna_cli.engine.reports._compare import Side, compare_pair, group_key
+    from lasagna_cli.engine.reports._compare import Job, Side, compare_pairs, group_key
     from lasagna_cli.engine.reports._run_data import metric_names
 
     groups: dict[tuple[str, str], list[Side]] = {}
@@ -108,12 +108,18 @@ def report_comparisons(runs: Sequence[RunData], headline: Any) -> list[dict[str,
         for result in run.results:
             key = (str(result["dataset"]["name"]), group_key(result))
             groups.setdefault(key, []).append(Side(run, result))
-    found = []
+    jobs: list[tuple[int, Job]] = []  # (seed, job)
     for sides in groups.values():
         first = sides[0]
         for other in sides[1:]:
             common = [m for m in metric_names(first.result) if m in metric_names(other.result)]
             chosen = headline(common)
             if chosen:
-                found.append(compare_pair(first, other, seed=first.run.seed, metrics=chosen))
+                jobs.append((first.run.seed, (first, other, chosen)))
+    found: list[dict[str, Any]] = [{} for _ in jobs]
+    for seed in dict.fromkeys(seed for seed, _ in jobs):  # the jobs of one seed draw together
+        mine = [i for i, (s, _) in enumerate(jobs) if s == seed]
+        done = compare_pairs([jobs[i][1] for i in mine], seed=seed)
+        for i, comparison in zip(mine, done, strict=True):
+            found[i] = comparison
     return found

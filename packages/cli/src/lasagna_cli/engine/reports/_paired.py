@@ -26,8 +26,10 @@ approximation, two-sided at alpha 0.05 with 80% power, the usual planning figure
 - `questions_needed`: how many questions the observed difference would need to be
   detected, ceil(((z_0.975 + z_0.8) * sd / |difference|)^2); None when it is 0.
 (sd is the differences' sample standard deviation; with sd 0 nothing varies: both 0.)
-Work is done in blocks of rows: the random stream is consumed in the same order, so the
-figures do not depend on the block size, and memory stays bounded at 10,000s of questions.
+Work is done in blocks of resamples: the random stream is consumed in the same order, so
+the figures do not depend on the block size, and memory stays bounded at 10,000s of
+questions. Comparisons of the same length and seed draw the same resamples, so they are
+done together (`compare_paired_many`): one matrix product per block serves them all.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import numpy as np
 BOOTSTRAP_RESAMPLES = 1000
 PERMUTATION_RESAMPLES = 9999
 CONFIDENCE = 0.95
-_BLOCK_CELLS = 2_000_000  # rows x questions per block
+_BLOCK_CELLS = 100_000  # resamples x questions per block: small enough to stay in cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,65 +80,132 @@ def power(differences: np.ndarray, difference: float) -> tuple[float, int | None
     return detectable, max(2, math.ceil((_POWER_Z * sd / abs(difference)) ** 2))
 
 
-def _rows_per_block(n: int) -> int:
-    return max(1, _BLOCK_CELLS // max(n, 1))
+def _rows(n: int, even: bool = False) -> int:
+    rows = max(2, _BLOCK_CELLS // max(n, 1))
+    return rows + rows % 2 if even else rows
 
 
-def _flips(bits: np.random.BitGenerator, rows: int, n: int) -> np.ndarray:
-    """Which signs `rng.permuted` would flip, without its per-slice loop: shuffling the pair
-    (d, -d) draws one 32-bit number (PCG64 hands out the low then the high half of each
-    64-bit word) and swaps when its lowest bit is 0."""
+def _kept(bits: np.random.BitGenerator, rows: int, n: int) -> np.ndarray:
+    """Which differences `rng.permuted` leaves unflipped in `rows` resamples (1.0 or 0.0).
+    Shuffling the pair (d, -d) draws one 32-bit number (PCG64 hands out the low then the
+    high half of each 64-bit word) and swaps when its lowest bit is 0: the bit says "kept"."""
     cells = rows * n
     raw = bits.random_raw((cells + 1) // 2)
-    low = np.empty(raw.size * 2, dtype=np.uint64)
-    low[0::2] = raw & 1
-    low[1::2] = (raw >> np.uint64(32)) & 1
-    flips: np.ndarray = (low[:cells] == 0).reshape(rows, n)
-    return flips
+    # As little-endian bytes, every 4th is the lowest byte of a 32-bit half, in draw order.
+    lowest = raw.astype("<u8", copy=False).view(np.uint8)[::4]
+    kept: np.ndarray = (lowest[:cells] & 1).reshape(rows, n).astype(np.float64)
+    return kept
+
+
+def bootstrap_intervals(
+    differences: np.ndarray, *, resamples: int, seed: int, confidence: float = CONFIDENCE
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap intervals of the mean of each row of `differences` (k x n), all
+    from the same resamples: scipy's `bootstrap` on each row with the same seed. A
+    resample's mean is its count of each question times the differences, so one matrix
+    product serves every row."""
+    k, n = differences.shape
+    rng = np.random.default_rng(seed)
+    means = np.empty((resamples, k))
+    step = _rows(n)
+    for start in range(0, resamples, step):
+        rows = min(step, resamples - start)
+        index = rng.integers(0, n, (rows, n)) + np.arange(rows)[:, None] * n
+        counts = np.bincount(index.ravel(), minlength=rows * n).reshape(rows, n)
+        means[start : start + rows] = (counts.astype(np.float64) @ differences.T) / n
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail], axis=0)
+    return low, high
+
+
+def sign_flip_p_values(
+    differences: np.ndarray, *, resamples: int, seed: int
+) -> tuple[np.ndarray, bool]:
+    """Two-sided p-values of the mean of each row of `differences` (k x n) under random
+    sign flips, all from the same flips, and whether they are exact: scipy's
+    `permutation_test` (permutation_type="samples") on each row with the same seed."""
+    n = differences.shape[-1]
+    observed = differences.mean(axis=-1)
+    exact = 2**n <= resamples if n < 63 else False
+    if exact:
+        total = 2**n
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n))).reshape(total, n)
+        null = np.stack([(row * signs).mean(axis=-1) for row in differences], axis=-1)
+    else:
+        total = resamples
+        bits = np.random.default_rng(seed).bit_generator
+        step = _rows(n, even=True)  # an even count of 32-bit draws (two per raw word)
+        sums = differences.sum(axis=-1)
+        # kept - flipped = 2 kept - all: each resample's sum of signed differences
+        null = np.concatenate(
+            [
+                (2 * (_kept(bits, min(step, resamples - start), n) @ differences.T) - sums) / n
+                for start in range(0, resamples, step)
+            ]
+        )
+    adjustment = 0 if exact else 1
+    gamma = np.abs(np.finfo(np.float64).eps * 100 * observed)
+    less = np.count_nonzero(null <= observed + gamma, axis=0) + adjustment
+    greater = np.count_nonzero(null >= observed - gamma, axis=0) + adjustment
+    p = np.minimum(less, greater) / (total + adjustment) * 2
+    return np.clip(p, 0.0, 1.0), exact
 
 
 def bootstrap_interval(
     differences: np.ndarray, *, resamples: int, seed: int, confidence: float = CONFIDENCE
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of `differences` (scipy's `bootstrap`)."""
-    n = differences.shape[-1]
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    step = _rows_per_block(n)
-    for start in range(0, resamples, step):
-        rows = min(step, resamples - start)
-        index = rng.integers(0, n, (rows, n))
-        means[start : start + rows] = differences[index].mean(axis=-1)
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
+    low, high = bootstrap_intervals(
+        differences[None, :], resamples=resamples, seed=seed, confidence=confidence
+    )
+    return float(low[0]), float(high[0])
 
 
 def sign_flip_p_value(differences: np.ndarray, *, resamples: int, seed: int) -> tuple[float, bool]:
     """Two-sided p-value of the mean of `differences` under random sign flips, and whether
     it is exact (scipy's `permutation_test` with permutation_type="samples")."""
-    n = differences.shape[-1]
-    observed = differences.mean()
-    exact = 2**n <= resamples if n < 63 else False
-    nulls: list[np.ndarray] = []
-    if exact:
-        total = 2**n
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n))).reshape(total, n)
-        nulls.append((differences * signs).mean(axis=-1))
-    else:
-        total = resamples
-        bits = np.random.default_rng(seed).bit_generator
-        step = _rows_per_block(n)
-        step += step % 2  # an even count of 32-bit draws per block (two per raw word)
-        for start in range(0, resamples, step):
-            rows = min(step, resamples - start)
-            nulls.append(np.where(_flips(bits, rows, n), -differences, differences).mean(axis=-1))
-    null = np.concatenate(nulls)
-    adjustment = 0 if exact else 1
-    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
-    less = (np.count_nonzero(null <= observed + gamma) + adjustment) / (total + adjustment)
-    greater = (np.count_nonzero(null >= observed - gamma) + adjustment) / (total + adjustment)
-    return float(min(max(min(less, greater) * 2, 0.0), 1.0)), exact
+    p, exact = sign_flip_p_values(differences[None, :], resamples=resamples, seed=seed)
+    return float(p[0]), exact
+
+
+def compare_paired_many(
+    samples: Sequence[tuple[Sequence[float], Sequence[float]]],
+    *,
+    seed: int,
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
+    permutation_resamples: int = PERMUTATION_RESAMPLES,
+) -> list[PairedComparison]:
+    """`compare_paired` of each (a, b), with the same seed: samples of the same length
+    share one set of resamples, the one each would draw alone, drawn once."""
+    found: dict[int, PairedComparison] = {}
+    by_length: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(samples):
+        if len(a) != len(b) or len(a) == 0:
+            raise ValueError(f"expected two non-empty paired samples, found {len(a)} and {len(b)}")
+        by_length.setdefault(len(a), []).append(i)
+    for indices in by_length.values():
+        x = np.asarray([samples[i][0] for i in indices], dtype=np.float64)
+        y = np.asarray([samples[i][1] for i in indices], dtype=np.float64)
+        differences = y - x
+        lows, highs = bootstrap_intervals(differences, resamples=bootstrap_resamples, seed=seed)
+        ps, exact = sign_flip_p_values(differences, resamples=permutation_resamples, seed=seed)
+        for row, i in enumerate(indices):
+            a, b = samples[i]
+            difference = math.fsum(differences[row].tolist()) / len(a)
+            detectable, needed = power(differences[row], difference)
+            found[i] = PairedComparison(
+                n=len(a),
+                mean_a=math.fsum(a) / len(a),
+                mean_b=math.fsum(b) / len(b),
+                difference=difference,
+                ci95_low=float(lows[row]),
+                ci95_high=float(highs[row]),
+                p_value=float(ps[row]),
+                exact=exact,
+                detectable=detectable,
+                questions_needed=needed,
+            )
+    return [found[i] for i in range(len(samples))]
 
 
 def compare_paired(
@@ -148,26 +217,9 @@ def compare_paired(
     permutation_resamples: int = PERMUTATION_RESAMPLES,
 ) -> PairedComparison:
     """B - A on paired scores (same length, no missing value: pair them first)."""
-    if len(a) != len(b) or not a:
-        raise ValueError(f"expected two non-empty paired samples, found {len(a)} and {len(b)}")
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    differences = y - x
-    low, high = bootstrap_interval(differences, resamples=bootstrap_resamples, seed=seed)
-    p_value, exact = sign_flip_p_value(differences, resamples=permutation_resamples, seed=seed)
-    mean_a = math.fsum(a) / len(a)
-    mean_b = math.fsum(b) / len(b)
-    difference = math.fsum(differences.tolist()) / len(a)
-    detectable, needed = power(differences, difference)
-    return PairedComparison(
-        n=len(a),
-        mean_a=mean_a,
-        mean_b=mean_b,
-        difference=difference,
-        ci95_low=low,
-        ci95_high=high,
-        p_value=p_value,
-        exact=exact,
-        detectable=detectable,
-        questions_needed=needed,
-    )
+    return compare_paired_many(
+        [(a, b)],
+        seed=seed,
+        bootstrap_resamples=bootstrap_resamples,
+        permutation_resamples=permutation_resamples,
+    )[0]
