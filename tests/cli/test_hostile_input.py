@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,58 @@ def test_a_file_with_a_surrogate_pair_is_valid(tmp_path: Path) -> None:
     assert "\\ud83c" in rows.read_text(encoding="utf-8")
     result = CliRunner().invoke(app, ["benchmark", "validate-data", str(rows)])
     assert result.exit_code == 0, result.output
+
+
+# -- YAML and values too big to quote -------------------------------------------------------
+
+_LAUGHS = "[" + ", ".join(["x"] * 10) + "]"
+BOMB = (
+    "seed: [&a "
+    + _LAUGHS
+    + "".join(f", &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(8))
+    + "]\n"
+)  # 10**9 values once written out; its repr in an error took 3.9 GB
+SETUP = "setups:\n  - name: bm25\n    retriever: {top_k: 3}\nbenchmarks:\n  - path: %s\n"
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "said"),
+    [
+        ("alias bomb", BOMB, "at most 100,000 values"),
+        ("an alias in itself", "seed: &s [1, *s]\n", "contains itself"),
+        ("nested 100,000 deep", "seed: " + "[" * 100_000 + "]" * 100_000 + "\n", "too deep"),
+        ("a 10 MB value", "seed: " + "x" * 10_000_000 + "\n", "seed: expected a whole number"),
+    ],
+)
+def test_a_hostile_sweep_file_is_refused_in_a_line(
+    case: str, text: str, said: str, tmp_path: Path
+) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SETUP % PASTA + text, encoding="utf-8")
+    result = CliRunner().invoke(app, ["benchmark", "run", str(sweep), "-o", str(tmp_path / "o")])
+    assert_refused(result.exit_code, result.output, result.exception, 2)
+    assert said in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_rubric_file_with_an_alias_bomb_is_refused(tmp_path: Path) -> None:
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text(BOMB.replace("seed", "criteria"), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["judge", "grade", str(LABELS), "--rubric", str(rubric), *MODEL]
+    )
+    assert result.exit_code in (1, 2), result.output
+    assert_refused(result.exit_code, result.output, result.exception, result.exit_code)
+    assert "at most 100,000 values" in result.output
+
+
+def test_a_dry_run_of_3_000_000_questions_is_refused_at_once(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        app,
+        ["benchmark", "synthesize", str(EXAMPLES / "docs"), "--dry-run", "--n", "3000000",
+         "--model", "openai/m"],
+    )  # fmt: skip
+    assert time.monotonic() - started < 5
+    assert_refused(result.exit_code, result.output, result.exception, 2)
+    assert "at most 1,000,000" in result.output

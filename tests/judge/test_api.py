@@ -44,6 +44,7 @@ PUBLIC = sorted(
         "grade_batch",
         "judge_label",
         "load_rubric",
+        "load_yaml",
         "normalize_label",
         "parse_score",
         "summarize_grades",

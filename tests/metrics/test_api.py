@@ -1,5 +1,8 @@
 """The public surface of lasagna-metrics is pinned: other tools call these names."""
 
+import subprocess
+import sys
+
 import lasagna_metrics
 
 PUBLIC = [
@@ -54,3 +57,14 @@ def test_every_public_name_exists_and_is_documented() -> None:
 def test_metrics_error_is_a_value_error() -> None:
     # Callers that catch ValueError keep working; the CLI maps it to exit code 1.
     assert issubclass(lasagna_metrics.MetricsError, ValueError)
+
+
+def test_parse_json_alone_loads_no_scorer() -> None:
+    """The other packages' file readers import `parse_json`; a dry run of synthesize should
+    not pay for the SQuAD scorer, the bootstrap and `statistics` with it."""
+    code = (
+        "import sys; from lasagna_metrics import parse_json; "
+        "print(sorted(m for m in sys.modules if m.startswith('lasagna_metrics.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["['lasagna_metrics._json']"]

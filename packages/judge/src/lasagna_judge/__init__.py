@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
+    from lasagna_judge._yaml import load_yaml
 
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
 # calls an LLM (synthesize) then imports neither their pydantic models nor lasagna-metrics.
@@ -67,6 +68,7 @@ _LAZY = {
         ("BUILTIN_RUBRICS", "Prompt", "Rubric", "build_prompt", "load_rubric"),
         "lasagna_judge._rubrics",
     ),
+    "load_yaml": "lasagna_judge._yaml",
 }
 
 
@@ -112,6 +114,7 @@ __all__ = [
     "is_retryable_status",
     "judge_label",
     "load_rubric",
+    "load_yaml",
     "make_embedder",
     "make_llm",
     "normalize_label",

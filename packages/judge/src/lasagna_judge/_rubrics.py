@@ -197,8 +197,10 @@ def _parse_file(text: str, suffix: str, path: Path) -> Any:
             raise JudgeError(f"{path}: not valid TOML ({exc}); fix the file") from None
     import yaml  # type: ignore[import-untyped,unused-ignore]  # lazy: only YAML rubrics need it
 
+    from lasagna_judge._yaml import load_yaml
+
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         detail = str(exc).replace("\n", " ")
         raise JudgeError(f"{path}: not valid YAML ({detail}); fix the file") from None

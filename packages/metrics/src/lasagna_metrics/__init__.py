@@ -18,46 +18,107 @@
 
 Every function raises `MetricsError` on bad input, with a message that says what was
 expected, what was found and what to do.
+
+Every name loads on first use: `parse_json` is what the other packages' file readers
+import, and it should not bring the SQuAD scorer, `random` and `statistics` with it.
 """
 
-from lasagna_metrics._aggregate import (
-    ConfidenceInterval,
-    Mean,
-    Summary,
-    bootstrap_ci,
-    mean,
-    summarize,
-    summarize_many,
-)
-from lasagna_metrics._answers import (
-    SquadVersion,
-    exact_match,
-    exact_match_and_f1,
-    f1,
-    normalize_answer,
-)
-from lasagna_metrics._errors import MetricsError
-from lasagna_metrics._evidence import evidence_recall
-from lasagna_metrics._json import parse_json
-from lasagna_metrics._mcq import extract_choice, grade_mcq
-from lasagna_metrics._openviking import openviking_f1, openviking_recall, openviking_refusal
-from lasagna_metrics._ppi import PPIEstimate, ppi_mean
-from lasagna_metrics._ranking import (
-    average_precision,
-    hit_rate_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    r_precision,
-    recall_at_k,
-    reciprocal_rank,
-)
-from lasagna_metrics._refusal import is_refusal
-from lasagna_metrics._squad import (
-    SquadEvaluation,
-    SquadScores,
-    evaluate_squad,
-    evaluate_squad_files,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lasagna_metrics._aggregate import (
+        ConfidenceInterval,
+        Mean,
+        Summary,
+        bootstrap_ci,
+        mean,
+        summarize,
+        summarize_many,
+    )
+    from lasagna_metrics._answers import (
+        SquadVersion,
+        exact_match,
+        exact_match_and_f1,
+        f1,
+        normalize_answer,
+    )
+    from lasagna_metrics._errors import MetricsError
+    from lasagna_metrics._evidence import evidence_recall
+    from lasagna_metrics._json import parse_json
+    from lasagna_metrics._mcq import extract_choice, grade_mcq
+    from lasagna_metrics._openviking import openviking_f1, openviking_recall, openviking_refusal
+    from lasagna_metrics._ppi import PPIEstimate, ppi_mean
+    from lasagna_metrics._ranking import (
+        average_precision,
+        hit_rate_at_k,
+        ndcg_at_k,
+        precision_at_k,
+        r_precision,
+        recall_at_k,
+        reciprocal_rank,
+    )
+    from lasagna_metrics._refusal import is_refusal
+    from lasagna_metrics._squad import (
+        SquadEvaluation,
+        SquadScores,
+        evaluate_squad,
+        evaluate_squad_files,
+    )
+
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "ConfidenceInterval",
+            "Mean",
+            "Summary",
+            "bootstrap_ci",
+            "mean",
+            "summarize",
+            "summarize_many",
+        ),
+        "lasagna_metrics._aggregate",
+    ),
+    **dict.fromkeys(
+        ("SquadVersion", "exact_match", "exact_match_and_f1", "f1", "normalize_answer"),
+        "lasagna_metrics._answers",
+    ),
+    "MetricsError": "lasagna_metrics._errors",
+    "evidence_recall": "lasagna_metrics._evidence",
+    "parse_json": "lasagna_metrics._json",
+    **dict.fromkeys(("extract_choice", "grade_mcq"), "lasagna_metrics._mcq"),
+    **dict.fromkeys(
+        ("openviking_f1", "openviking_recall", "openviking_refusal"), "lasagna_metrics._openviking"
+    ),
+    **dict.fromkeys(("PPIEstimate", "ppi_mean"), "lasagna_metrics._ppi"),
+    **dict.fromkeys(
+        (
+            "average_precision",
+            "hit_rate_at_k",
+            "ndcg_at_k",
+            "precision_at_k",
+            "r_precision",
+            "recall_at_k",
+            "reciprocal_rank",
+        ),
+        "lasagna_metrics._ranking",
+    ),
+    "is_refusal": "lasagna_metrics._refusal",
+    **dict.fromkeys(
+        ("SquadEvaluation", "SquadScores", "evaluate_squad", "evaluate_squad_files"),
+        "lasagna_metrics._squad",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lasagna_metrics' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # looked up once
+    return value
+
 
 __all__ = [
     "ConfidenceInterval",

@@ -25,6 +25,9 @@ from lasagna_synth._overlap import WordIndex
 from lasagna_synth._partners import LazyIndex, Partners
 
 NEIGHBOURS = 3
+# More questions than anyone writes from one corpus (2,000,000 LLM calls): past it the plan
+# and the dry run's exact count, linear in n, take minutes before a word is printed.
+MAX_QUESTIONS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,12 @@ def largest_n_without_reuse(mix: Mix, pool: int, n: int) -> int:
 def _check_n(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SynthUsageError(f"the number of questions must be a whole number >= 1, got {n!r}")
+    if n > MAX_QUESTIONS:
+        raise SynthUsageError(
+            f"the number of questions must be at most {MAX_QUESTIONS:,} per plan "
+            f"({2 * MAX_QUESTIONS:,} LLM calls), got {n:,}; write a larger set in parts, "
+            "each with its own seed and output file"
+        )
 
 
 def _no_step(stage: str, done: int, total: int | None) -> None:

@@ -80,8 +80,23 @@ def check_format(value: str, flag: str = "--format") -> None:
         raise CliError(f"{flag}: expected text or json, found {value!r}", USAGE_ERROR)
 
 
+#: The longest error line printed whole. Messages quote what files and replies held, and
+#: those can be megabytes: the line keeps its start (expected / found) and its end (what
+#: to do), and says how much it left out.
+MAX_LINE = 1000
+
+
+def capped(line: str, limit: int = MAX_LINE) -> str:
+    if len(line) <= limit:
+        return line
+    head, tail = limit * 2 // 3, limit // 4
+    left_out = len(line) - head - tail
+    return f"{line[:head]} [... {left_out:,} characters left out ...] {line[-tail:]}"
+
+
 def echo_error(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
+    lines = f"error: {message}".split("\n")
+    typer.echo("\n".join(capped(line) for line in lines), err=True)
 
 
 @contextmanager

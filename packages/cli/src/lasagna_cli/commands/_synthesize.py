@@ -46,7 +46,9 @@ def synthesize_command(
             show_default=False,
         ),
     ],
-    n: Annotated[str, typer.Option("--n", metavar="N", help="Questions to plan.")] = "100",
+    n: Annotated[
+        str, typer.Option("--n", metavar="N", help="Questions to plan (at most 1,000,000).")
+    ] = "100",
     out: Annotated[
         Path, typer.Option("-o", "--output", "--out", help="The JSONL file to write.")
     ] = Path(DEFAULT_OUT),

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lasagna_cli.engine._config import CHUNKER_NAMES, ChunkingSpec
-from lasagna_cli.engine._errors import did_you_mean
+from lasagna_cli.engine._errors import did_you_mean, quoted
 from lasagna_cli.engine._flags import check_keys, check_positive, usage
 
 CHUNKING_KEYS = ("chunker", "size", "overlap")
@@ -29,13 +29,13 @@ def chunking_spec(
     chunker = values.get("chunker", base.chunker)
     if chunker not in CHUNKER_NAMES:
         raise usage(
-            f"{name('chunker')}: expected one of {', '.join(CHUNKER_NAMES)}, got {chunker!r}"
+            f"{name('chunker')}: expected one of {', '.join(CHUNKER_NAMES)}, got {quoted(chunker)}"
             f"{did_you_mean(str(chunker), CHUNKER_NAMES)}"
         )
     size = check_positive(values.get("size", base.size), name("size"))
     overlap = values.get("overlap", base.overlap)
     if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
-        raise usage(f"{name('overlap')}: expected a whole number >= 0, got {overlap!r}")
+        raise usage(f"{name('overlap')}: expected a whole number >= 0, got {quoted(overlap)}")
     assert size is not None
     from lasagna_synth import MIN_WORDS
 

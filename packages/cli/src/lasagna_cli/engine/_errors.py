@@ -20,6 +20,7 @@ reads) pass through unchanged.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Iterable
 
 
@@ -50,8 +51,22 @@ __all__ = ["EngineError", "EngineUsageError", "MissingExtraError", "did_you_mean
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean "x"?)' when a choice is close to `word`, else ''."""
+    if len(word) > 200:  # no name is that long, and difflib is quadratic in it
+        return ""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+_QUOTED = reprlib.Repr()
+_QUOTED.maxstring = _QUOTED.maxother = 80
+_QUOTED.maxlist = _QUOTED.maxdict = _QUOTED.maxtuple = _QUOTED.maxset = 6
+_QUOTED.maxlevel = 3
+
+
+def quoted(value: object) -> str:
+    """`repr(value)` cut to a line's worth: an error quotes what a file or flag held, and
+    a hostile file can hold megabytes (or, through YAML aliases, a value shared 10**9 times)."""
+    return _QUOTED.repr(value)
 
 
 class RemoteTaskError(Exception):

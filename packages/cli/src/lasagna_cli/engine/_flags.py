@@ -26,7 +26,7 @@ from lasagna_cli.engine._config import (
     RunConfig,
     Setup,
 )
-from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean, quoted
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.systems import SystemSpec
@@ -126,7 +126,7 @@ def check_positive(value: object, where: str, *, allow_none: bool = False) -> in
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise usage(f"{where}: expected a whole number >= 1, got {value!r}")
+        raise usage(f"{where}: expected a whole number >= 1, got {quoted(value)}")
     return value
 
 
@@ -191,17 +191,19 @@ def retriever_spec(
             or not isinstance(number, int | float)
             or not math.isfinite(number)
         ):
-            raise usage(f"{where}.{key}: expected a number, got {number!r}")
+            raise usage(f"{where}.{key}: expected a number, got {quoted(number)}")
     if not spec.k1 >= 0 or not 0 <= spec.b <= 1:
         raise usage(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={spec.k1}, b={spec.b}")
     if spec.variant not in ("lucene", "okapi"):
-        raise usage(f'{where}.variant: expected "lucene" or "okapi", got {spec.variant!r}')
+        raise usage(f'{where}.variant: expected "lucene" or "okapi", got {quoted(spec.variant)}')
     if spec.stopwords not in ("lucene-english", "none"):
         raise usage(
-            f'{where}.stopwords: expected "lucene-english" or "none", got {spec.stopwords!r}'
+            f'{where}.stopwords: expected "lucene-english" or "none", got {quoted(spec.stopwords)}'
         )
     if not isinstance(spec.stemmer, str):
-        raise usage(f"{where}.stemmer: expected a language name or none, got {spec.stemmer!r}")
+        raise usage(
+            f"{where}.stemmer: expected a language name or none, got {quoted(spec.stemmer)}"
+        )
     _check_stemmer(spec.stemmer, f"{where}.stemmer")
     spec = replace(spec, k1=float(spec.k1), b=float(spec.b))
     return _vector_settings(spec, where, flags or {})
@@ -247,16 +249,16 @@ def _vector_settings(spec: RetrieverSpec, where: str, flags: Mapping[str, str]) 
     ):
         raise usage(
             f"{named('weights')}: expected [BM25 weight, dense weight], two numbers >= 0 "
-            f"(not both 0), got {weights!r}"
+            f"(not both 0), got {quoted(weights)}"
         )
     for key in ("store", "collection"):
         value = getattr(spec, key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise usage(f"{named(key)}: expected a text, got {value!r}")
+            raise usage(f"{named(key)}: expected a text, got {quoted(value)}")
     if spec.store is not None and not spec.store.startswith(("http://", "https://")):
         raise usage(
             f"{named('store')}: expected the vector database's http:// or https:// URL "
-            f"(Chroma's server, e.g. http://127.0.0.1:8000), got {spec.store!r}"
+            f"(Chroma's server, e.g. http://127.0.0.1:8000), got {quoted(spec.store)}"
         )
     if spec.collection is not None and spec.store is None:
         raise usage(
@@ -283,7 +285,7 @@ def check_setup_name(name: object, where: str) -> str:
     if not isinstance(name, str) or not _SETUP_NAME.match(name):
         raise usage(
             f"{where}: a setup name is letters, digits, dots, hyphens and underscores "
-            f"(it names a folder), got {name!r}"
+            f"(it names a folder), got {quoted(name)}"
         )
     return name
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._chunking_flags import chunking_spec
 from lasagna_cli.engine._config import ChunkingSpec, ModelSpec, RetrieverSpec, RunConfig, Setup
+from lasagna_cli.engine._errors import quoted
 from lasagna_cli.engine._flags import (
     Flags,
     check_keys,
@@ -103,8 +104,10 @@ def read_sweep_file(path: Path) -> Mapping[str, Any]:
     else:
         import yaml
 
+        from lasagna_judge import load_yaml
+
         try:
-            data = yaml.safe_load(raw)
+            data = load_yaml(raw)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -148,9 +151,11 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
             rubric = judge_map.get("rubric", rubric)
     rubric = data.get("rubric", rubric)
     if judge is not None and not isinstance(judge, str):
-        raise usage(f"{label}: judge: expected a model name, got {judge!r}")
+        raise usage(f"{label}: judge: expected a model name, got {quoted(judge)}")
     if not isinstance(rubric, str):
-        raise usage(f"{label}: rubric: expected binary, scale or a rubric file, got {rubric!r}")
+        raise usage(
+            f"{label}: rubric: expected binary, scale or a rubric file, got {quoted(rubric)}"
+        )
 
     chunking = flags.chunking
     if "chunking" in data:
@@ -163,7 +168,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
     benchmarks = sweep_benchmarks(data, label, base_dir, flags, setups)
     seed = data.get("seed", flags.seed)
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise usage(f"{label}: seed: expected a whole number, got {seed!r}")
+        raise usage(f"{label}: seed: expected a whole number, got {quoted(seed)}")
     concurrency = check_positive(
         data.get("concurrency", flags.concurrency), f"{label}: concurrency"
     )

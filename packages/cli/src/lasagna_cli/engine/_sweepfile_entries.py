@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._config import BenchmarkEntry, Setup
-from lasagna_cli.engine._errors import did_you_mean
+from lasagna_cli.engine._errors import did_you_mean, quoted
 from lasagna_cli.engine._flags import Flags, check_keys, check_positive, mapping, usage
 
 #: `format:` of a `path:` entry, as `lasagna_synth.load_data` takes it (kept here so reading
@@ -35,7 +35,7 @@ def _filters(value: object, where: str) -> dict[str, tuple[str, ...]]:
         values = wanted if isinstance(wanted, list) else [wanted]
         for v in values:
             if not isinstance(v, str | int | float | bool):
-                raise usage(f"{where}.{key}: expected a value or a list of values, got {v!r}")
+                raise usage(f"{where}.{key}: expected a value or a list of values, got {quoted(v)}")
         filters[str(key)] = tuple(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
     return filters
 
@@ -72,9 +72,9 @@ def sweep_benchmarks(
                 "`data_dir:` (a registered public benchmark)"
             )
         if path_value is not None and not isinstance(path_value, str):
-            raise usage(f"{where}.path: expected a path, got {path_value!r}")
+            raise usage(f"{where}.path: expected a path, got {quoted(path_value)}")
         if name is not None and not isinstance(name, str):
-            raise usage(f"{where}.name: expected a name, got {name!r}")
+            raise usage(f"{where}.name: expected a name, got {quoted(name)}")
         only = _check_only(entry.get("setups"), where, setup_names)
         n_samples = check_positive(
             entry.get("n_samples", n_default), f"{where}.n_samples", allow_none=True
@@ -102,7 +102,7 @@ def sweep_benchmarks(
             path = base_dir / path
         split = entry.get("split", split_default)
         if not isinstance(split, str):
-            raise usage(f"{where}.split: expected a split name such as test, got {split!r}")
+            raise usage(f"{where}.split: expected a split name such as test, got {quoted(split)}")
         drop = entry.get("drop_unknown_judgments", flags.drop_unknown_judgments)
         if not isinstance(drop, bool):
             raise usage(f"{where}.drop_unknown_judgments: expected true or false")
@@ -110,7 +110,7 @@ def sweep_benchmarks(
         if data_format is not None and data_format not in DATA_FORMATS:
             raise usage(
                 f"{where}.format: expected one of {', '.join(DATA_FORMATS)} (how the file is "
-                f"read), got {data_format!r}{did_you_mean(str(data_format), DATA_FORMATS)}"
+                f"read), got {quoted(data_format)}{did_you_mean(str(data_format), DATA_FORMATS)}"
             )
         corpus = flags.corpus
         if "corpus" in entry:
@@ -182,7 +182,7 @@ def _named_entry(
             + spec.files_help.replace("--data-dir", "`data_dir:`")
         )
     if not isinstance(raw_dir, str):
-        raise usage(f"{where}.data_dir: expected a path, got {raw_dir!r}")
+        raise usage(f"{where}.data_dir: expected a path, got {quoted(raw_dir)}")
     data_dir = Path(raw_dir).expanduser()
     if not data_dir.is_absolute():
         data_dir = base_dir / data_dir
@@ -195,7 +195,7 @@ def _named_entry(
     split = entry.get("split", split) or spec.default_split
     if not isinstance(split, str) or split not in spec.splits:
         raise usage(
-            f"{where} ({name}): has no split {split!r}; it has {', '.join(spec.splits)} (its "
+            f"{where} ({name}): has no split {quoted(split)}; it has {', '.join(spec.splits)} (its "
             f"default: {spec.default_split}). Set `split:` on the entry"
         )
     if "corpus" in entry:

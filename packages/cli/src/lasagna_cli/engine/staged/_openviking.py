@@ -293,6 +293,8 @@ def load_openviking_config(path: Path) -> OpenVikingConfig:
     """Read OpenViking's config.yaml (or one of its per-dataset configs)."""
     import yaml
 
+    from lasagna_judge import load_yaml
+
     if path.is_dir():
         raise EngineUsageError(f"{path}: a folder; give OpenViking's config.yaml file")
     try:
@@ -304,7 +306,7 @@ def load_openviking_config(path: Path) -> OpenVikingConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise EngineError(f"{path}: cannot read it ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise EngineError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     return parse_openviking_config(path, data)
@@ -314,10 +316,12 @@ def is_openviking_config(path: Path) -> bool:
     """Whether a .yaml/.yml file looks like OpenViking's config rather than a sweep file."""
     import yaml
 
+    from lasagna_judge import load_yaml
+
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     return isinstance(data, dict) and "paths" in data and ("adapter" in data or "llm" in data)

@@ -46,10 +46,11 @@ def load_prompts(path: Path, benchmark: str) -> Prompts:
     import yaml
 
     from lasagna_cli.engine.benchmarks import get_benchmark_spec
+    from lasagna_judge import load_yaml
 
     try:
         raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = load_yaml(raw.decode("utf-8"))
     except FileNotFoundError:
         raise EngineUsageError(f"prompts: {path}: no such file") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
