@@ -26,6 +26,7 @@ PUBLIC = [
     "grade_mcq",
     "hit_rate_at_k",
     "is_refusal",
+    "krippendorff_alpha",
     "mean",
     "ndcg_at_k",
     "normalize_answer",

@@ -11,7 +11,8 @@
 - Aggregation: `mean` (with a count of missing values), `bootstrap_ci`, `summarize`,
   `summarize_many`.
 - Judge statistics: `ppi_mean` (prediction-powered inference, PPI++: a judge's mean
-  corrected by a few human labels, with an honest interval).
+  corrected by a few human labels, with an honest interval), `krippendorff_alpha` (how far
+  a jury of judges agrees, missing grades allowed).
 - SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
 - JSON input: `parse_json` (`json.loads` that refuses JSON nested too deep to read and lone
   surrogate escapes as `json.JSONDecodeError`; the other lasagna packages read with it).
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         summarize,
         summarize_many,
     )
+    from lasagna_metrics._agreement import krippendorff_alpha
     from lasagna_metrics._answers import (
         SquadVersion,
         exact_match,
@@ -84,6 +86,7 @@ _LAZY = {
         "lasagna_metrics._answers",
     ),
     "MetricsError": "lasagna_metrics._errors",
+    "krippendorff_alpha": "lasagna_metrics._agreement",
     "evidence_recall": "lasagna_metrics._evidence",
     "parse_json": "lasagna_metrics._json",
     **dict.fromkeys(("extract_choice", "grade_mcq"), "lasagna_metrics._mcq"),
@@ -141,6 +144,7 @@ __all__ = [
     "grade_mcq",
     "hit_rate_at_k",
     "is_refusal",
+    "krippendorff_alpha",
     "mean",
     "ndcg_at_k",
     "normalize_answer",
