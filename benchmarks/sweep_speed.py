@@ -54,6 +54,8 @@ itself, mkdirs included): its side is a module of its own and records wait in th
 meanwhile; typer built all twenty commands at start (and their modules imported their part
 of the engine): the console script registers only the one it runs. A 2-task sweep: 0.27-0.36
 s -> 0.15-0.2 s, against the bare client's 0.24-0.32 s. 2.3-2.6x -> 1.25-1.35x on tmpfs.
+(2026-12-03: lasagna-judge is back on aiohttp, issue 29: its own parser accepted malformed
+replies aiohttp refuses, for a gain no real model call shows.)
 
 What is left is the disk. kag's layout gives every question a folder
 (out/<dataset>/<question>/<setup>.json): 2,000 mkdirs and 4,000 files, made by the writer

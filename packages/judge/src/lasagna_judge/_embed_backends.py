@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
+from lasagna_judge._http_url import endpoint
 from lasagna_judge._openai_compat import OPENAI_BASE_URL, post_json, user_agent
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
@@ -43,13 +44,15 @@ class HttpEmbedBackend:
         sender: RetryingSender,
         batch_size: int,
         dimensions: int | None,
+        deadline: float | None = None,
     ) -> None:
         self.model_id = model_id
         self.name = name
         self.batch_size = batch_size
         self._dimensions = dimensions
-        self._url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/embeddings"
+        self._url = endpoint(base_url or OPENAI_BASE_URL, "embeddings")
         self._timeout = timeout
+        self._deadline = deadline
         self._sender = sender
         self._headers = [
             ("Content-Type", "application/json"),
@@ -64,7 +67,12 @@ class HttpEmbedBackend:
         if self._dimensions is not None:
             body["dimensions"] = self._dimensions
         request = WireRequest(
-            "POST", self._url, self._headers, json.dumps(body).encode("utf-8"), self._timeout
+            "POST",
+            self._url,
+            self._headers,
+            json.dumps(body).encode("utf-8"),
+            self._timeout,
+            self._deadline,
         )
         with call_record():
             data = await post_json(self._sender, request, self.model_id)

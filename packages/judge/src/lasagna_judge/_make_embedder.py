@@ -52,11 +52,13 @@ def make_embedder(
     prices: Prices | None = None,
     retry_policy: RetryPolicy | None = None,
     proxies: Proxies | None = None,
+    deadline: float | None = None,
+    ca_file: str | Path | None = None,
 ) -> Embedder:
     """Build an Embedder. `cache` as for `make_llm` (True: the default file; a path; False);
     `concurrency` bounds requests in flight, `batch_size` texts a request (default 64; 32
     for Ollama); `dimensions` asks a model that can shorten its vectors (OpenAI's v3) for
-    that many. `proxies`: the HTTP proxies the calls go through, as for `make_llm`."""
+    that many. `proxies`, `deadline` and `ca_file` as for `make_llm`."""
     provider, name = parse_embedder(model)
     numpy_module()  # the vectors are numpy arrays: refuse early without it
     if concurrency < 1:
@@ -67,6 +69,10 @@ def make_embedder(
         raise JudgeError(f"dimensions must be at least 1, got {dimensions}")
     if base_url is not None:
         _check_base_url(base_url)
+    if deadline is not None and not deadline > 0:
+        raise JudgeError(f"deadline must be > 0 seconds, got {deadline}")
+    if ca_file is not None and not Path(ca_file).is_file():
+        raise JudgeError(f"ca_file: expected a PEM file of certificates, found no file {ca_file}")
     meter = Meter()
     backend: EmbedBackend
     dimension = None
@@ -104,7 +110,8 @@ def make_embedder(
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            sender=_sender(concurrency, None, policy, meter, None, proxies),
+            sender=_sender(concurrency, None, policy, meter, None, proxies, ca_file),
+            deadline=deadline or 5 * timeout,
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,
         )

@@ -53,6 +53,8 @@ def make_llm(
     retry_policy: RetryPolicy | None = None,
     seed: int | None = None,
     proxies: Proxies | None = None,
+    deadline: float | None = None,
+    ca_file: str | Path | None = None,
 ) -> LLM:
     """Build an LLM for `provider/model`.
 
@@ -74,7 +76,11 @@ def make_llm(
     (`provider/name` or `name`) to USD per 1M (input, output) tokens. `proxies`: the HTTP
     proxies the calls go through (`Proxies.from_environ(env)`, given the process's
     environment, honours HTTP_PROXY, HTTPS_PROXY and NO_PROXY); None, the default, connects
-    directly: this function reads no environment variable.
+    directly: this function reads no environment variable. `timeout` is the idle one (to
+    connect, and between bytes of a reply); `deadline` bounds a whole call, its retries
+    included (default: five times `timeout`), so a server that trickles a byte a second
+    holds no call past it. `ca_file`: a PEM file of the certificates trusted instead of the
+    system's (a company's own CA; SSL_CERT_FILE does the same for every program).
     """
     provider, name = parse_model(model)
     if concurrency < 1:
@@ -83,6 +89,10 @@ def make_llm(
         raise JudgeError(f"max_retries must be >= 0, got {max_retries}")
     if not timeout > 0:
         raise JudgeError(f"timeout must be > 0 seconds, got {timeout}")
+    if deadline is not None and not deadline > 0:
+        raise JudgeError(f"deadline must be > 0 seconds, got {deadline}")
+    if ca_file is not None and not Path(ca_file).is_file():
+        raise JudgeError(f"ca_file: expected a PEM file of certificates, found no file {ca_file}")
     if requests_per_minute is not None and not requests_per_minute > 0:
         raise JudgeError(f"requests_per_minute must be > 0, got {requests_per_minute}")
     if mode is not None and mode not in STRUCTURED_MODES:
@@ -122,7 +132,7 @@ def make_llm(
                     f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
                     "which needs none"
                 )
-        sender = _sender(concurrency, requests_per_minute, policy, meter, seed, proxies)
+        sender = _sender(concurrency, requests_per_minute, policy, meter, seed, proxies, ca_file)
         if provider == "anthropic":
             from lasagna_judge._anthropic import AnthropicBackend
             from lasagna_judge._transport import httpx_bridge
@@ -132,7 +142,7 @@ def make_llm(
                 api_key=str(api_key),
                 base_url=base_url,
                 timeout=timeout,
-                transport=httpx_bridge(sender),
+                transport=httpx_bridge(sender, deadline or 5 * timeout),
                 mode=mode or "tools",
             )
         else:
@@ -148,6 +158,7 @@ def make_llm(
                 timeout=timeout,
                 sender=sender,
                 mode=mode or ("json_schema" if provider == "ollama" else "tools"),
+                deadline=deadline or 5 * timeout,
             )
 
     response_cache: ResponseCache | None
@@ -193,12 +204,13 @@ def _sender(
     meter: Meter,
     seed: int | None,
     proxies: Proxies | None = None,
+    ca_file: str | Path | None = None,
 ) -> Any:
     from lasagna_judge._transport import RetryingSender
     from lasagna_judge._wire import HttpSender
 
     return RetryingSender(
-        HttpSender(limit=concurrency, proxies=proxies),
+        HttpSender(limit=concurrency, proxies=proxies, ca_file=str(ca_file) if ca_file else None),
         policy=policy,
         concurrency=concurrency,
         meter=meter,

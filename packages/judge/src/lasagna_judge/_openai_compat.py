@@ -23,6 +23,7 @@ import json
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from lasagna_judge._http_url import endpoint
 from lasagna_judge._plain import native_extras, native_outcome, request_json
 from lasagna_judge._providers import (
     Backend,
@@ -101,13 +102,15 @@ class OpenAICompatBackend(Backend):
         timeout: float,
         sender: RetryingSender,
         mode: StructuredMode,
+        deadline: float | None = None,
     ) -> None:
         self.provider = provider
         self.name = name
         self.mode = mode
         self.model_id = f"{provider}/{name}"
-        self._url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
+        self._url = endpoint(base_url or OPENAI_BASE_URL, "chat/completions")
         self._timeout = timeout
+        self._deadline = deadline
         self._sender = sender
         self._headers = [
             ("Content-Type", "application/json"),
@@ -130,7 +133,9 @@ class OpenAICompatBackend(Backend):
         """POST a chat completion request (`body`, and the fields of the JSON object `more`
         after its own, as if they were in it); the reply's JSON, or an LLMCallError."""
         payload = request_json(body, more).encode("utf-8")
-        request = WireRequest("POST", self._url, self._headers, payload, self._timeout)
+        request = WireRequest(
+            "POST", self._url, self._headers, payload, self._timeout, self._deadline
+        )
         data = await post_json(self._sender, request, self.model_id)
         if not isinstance(data, dict) or not data.get("choices"):
             raise call_failed(

@@ -6,6 +6,12 @@ provider.
   backoff, so waiting retries do not starve other calls.
 - 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
   is not JSON are retried with full-jitter backoff, honouring Retry-After.
+- Certificate failures, a proxy's 407, a reply that breaks HTTP or passes the size cap and a
+  request that cannot be sent are not retried (`WireError.retried`): they would fail the
+  same way again.
+- A request's `deadline` bounds the whole call from its first attempt on the wire, retries
+  and their waits included: each attempt gets what is left, and no retry starts once it is
+  spent.
 - After the last retry the last reply is returned (or the last WireError raised), and the
   backend turns it into an LLMCallError.
 
@@ -17,6 +23,7 @@ with the SDK's own retries off.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import time
@@ -61,12 +68,16 @@ class RetryingSender:
             if self._loop is not None:
                 self._semaphore = asyncio.Semaphore(self._concurrency)
             self._loop = loop
+        ends: list[float] = []  # when the call's deadline passes, from its first attempt
         retry = 0
         while True:
-            response, error, retry_after = await self._attempt(request)
+            response, error, retry_after = await self._attempt(request, ends)
             if retry >= self._policy.max_retries or retry_after is None:
                 break
-            await asyncio.sleep(self._policy.delay(retry, retry_after, self._rng))
+            wait = self._policy.delay(retry, retry_after, self._rng)
+            if ends and ends[0] - loop.time() - wait <= 0:
+                break  # the call's deadline comes before the retry could
+            await asyncio.sleep(wait)
             retry += 1
         if error is not None:
             raise error
@@ -74,19 +85,26 @@ class RetryingSender:
         return response
 
     async def _attempt(
-        self, request: WireRequest
+        self, request: WireRequest, ends: list[float]
     ) -> tuple[WireResponse | None, WireError | None, float | None]:
         """One request on the wire: (response, error, retry_after), where retry_after is
-        None when the outcome is final, else the server's Retry-After (0.0 for none)."""
+        None when the outcome is final, else the server's Retry-After (0.0 for none). The
+        call's deadline starts with its first attempt on the wire (`ends`), not while it
+        waits for a slot, and each later attempt gets what is left of it."""
         async with self._semaphore:
             if self._limiter is not None:
                 await self._limiter.acquire()
+            if request.deadline is not None:
+                now = asyncio.get_running_loop().time()
+                if not ends:
+                    ends.append(now + request.deadline)
+                request = dataclasses.replace(request, deadline=max(ends[0] - now, 0.001))
             start = time.perf_counter()
             try:
                 response = await self._sender.send(request)
             except WireError as exc:
                 record_attempt(self._meter, seconds=time.perf_counter() - start, failure=str(exc))
-                return None, exc, None if exc.kind == "request" else 0.0
+                return None, exc, 0.0 if exc.retried else None
             seconds = time.perf_counter() - start
 
         status = response.status
@@ -116,8 +134,11 @@ class RetryingSender:
         await self._sender.aclose()
 
 
-def httpx_bridge(sender: RetryingSender) -> httpx2.AsyncBaseTransport:
-    """An httpx2 transport for a vendor SDK that sends through `sender`."""
+def httpx_bridge(
+    sender: RetryingSender, deadline: float | None = None
+) -> httpx2.AsyncBaseTransport:
+    """An httpx2 transport for a vendor SDK that sends through `sender`, each request held
+    at most `deadline` seconds in all."""
     import httpx2
 
     class HttpxBridge(httpx2.AsyncBaseTransport):
@@ -130,7 +151,7 @@ def httpx_bridge(sender: RetryingSender) -> httpx2.AsyncBaseTransport:
                 if name.lower() not in (b"host", b"content-length", b"transfer-encoding")
             ]
             wire = WireRequest(
-                request.method, str(request.url), headers, await request.aread(), read
+                request.method, str(request.url), headers, await request.aread(), read, deadline
             )
             try:
                 response = await sender.send(wire)
@@ -139,8 +160,10 @@ def httpx_bridge(sender: RetryingSender) -> httpx2.AsyncBaseTransport:
                     "timeout": httpx2.ReadTimeout,
                     "connect": httpx2.ConnectError,
                     "network": httpx2.ReadError,
+                    "certificate": httpx2.ConnectError,
+                    "proxy": httpx2.ProxyError,
                     "request": httpx2.LocalProtocolError,
-                }[exc.kind]
+                }.get(exc.kind, httpx2.RemoteProtocolError)
                 raise error(str(exc), request=request) from exc
             return httpx2.Response(
                 response.status, headers=list(response.headers.items()), content=response.body

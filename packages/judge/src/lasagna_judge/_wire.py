@@ -1,10 +1,21 @@
-"""One HTTP request on the wire: `HttpSender` keeps the connections (`_http_conn`).
+"""Every HTTP request lasagna-judge sends, through aiohttp: `HttpSender`.
 
-Why not the SDKs' own httpx2: on a small machine its pure-Python connection pool costs about
-3 ms of CPU per request once 50 connections are open (it scans every connection on each
-request). Why not aiohttp (until 2026-12): 0.16 ms of CPU a request and 0.2 s of import at
-every start, against a few hundredths of a millisecond here (see `_http_conn`). Failures
-come back as `WireError` with a kind the retry logic understands.
+aiohttp reads the replies (its parser refuses malformed framing: a duplicate or signed
+Content-Length, a chunk size such as `0x2`, Content-Length beside Transfer-Encoding), keeps
+connections alive, undoes gzip and deflate as the bytes come, speaks TLS, and reaches
+servers through an HTTP proxy (absolute-form requests, CONNECT tunnels for https://, the
+proxy URL's credentials). What is lasagna's own sits on top, here and in `_http_url`: the
+proxy each URL takes (`Proxies`, given by the caller: trust_env stays off), the trusted
+certificates (a CA file given, else the system's, with SSL_CERT_FILE as OpenSSL reads it),
+a deadline for a whole exchange besides the idle timeout, a cap on a reply's size after
+decompression, IDNA 2008 host names, one Authorization header, and failures as
+`WireError`s whose kind tells the retry logic (`_transport`) whether another attempt can
+help. Messages name a server by its origin only (no credentials, no path).
+
+The sender is async. Code that is not runs a loop (`asyncio.run`), so there is one way: one
+aiohttp session per event loop, made by the first request in that loop. A sender reused
+under a new loop (an LLM called from a second `asyncio.run()`) makes a new session there;
+the old one's connections, on a loop that has ended, are dropped.
 """
 
 from __future__ import annotations
@@ -12,15 +23,32 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Literal
 
-from lasagna_judge._http_conn import Connection, ConnectionClosed, ProtocolError, decoded
-from lasagna_judge._http_route import Route, request_bytes, route_to, tls
+from lasagna_judge._http_url import UrlError, prepared, url_origin
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from lasagna_judge._proxies import Proxies
 
-WireErrorKind = Literal["timeout", "connect", "network", "request"]
+WireErrorKind = Literal[
+    "timeout", "connect", "network", "request", "certificate", "proxy", "protocol", "too-large"
+]
+RETRIED_KINDS = frozenset({"timeout", "connect", "network"})
+"""The failures another attempt may not meet. The rest come back the same every time: a
+certificate refused, a proxy asking for credentials, a reply that breaks HTTP or passes the
+size cap, a request that cannot be sent."""
+
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""A reply's body after decompression, at most: a model's reply or a batch of embeddings is
+a few MB; a gzip bomb (1 MB that inflates to 1 GB) stops here, read once."""
+
+KEEPALIVE = 15.0
+"""Seconds an idle connection is kept for the next request."""
+
+_DECODED = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})  # what aiohttp undoes
 
 
 @dataclass(frozen=True)
@@ -30,6 +58,7 @@ class WireRequest:
     headers: list[tuple[str, str]]
     body: bytes
     timeout: float | None = None  # seconds to connect, and between bytes of the reply
+    deadline: float | None = None  # seconds for the whole call, however its bytes trickle
 
 
 @dataclass
@@ -41,267 +70,318 @@ class WireResponse:
 
 
 class WireError(Exception):
-    """The request got no HTTP reply: a timeout, a refused connection, a dropped one; or
-    it could not be sent at all (`request`: a header with a line break; not retried)."""
+    """The request got no usable HTTP reply; `kind` says why, `retried` whether another
+    attempt may help (`RETRIED_KINDS`)."""
 
     def __init__(self, kind: WireErrorKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind
 
+    @property
+    def retried(self) -> bool:
+        return self.kind in RETRIED_KINDS
 
-KEEPALIVE = 15.0
-"""Seconds an idle connection is kept for the next request."""
+
+class _Dropped(WireError):
+    """The connection closed before any byte of the reply (a kept one the server closed)."""
 
 
-def _timed_out(timeout: float | None, doing: str = "") -> WireError:
-    seconds = f" after {timeout:g} s" if timeout else ""
-    return WireError("timeout", f"timed out{seconds}{doing}")
+@dataclass(frozen=True)
+class _Exchange:
+    origin: str
+    proxy: str | None
+    idle: float | None
+    deadline: float | None
 
 
 class HttpSender:
-    """Keeps up to `limit` keep-alive connections, one pool per event loop. `proxies`
-    (given by the caller, never read from the environment here) picks each request's
-    proxy; None: every request goes directly."""
+    """Keeps up to `limit` keep-alive connections (one aiohttp session per event loop).
 
-    def __init__(self, limit: int, proxies: Proxies | None = None) -> None:
+    `proxies` (given by the caller, never read from the environment here) picks each
+    request's proxy; None: every request goes directly. `ca_file`: a PEM file of the
+    certificates trusted instead of the system's. `max_reply`: bytes of a reply's body
+    after decompression, at most."""
+
+    def __init__(
+        self,
+        limit: int,
+        proxies: Proxies | None = None,
+        *,
+        ca_file: str | None = None,
+        max_reply: int = MAX_REPLY_BYTES,
+    ) -> None:
         self._limit = max(1, limit)
         self._proxies = proxies
-        self._routes: dict[str, Route] = {}
+        self._ca_file = ca_file
+        self._max = max_reply
+        self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._idle: dict[tuple[str, ...], list[Connection]] = {}
-        self._open: set[Connection] = set()
-        self._opening = 0
-        self._waiters: list[asyncio.Future[None]] = []
-        self._all_closed: asyncio.Future[None] | None = None  # while `aclose` waits
-        self._closes = 0  # calls of `aclose`: a request older than the last one ends
+        self._tls: ssl.SSLContext | None = None
+        self._flying: set[asyncio.Task[Any]] = set()  # the tasks sending, for `aclose`
+        self._closed: set[asyncio.Task[Any]] = set()  # those `aclose` cancelled
+
+    def tls(self) -> ssl.SSLContext:
+        """The trusted certificates, loaded once (reading the system's takes 60 ms)."""
+        if self._tls is None:
+            try:
+                self._tls = ssl.create_default_context(cafile=self._ca_file)
+            except (OSError, ssl.SSLError) as exc:
+                raise WireError(
+                    "request",
+                    f"cannot read the CA file {self._ca_file} ({exc}); give a PEM file",
+                ) from None
+        return self._tls
+
+    def _client(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is not None and self._loop is loop and not session.closed:
+            return session
+        import aiohttp
+
+        if session is not None and not session.closed:
+            session.detach()  # made on a loop that has ended: its connections are dropped
+        trace = aiohttp.TraceConfig()
+        trace.on_connection_reuseconn.append(_mark_reused)
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=self._limit,
+                ssl=self.tls(),
+                keepalive_timeout=KEEPALIVE,
+                happy_eyeballs_delay=0.25,  # a host's broken IPv6 costs 0.25 s, not all
+            ),
+            trust_env=False,  # the libraries read no environment variable: `proxies`
+            cookie_jar=aiohttp.DummyCookieJar(),  # each request stands alone
+            timeout=aiohttp.ClientTimeout(total=None),
+            trace_configs=[trace],
+        )
+        self._loop = loop
+        return self._session
 
     async def send(self, request: WireRequest) -> WireResponse:
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            # Connections belong to the loop they were made on: a new loop, a new pool.
-            self._loop = loop
-            self._idle, self._open, self._opening, self._waiters = {}, set(), 0, []
-        route = self._routes.get(request.url)
-        if route is None:
-            proxy = self._proxies.for_url(request.url) if self._proxies else None
-            if len(self._routes) > 256:
-                self._routes.clear()
-            try:
-                route = self._routes[request.url] = route_to(request.url, proxy)
-            except ValueError as exc:  # a port that is not a number, say
-                raise WireError("request", f"the server's URL cannot be read ({exc})") from None
+        task = asyncio.current_task()
+        assert task is not None
+        self._flying.add(task)
         try:
-            data = request_bytes(request.method, route, request.headers, request.body)
-        except ValueError as exc:
-            raise WireError("request", str(exc)) from None
-        closes = self._closes
-        for attempt in range(2):
-            connection = await self._acquire(loop, route, request.timeout, closes)
-            reused = connection.used
-            try:
-                status, headers, body, keep = await connection.exchange(
-                    data, request.method, request.timeout
-                )
-            except ConnectionClosed as exc:
-                if reused and not exc.replied and attempt == 0 and closes == self._closes:
-                    continue  # a kept-alive connection the server had closed: a fresh one
-                raise WireError("network", f"connection error ({exc})") from None
-            except TimeoutError:
-                raise _timed_out(request.timeout) from None
-            except ProtocolError as exc:
-                raise WireError("network", f"connection error ({exc})") from None
-            except BaseException:  # cancelled halfway: the connection's state is unknown
-                connection.abort()
+            return await self._send(request)
+        except asyncio.CancelledError:
+            if task not in self._closed:
                 raise
-            self._release(route.key, connection, keep, loop)
-            encoding = headers.get("content-encoding")
-            if encoding is not None and body:
-                try:
-                    plain = decoded(body, encoding)
-                except ProtocolError as exc:
-                    raise WireError("network", f"connection error ({exc})") from None
-                if plain is not None:  # else a coding it did not ask for: kept as it came
-                    body = plain
-                    headers.pop("content-encoding")
-            headers.pop("content-length", None)
-            headers.pop("transfer-encoding", None)
-            return WireResponse(status, headers, body)
+            task.uncancel()  # cancelled by `aclose`, not by the caller
+            raise WireError("network", "connection error (the client was closed)") from None
+        finally:
+            self._flying.discard(task)
+            self._closed.discard(task)
+
+    async def _send(self, request: WireRequest) -> WireResponse:
+        try:
+            url, headers = prepared(request.url, request.headers)
+        except UrlError as exc:
+            raise WireError("request", str(exc)) from None
+        proxy = self._proxies.for_url(request.url) if self._proxies else None
+        how = _Exchange(url_origin(request.url), proxy, request.timeout, request.deadline)
+        for attempt in range(2):
+            context = SimpleNamespace(reused=False)
+            try:
+                return await self._exchange(request, url, headers, how, context)
+            except _Dropped:
+                if attempt == 0 and context.reused:
+                    continue  # a kept-alive connection the server had closed: a fresh one
+                raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _acquire(
+    async def _exchange(
         self,
-        loop: asyncio.AbstractEventLoop,
-        route: Route,
-        timeout: float | None,
-        closes: int,
-    ) -> Connection:
-        while True:
-            if closes != self._closes:
-                raise WireError("network", "connection error (the client was closed)")
-            idle = self._idle.get(route.key)
-            while idle:
-                connection = idle.pop()
-                if connection.usable and loop.time() - connection.idle_since < KEEPALIVE:
-                    return connection
-                connection.close()
-            if len(self._open) + self._opening < self._limit:
-                break
-            if not self._close_one_idle():  # all busy: wait for one to be released
-                waiter = loop.create_future()
-                self._waiters.append(waiter)
-                try:
-                    await waiter
-                except asyncio.CancelledError:
-                    if waiter in self._waiters:
-                        self._waiters.remove(waiter)
-                    elif not waiter.cancelled():
-                        self._wake()  # woken, then cancelled: the next waiter's turn
-                    raise
-        self._opening += 1
-        try:
-            connection = await self._connect(loop, route, timeout)
-        finally:
-            self._opening -= 1
-            self._wake()
-        if closes != self._closes:  # closed while this one was being made
-            connection.abort()
-            raise WireError("network", "connection error (the client was closed)")
-        self._open.add(connection)
-        connection.on_close = self._closed
-        return connection
+        request: WireRequest,
+        url: str,
+        headers: dict[str, str],
+        how: _Exchange,
+        context: SimpleNamespace,
+    ) -> WireResponse:
+        import aiohttp
 
-    async def _connect(
-        self, loop: asyncio.AbstractEventLoop, route: Route, timeout: float | None
-    ) -> Connection:
-        connection: Connection | None = None
-        # Happy Eyeballs (RFC 8305), as aiohttp: an address that drops packets (a host's
-        # broken IPv6) costs a quarter of a second, not the whole timeout. asyncio's own
-        # loop takes these options; another (uvloop) connects its own way.
-        eyeballs: dict[str, Any] = (
-            {"happy_eyeballs_delay": 0.25, "interleave": 1}
-            if isinstance(loop, asyncio.BaseEventLoop)
-            else {}
-        )
+        session = self._client()
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=how.idle, sock_read=how.idle)
+        deadline = asyncio.timeout(how.deadline)
         try:
-            async with asyncio.timeout(timeout):
-                _, connection = await loop.create_connection(
-                    lambda: Connection(loop),
-                    route.host,
-                    route.port,
-                    ssl=tls() if route.tls else None,
-                    server_hostname=route.host if route.tls else None,
-                    **eyeballs,
-                )
-                if route.tunnel:
-                    await self._tunnel(loop, route, connection, timeout)
+            async with (
+                deadline,
+                session.request(
+                    request.method,
+                    url,
+                    headers=headers,
+                    data=request.body if request.body or request.method != "GET" else None,
+                    proxy=how.proxy,
+                    timeout=timeout,
+                    allow_redirects=False,
+                    trace_request_ctx=context,
+                ) as response,
+            ):
+                if response.status == 407 and how.proxy is not None:
+                    raise _proxy_auth(how.proxy)
+                body = await self._read(response, how.origin)
+                raw = response.raw_headers
         except WireError:
-            if connection is not None:
-                connection.abort()
             raise
-        except TimeoutError:
-            if connection is not None:
-                connection.abort()
-            raise _timed_out(timeout, f" connecting to {route.origin}") from None
-        except (OSError, ConnectionClosed, ProtocolError) as exc:
-            if connection is not None:
-                connection.abort()
-            reason = f" ({exc.reason})" if isinstance(exc, ssl.SSLError) and exc.reason else ""
-            raise WireError("connect", f"cannot connect to {route.origin}{reason}") from None
-        except BaseException:  # cancelled halfway (a tunnel being opened, say)
-            if connection is not None:
-                connection.abort()
-            raise
-        return connection
+        except TimeoutError as exc:
+            if deadline.expired():
+                raise WireError(
+                    "timeout",
+                    f"{how.origin} did not finish its reply within the call's deadline of "
+                    f"{how.deadline:g} s",
+                ) from None
+            if isinstance(exc, aiohttp.ConnectionTimeoutError):
+                raise _timed_out(how.idle, f" connecting to {how.origin}") from None
+            raise _timed_out(how.idle) from None
+        except ssl.SSLCertVerificationError as exc:
+            raise _certificate(how.origin, exc) from None
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            raise _failure(exc, how) from None
+        return WireResponse(response.status, _headers(raw, how.origin), body)
 
-    @staticmethod
-    async def _tunnel(
-        loop: asyncio.AbstractEventLoop,
-        route: Route,
-        connection: Connection,
-        timeout: float | None,
-    ) -> None:
-        """CONNECT through the proxy, then TLS to the server inside the tunnel."""
-        head = f"CONNECT {route.tunnel} HTTP/1.1\r\n{route.tunnel_lines}\r\n".encode()
-        status, _, _, _ = await connection.exchange(head, "CONNECT", timeout)
-        if not 200 <= status < 300:
-            raise WireError(
-                "connect", f"cannot connect to {route.origin}: the proxy answered HTTP {status}"
-            )
-        assert connection.transport is not None
-        transport = await loop.start_tls(
-            connection.transport, connection, tls(), server_hostname=route.server_name
-        )
-        connection.transport = cast(asyncio.Transport, transport)
-        connection.used = False
-
-    def _release(
-        self,
-        key: tuple[str, ...],
-        connection: Connection,
-        keep: bool,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        if keep and connection.usable:
-            connection.idle_since = loop.time()
-            self._idle.setdefault(key, []).append(connection)
-            self._wake()
-        else:
-            connection.close()  # `_closed` frees its place once it is gone
-
-    def _closed(self, connection: Connection) -> None:
-        self._open.discard(connection)
-        for idle in self._idle.values():
-            if connection in idle:
-                idle.remove(connection)
-        self._wake()
-        if not self._open and self._all_closed is not None and not self._all_closed.done():
-            self._all_closed.set_result(None)
-
-    def _close_one_idle(self) -> bool:
-        for idle in self._idle.values():
-            while idle:
-                connection = idle.pop()
-                if connection in self._open:
-                    connection.on_close = None
-                    connection.close()
-                    self._open.discard(connection)
-                    return True
-        return False
-
-    def _wake(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.pop(0)
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+    async def _read(self, response: aiohttp.ClientResponse, origin: str) -> bytes:
+        """The body, decompressed as it comes, refused once it passes the cap (a body that
+        says it is larger is refused before a byte of it is read)."""
+        length = response.content_length
+        if length is not None and length > self._max:
+            raise _too_large(origin, self._max)
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_any():
+            size += len(chunk)
+            if size > self._max:
+                response.close()
+                raise _too_large(origin, self._max)
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def aclose(self) -> None:
-        """Close every connection, waiting (up to a second: TLS says goodbye) until they
-        are gone. A request in flight ends with a WireError; the sender stays usable."""
-        self._closes += 1
-        connections = list(self._open)
-        waiters, self._idle, self._waiters = self._waiters, {}, []
-        for waiter in waiters:  # they wake, see the close and give up
-            if not waiter.done():
-                waiter.set_result(None)
-        loop = self._loop
-        if loop is None or loop.is_closed() or not connections:
-            self._open = set()
-            return  # a pool made on a loop that has since closed: nothing left to close
-        if loop is not asyncio.get_running_loop():  # closed from another loop: at once
-            self._open = set()
-            for connection in connections:
-                connection.on_close = None
-                connection.abort()
+        """Close every connection; a request in flight ends with a WireError. The sender
+        stays usable (a new session on the next request)."""
+        for task in self._flying:
+            if task is not asyncio.current_task():
+                self._closed.add(task)
+                task.cancel()
+        session, self._session = self._session, None
+        if session is None or session.closed:
             return
-        self._all_closed = loop.create_future()
-        for connection in connections:
-            connection.close()
-        try:
-            async with asyncio.timeout(1.0):
-                await self._all_closed
-        except TimeoutError:
-            for connection in connections:
-                connection.abort()
-        finally:
-            self._all_closed = None
+        if self._loop is not asyncio.get_running_loop():
+            session.detach()  # made on another loop, which alone could close it
+            return
+        await session.close()
+
+
+def _headers(raw: Any, origin: str) -> dict[str, str]:
+    """The reply's headers, names lowercased, framing and undone codings left out."""
+    found: dict[str, str] = {}
+    lengths = 0
+    for name_bytes, value_bytes in raw:
+        name = name_bytes.decode("latin-1").lower()
+        lengths += name == "content-length"
+        found[name] = value_bytes.decode("latin-1")
+    if lengths > 1:  # aiohttp's C parser refuses it; its pure-Python one does not
+        raise WireError(
+            "protocol",
+            f"{origin} sent a reply that is not valid HTTP/1.1 (Duplicate "
+            "Content-Length); not retried: the server, or a proxy before it, is broken",
+        )
+    if found.get("content-encoding", "").strip().lower() in _DECODED:
+        del found["content-encoding"]
+    found.pop("content-length", None)
+    found.pop("transfer-encoding", None)
+    return found
+
+
+def _failure(exc: BaseException, how: _Exchange) -> WireError:
+    """aiohttp's error (or the OS's) as a WireError of the right kind."""
+    import aiohttp
+
+    origin = how.origin
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return _certificate(origin, exc.certificate_error)
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        if exc.status == 407 and how.proxy is not None:
+            return _proxy_auth(how.proxy)
+        return WireError(
+            "connect", f"cannot connect to {origin}: the proxy answered HTTP {exc.status}"
+        )
+    if isinstance(exc, aiohttp.ClientProxyConnectionError) and how.proxy is not None:
+        return WireError(
+            "connect",
+            f"cannot connect to {origin} (its proxy {url_origin(how.proxy)} is not reachable)",
+        )
+    if isinstance(exc, aiohttp.ClientConnectorSSLError):
+        reason = getattr(exc.os_error, "reason", None) or type(exc.os_error).__name__
+        return WireError("connect", f"cannot connect to {origin} (TLS: {reason})")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return WireError("connect", f"cannot connect to {origin}")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return _Dropped("network", "connection error (the server closed it)")
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        if type(exc.__cause__).__name__ == "ContentEncodingError":
+            return WireError(
+                "protocol", f"{origin} sent a body that does not decode as its Content-Encoding"
+            )
+        return WireError("network", "connection error (the reply stopped before its end)")
+    if isinstance(exc, aiohttp.ClientResponseError):  # the parser refused the reply's bytes
+        return WireError(
+            "protocol",
+            f"{origin} sent a reply that is not valid HTTP/1.1 ({_first_line(exc.message)}); "
+            "not retried: the server, or a proxy before it, is broken",
+        )
+    if isinstance(exc, (aiohttp.InvalidURL, ValueError)):
+        return WireError("request", f"the request to {origin} cannot be sent ({exc})")
+    reason = getattr(exc, "strerror", None) or _first_line(exc) or type(exc).__name__
+    return WireError("network", f"connection error ({reason})")
+
+
+def _first_line(message: object) -> str:
+    """aiohttp's parser messages end with the offending bytes on lines of their own."""
+    text = str(message).strip()
+    return text.splitlines()[0].rstrip(": ")[:200] if text else ""
+
+
+def _certificate(origin: str, exc: BaseException) -> WireError:
+    """Which certificate check failed, in words a user can act on (not retried)."""
+    code = getattr(exc, "verify_code", None)
+    said = getattr(exc, "verify_message", None) or getattr(exc, "reason", None) or str(exc)
+    if code in (62, 64) or "mismatch" in str(said).lower():  # X509_V_ERR_*_MISMATCH
+        why = (
+            f"its certificate is for another host name (wrong hostname: {said}); use the "
+            "host name the certificate names"
+        )
+    elif code == 10:
+        why = f"its certificate has expired ({said})"
+    else:
+        why = (
+            f"its certificate is not trusted (untrusted: {said}); give the CA that signed "
+            "it (SSL_CERT_FILE, or the CA file option)"
+        )
+    return WireError("certificate", f"cannot connect to {origin}: {why}")
+
+
+def _proxy_auth(proxy: str) -> WireError:
+    return WireError(
+        "proxy",
+        f"the proxy {url_origin(proxy)} answered HTTP 407 (proxy authentication required): "
+        "give its user and password in the proxy URL, as http://user:password@host:port",
+    )
+
+
+def _too_large(origin: str, limit: int) -> WireError:
+    return WireError(
+        "too-large",
+        f"{origin} sent a reply larger than {limit // (1024 * 1024)} MB after decompression; "
+        "not read further: is this the right server?",
+    )
+
+
+def _timed_out(seconds: float | None, doing: str = "") -> WireError:
+    after = f" after {seconds:g} s" if seconds else ""
+    return WireError("timeout", f"timed out{after}{doing}")
+
+
+async def _mark_reused(session: Any, context: Any, params: Any) -> None:
+    """aiohttp's trace: the request went out on a kept-alive connection."""
+    if context.trace_request_ctx is not None:
+        context.trace_request_ctx.reused = True
