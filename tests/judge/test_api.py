@@ -48,6 +48,11 @@ PUBLIC = sorted(
         "normalize_label",
         "parse_score",
         "summarize_grades",
+        # a jury of judges
+        "JuryAgreement",
+        "Verdict",
+        "grade_jury",
+        "jury_agreement",
         # embeddings
         "DEFAULT_EMBEDDER",
         "Embedder",

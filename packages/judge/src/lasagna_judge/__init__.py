@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         grade_batch,
         summarize_grades,
     )
+    from lasagna_judge._jury import JuryAgreement, Verdict, grade_jury, jury_agreement
     from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
@@ -59,6 +60,9 @@ _LAZY = {
             "summarize_grades",
         ),
         "lasagna_judge._grading",
+    ),
+    **dict.fromkeys(
+        ("JuryAgreement", "Verdict", "grade_jury", "jury_agreement"), "lasagna_judge._jury"
     ),
     **dict.fromkeys(
         ("DEFAULT_EMBEDDER", "make_embedder", "parse_embedder"), "lasagna_judge._make_embedder"
@@ -95,6 +99,7 @@ __all__ = [
     "GradeModel",
     "GradeSummary",
     "JudgeError",
+    "JuryAgreement",
     "LLMCallError",
     "MissingExtraError",
     "ParsedScore",
@@ -104,15 +109,18 @@ __all__ = [
     "Rubric",
     "Structured",
     "Usage",
+    "Verdict",
     "build_prompt",
     "calibrate",
     "check_items",
     "default_cache_path",
     "grade",
     "grade_batch",
+    "grade_jury",
     "is_reasoning_model",
     "is_retryable_status",
     "judge_label",
+    "jury_agreement",
     "load_rubric",
     "load_yaml",
     "make_embedder",
