@@ -199,6 +199,46 @@ def test_syllabusqa_missing_syllabus_texts_are_named(tmp_path: Path) -> None:
         load_benchmark("syllabusqa", tmp_path / "s", "test")
 
 
+def test_syllabusqa_all_reads_every_csv_split_grouped_by_syllabus(tmp_path: Path) -> None:
+    """Split all, as OpenViking's adapter reads a folder: every CSV split in name order (a
+    CSV without the question columns is left out, with a note), the questions grouped by
+    syllabus in first-appearance order, the answer as written."""
+    shutil.copytree(FIXTURES / "syllabusqa", tmp_path / "s")
+    folder = tmp_path / "s"
+    rows = (folder / "test.csv").read_text().splitlines()
+    header, body = rows[0], rows[1:]
+    (folder / "test.csv").write_text("\n".join([header, *body[1:]]) + "\n")
+    (folder / "val.csv").write_text(header + "\n" + body[0].replace("room 210", "room 210 ") + "\n")
+    (folder / "syllabi_meta_info.csv").write_text("name,filename\nBIO 101 Fall,BIO 101 Fall\n")
+    bench = load_benchmark("syllabusqa", folder, "all")
+    ids = [q.id for q in bench.questions]
+    assert ids[0] == "t002" and "t001" in ids  # test.csv before val.csv, BIO 101's together
+    by_syllabus = [q.doc_ids[0] for q in bench.questions]
+    assert by_syllabus == sorted(by_syllabus, key=by_syllabus.index)  # grouped
+    assert by_id(bench)["t001"].references == ("Tuesdays 2-4 pm in room 210 ",)
+    assert bench.notes == (
+        "syllabi_meta_info.csv: not a question file (no syllabus_name, question, "
+        "question_type columns); left out",
+    )
+
+
+def test_syllabusqa_reads_a_docx_syllabus_before_its_text(tmp_path: Path) -> None:
+    """OpenViking reads the Word syllabi of syllabi/syllabi_redacted/word/; lasagna reads
+    them through lasagna-synth's loader, and the text file only where there is no .docx."""
+    docx = pytest.importorskip("docx")
+    shutil.copytree(FIXTURES / "syllabusqa", tmp_path / "s")
+    word = tmp_path / "s" / "syllabi" / "syllabi_redacted" / "word"
+    word.mkdir(parents=True)
+    document = docx.Document()
+    document.add_heading("BIO 101 Fall", level=1)
+    document.add_paragraph("Office hours: Tuesdays 2-4 pm in room 210, from the Word file.")
+    document.save(str(word / "BIO 101 Fall.docx"))
+    bench = load_benchmark("syllabusqa", tmp_path / "s", "all")
+    assert "from the Word file" in bench.document("BIO 101 Fall").text
+    assert "Stats" in bench.document("Stats 240").text  # no .docx: the text file
+    assert word / "BIO 101 Fall.docx" in bench.files
+
+
 def test_syllabusqa_json_grouped_by_syllabus(tmp_path: Path) -> None:
     (tmp_path / "syllabi_text").mkdir()
     (tmp_path / "syllabi_text" / "Chem 110.txt").write_text("Labs are taught by the TAs.")
@@ -252,6 +292,26 @@ def test_qasper_finds_older_versions_by_pattern(tmp_path: Path) -> None:
     assert len(load_benchmark("qasper", tmp_path, "dev").questions) == 3
     with pytest.raises(BenchmarkFileError, match=r"qasper-test-v0\.3\.json"):
         load_benchmark("qasper", tmp_path, "test")
+
+
+def test_qasper_all_reads_every_json_of_the_folder_as_openvikings_adapter(tmp_path: Path) -> None:
+    """Split all: every *.json but sampling_metadata.json, in name order; a paper in two
+    files is the later file's, in the first one's place."""
+    papers = json.loads((FIXTURES / "qasper" / "qasper-dev-v0.3.json").read_text())
+    first, second = list(papers)
+    (tmp_path / "qasper-dev-v0.3.json").write_text(json.dumps({first: papers[first]}))
+    (tmp_path / "qasper-train-v0.3.json").write_text(json.dumps({second: papers[second]}))
+    (tmp_path / "sampling_metadata.json").write_text('{"dataset": "Qasper"}')
+    both = load_benchmark("qasper", tmp_path, "all")
+    assert [d.id for d in both.documents] == [first, second]
+    assert [q.id for q in both.questions] == ["q-ports", "q-neural", "q-often"]
+    assert load_benchmark("qasper", tmp_path, "dev").documents[0].id == first  # a split alone
+    fewer = {**papers[first], "qas": papers[first]["qas"][:1]}
+    (tmp_path / "z-extra.json").write_text(json.dumps({first: fewer}))
+    again = load_benchmark("qasper", tmp_path, "all")
+    assert [d.id for d in again.documents] == [first, second]  # first one's place
+    assert [q.id for q in again.questions] == ["q-ports", "q-often"]  # the later copy
+    assert all(q.metadata["openviking_category"] == "None" for q in again.questions)
 
 
 # ------------------------------------------------------------------------ FinanceBench

@@ -147,6 +147,29 @@ def test_output_files_have_the_documented_key_sets_and_types(rag: Path, server: 
     assert_has_shape(shape(report), documented("benchmark_metrics_report.json"), "report")
 
 
+def test_the_config_reads_every_split_file_and_writes_upstreams_golds(
+    rag: Path, server: Any
+) -> None:
+    """dataset_path a folder: every Qasper *.json of it, as OpenViking's adapter reads it;
+    gold answers as the adapter writes them ("Not mentioned" kept) and Qasper's category
+    as pipeline.py writes it (str(None)), lasagna's beside."""
+    folder = rag / "datasets" / "Qasper"
+    papers = json.loads((folder / "qasper-dev-v0.3.json").read_text())
+    paper = papers["2001.00002"]
+    qas = [{**qa, "question_id": f"{qa['question_id']}-2"} for qa in paper["qas"]]
+    copy = {"2001.00009": {**paper, "qas": qas}}
+    (folder / "qasper-train-v0.3.json").write_text(json.dumps(copy))
+    result = invoke("openviking", "config/qasper_config.yaml", "--step", "gen", "--base-url",
+                    server.base_url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = rag / "Output" / "Qasper" / "experiment_test_top_5" / "generated_answers.json"
+    results = json.loads(out.read_text())["results"]
+    assert {r["sample_id"] for r in results} == {"2001.00001", "2001.00002", "2001.00009"}
+    ports = next(r for r in results if r["question_id"] == "q-ports")
+    assert ports["gold_answers"] == ["Elvar; Skerra; Garrow", "Not mentioned"]
+    assert ports["category"] == "None" and ports["category (lasagna)"] == "extractive"
+
+
 def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
     result = invoke("run", "--config", "config/qasper_config.yaml", "--base-url", server.base_url)
     assert result.exit_code == 0, result.output

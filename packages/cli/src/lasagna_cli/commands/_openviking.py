@@ -60,6 +60,7 @@ def pipeline_options(
 
     from lasagna_cli.commands._llm import cache_setting, proxies_of
     from lasagna_cli.engine._config import endpoint_url
+    from lasagna_cli.engine.benchmarks import get_benchmark_spec
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import JudgeError, make_llm
 
@@ -92,6 +93,9 @@ def pipeline_options(
     options = PipelineOptions(
         name=config.benchmark,
         data_dir=config.dataset_path,
+        # every split file of the folder, as OpenViking's Qasper and SyllabusQA adapters
+        # read one
+        split="all" if "all" in get_benchmark_spec(config.benchmark).splits else None,
         out=out,
         step=step,
         top_k=config.top_k,

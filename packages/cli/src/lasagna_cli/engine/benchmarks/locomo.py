@@ -10,7 +10,8 @@ Rules:
   turn ending in its dialogue id (`**Caroline**: Hey Mel! [D1:1]`); a shared image's caption
   is kept in the turn, before the id;
 - category 5 (adversarial: it has `adversarial_answer` and no `answer`) is skipped;
-- an empty answer becomes "Not mentioned"; answers are converted to strings (some are ints);
+- an empty answer becomes "Not mentioned"; answers are converted to strings (some are ints)
+  and kept as written, spaces and all, as OpenViking's adapter keeps them;
 - evidence = the dialogue ids. A handful of raw items hold several ids in one string
   ("D8:6; D9:17") or a stray colon ("D:11:26"); they are split and repaired, and an item
   with no readable id is dropped; the notes count both;
@@ -159,9 +160,11 @@ def _question_id(sample_id: str, position: int, qa: dict[str, Any]) -> str:
 
 
 def _references(answer: Any) -> tuple[str, ...]:
+    """The answers as written (OpenViking's adapter keeps them so); none -> Not mentioned."""
+    if answer is None or answer == "":
+        return (MISSING_ANSWER,)
     values = answer if isinstance(answer, list) else [answer]
-    refs = [str(v).strip() for v in values if v is not None and str(v).strip()]
-    return tuple(refs) if refs else (MISSING_ANSWER,)
+    return tuple(str(v) for v in values) or (MISSING_ANSWER,)
 
 
 class _EvidenceStats:

@@ -6,14 +6,18 @@ optionally `figures_and_tables`, and `qas`: `question`, `question_id`, `answers`
 annotator: `answer` with `unanswerable`, `extractive_spans`, `free_form_answer`, `yes_no`,
 `evidence`).
 
-Rules:
+Rules (OpenViking's qasper_adapter.py, which they are checked against):
+- split "all" reads every `*.json` of the folder but sampling_metadata.json, in name order,
+  merged paper by paper (a paper in two files is the later file's, in the first one's
+  place), as OpenViking's adapter reads a folder; a file given itself is read alone;
 - the question is prefixed with the paper's title: `Based on the paper "<title>", `;
-- one reference per annotator: unanswerable -> "Not mentioned"; else the extractive spans
-  joined with "; "; else the free-form answer; else "Yes"/"No"; de-duplicated in order;
-- evidence = the ordered union of the annotators' evidence;
+- one reference per annotator: unanswerable -> "Not mentioned"; else, when it has
+  extractive spans, those spans joined with "; " (none when all are blank); else the
+  free-form answer; else "Yes"/"No"; de-duplicated in order;
+- evidence = the ordered union of the annotators' non-blank evidence;
 - a question is skipped only when every annotator marked it unanswerable;
 - category = the answer type of the first annotator who answered (extractive, free_form,
-  yes_no), which picks the answer instruction;
+  yes_no), which picks the answer instruction; OpenViking writes no category ("None");
 - the papers' full text (title, abstract, sections, figure and table captions) is the corpus.
 """
 
@@ -53,7 +57,7 @@ SPEC = BenchmarkSpec(
         "Questions and Answers Anchored in Research Papers. NAACL 2021. arXiv:2105.03011"
     ),
     homepage="https://allenai.org/data/qasper",
-    splits=("train", "dev", "test"),
+    splits=("train", "dev", "test", "all"),
     default_split="dev",
     categories={
         "extractive": "answered by spans copied from the paper",
@@ -76,7 +80,7 @@ SPEC = BenchmarkSpec(
     files_help=(
         "Get qasper-<split>-v0.3.json from https://allenai.org/data/qasper (the "
         "qasper-train-dev-v0.3 and qasper-test-and-evaluator-v0.3 archives) and pass its "
-        "folder (or the file) as --data-dir."
+        "folder (or the file) as --data-dir; split all reads every *.json there."
     ),
 )
 
@@ -104,6 +108,15 @@ def _papers(path: Path) -> dict[str, dict[str, Any]]:
     return data  # type: ignore[no-any-return]
 
 
+def _merged(paths: list[Path]) -> dict[str, dict[str, Any]]:
+    """The papers of every file, a later file's paper replacing an earlier one's (dict
+    update order, as OpenViking merges a folder)."""
+    papers: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        papers.update(_papers(path))
+    return papers
+
+
 def paper_markdown(paper_id: str, paper: dict[str, Any]) -> str:
     lines = [f"# {paper.get('title') or paper_id}", f"Paper ID: {paper_id}", ""]
     abstract = str(paper.get("abstract") or "").strip()
@@ -129,9 +142,10 @@ def paper_markdown(paper_id: str, paper: dict[str, Any]) -> str:
 
 
 def _answer_type(answer: dict[str, Any]) -> str | None:
+    """The annotator's answer type, in OpenViking's order of tests."""
     if answer.get("unanswerable"):
         return "unanswerable"
-    if any(isinstance(s, str) and s.strip() for s in answer.get("extractive_spans") or []):
+    if answer.get("extractive_spans"):
         return "extractive"
     if str(answer.get("free_form_answer") or "").strip():
         return "free_form"
@@ -141,11 +155,12 @@ def _answer_type(answer: dict[str, Any]) -> str | None:
 
 
 def _reference(answer: dict[str, Any], kind: str | None) -> str | None:
+    """The annotator's reference; None for an answer with no text (all spans blank)."""
     if kind == "unanswerable":
         return MISSING_ANSWER
     if kind == "extractive":
         spans = answer.get("extractive_spans") or []
-        return "; ".join(s.strip() for s in spans if isinstance(s, str) and s.strip())
+        return "; ".join(s.strip() for s in spans if isinstance(s, str) and s.strip()) or None
     if kind == "free_form":
         return str(answer["free_form_answer"]).strip()
     if kind == "yes_no":
@@ -170,13 +185,13 @@ def _question(paper_id: str, paper: dict[str, Any], qa: dict[str, Any]) -> Bench
         reference = _reference(answer, kind)
         if reference and reference not in references:
             references.append(reference)
-        if not category and kind not in (None, "unanswerable"):
+        if not category and reference and kind != "unanswerable":
             category = kind or ""
         for item in answer.get("evidence") or []:
-            text = item.strip() if isinstance(item, str) else ""
-            if text and text not in evidence:
-                evidence.append(text)
-    title = paper.get("title") or paper_id
+            # kept as written (OpenViking's recall tests it as a substring), blanks dropped
+            if isinstance(item, str) and item.strip() and item not in evidence:
+                evidence.append(item)
+    title = paper.get("title", "Unknown Title")
     return BenchmarkQuestion(
         id=str(qa.get("question_id") or ""),
         question=f'Based on the paper "{title}", {qa["question"]}',
@@ -184,6 +199,7 @@ def _question(paper_id: str, paper: dict[str, Any], qa: dict[str, Any]) -> Bench
         evidence=tuple(evidence),
         category=category or "free_form",
         doc_ids=(paper_id,),
+        metadata={"openviking_category": "None"},  # str(None): its adapter sets none
     )
 
 
@@ -194,6 +210,17 @@ def _all_unanswerable(qa: dict[str, Any]) -> bool:
 class QasperAdapter(BenchmarkAdapter):
     spec = SPEC
 
+    def _split_files(self, source: Path, split: str) -> list[Path]:
+        if split == "all" and source.is_dir():
+            found = sorted(
+                p
+                for p in source.glob("*.json")
+                if p.is_file() and p.name != "sampling_metadata.json"
+            )
+            if found:
+                return found
+        return [self._split_file(source, split)]
+
     def _split_file(self, source: Path, split: str) -> Path:
         return self.find(
             source,
@@ -203,11 +230,11 @@ class QasperAdapter(BenchmarkAdapter):
         )
 
     def load(self, source: Path, split: str, options: ReadOptions) -> LoadedBenchmark:
-        path = self._split_file(source, split)
+        paths = self._split_files(source, split)
         documents = []
         questions = []
         skipped = 0
-        for paper_id, paper in _papers(path).items():
+        for paper_id, paper in _merged(paths).items():
             documents.append(
                 BenchmarkDocument(
                     id=paper_id,
@@ -230,12 +257,11 @@ class QasperAdapter(BenchmarkAdapter):
             split,
             documents,
             questions,
-            [path],
+            paths,
             skipped={"every annotator: unanswerable": skipped},
         )
 
     def write_subset(self, source: Path, split: str, out_dir: Path, keep: Subset) -> list[Path]:
-        path = self._split_file(source, split)
         kept = {
             paper_id: {
                 **paper,
@@ -245,7 +271,7 @@ class QasperAdapter(BenchmarkAdapter):
                     if qa.get("question_id") in keep.question_ids
                 ],
             }
-            for paper_id, paper in _papers(path).items()
+            for paper_id, paper in _merged(self._split_files(source, split)).items()
             if paper_id in keep.doc_ids
         }
         target = out_dir / f"qasper-{split}-v0.3.json"

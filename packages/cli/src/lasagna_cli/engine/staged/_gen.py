@@ -187,6 +187,7 @@ async def stage_gen(
         insertion["Total Insertion Time (s)"] += vectors.insertion_seconds
         insertion["Total Embedding Tokens"] += vectors.embedding_tokens
     index_of = {q.id: i for i, q in enumerate(dataset.questions)}
+    sources = {q.id: q for q in loaded.questions}
     results = []
     for task, record in zip(outcome.tasks, outcome.records.values(), strict=True):
         if record is not None and record.get("error") is None:
@@ -199,6 +200,7 @@ async def stage_gen(
                     setup.prompt,
                     options.top_k,
                     setup.query_prefix,
+                    sources.get(task.question.id),
                 )
             )
     failed = len(questions) - len(results)
@@ -278,7 +280,8 @@ def _summarise(
         say(f"  as OpenViking counts it (Average Recall): {recall_openviking:.4f}")
     by_category: dict[str, list[float | None]] = {}
     for r in results:
-        by_category.setdefault(r["category"], []).append(r["metrics"]["Recall (lasagna)"])
+        category = r.get("category (lasagna)", r["category"])
+        by_category.setdefault(category, []).append(r["metrics"]["Recall (lasagna)"])
     for category in sorted(by_category):
         value, n = mean(by_category[category])
         shown = f"{value:.4f}" if value is not None else "n/a"

@@ -3,8 +3,9 @@
 Each figure OpenViking writes is under its key with its definition (lasagna_metrics'
 openviking_* functions); lasagna's own figure, where it differs, sits beside it under a key
 of its own:
-- `generated_item`: one result of generated_answers.json: the question, its gold answers,
-  category and evidence, the retrieval (latency, the retrieved passage ids and scores, the
+- `generated_item`: one result of generated_answers.json: the question, its gold answers
+  and category as the adapter wrote them (lasagna's category beside where it differs), its
+  evidence, the retrieval (latency, the retrieved passage ids and scores, the
   query), the generated answer, evidence recall ("Recall": OpenViking's, any retrieved
   text, a plain substring test, 0.0 with no evidence; "Recall (lasagna)": counted in the
   question's own documents with word boundaries, None with no evidence) and cl100k_base
@@ -29,7 +30,7 @@ from lasagna_cli.engine._prompts import build_messages
 from lasagna_cli.engine._scoring import NO_ANSWER, gradable
 from lasagna_cli.engine._store import Record
 from lasagna_cli.engine._tasks import query_text
-from lasagna_cli.engine.benchmarks import BenchmarkDocument
+from lasagna_cli.engine.benchmarks import BenchmarkDocument, BenchmarkQuestion
 
 REFUSAL_HEURISTIC = "Heuristic_Refusal_Check"
 #: OpenViking's names of its two judge prompts, lasagna's built-in rubrics of the same rules.
@@ -56,8 +57,20 @@ def _tokens(text: str) -> int:
     return int(count_tokens([text])) if text else 0
 
 
-def gold_answers(question: Question) -> list[str]:
+def gold_answers(question: Question, source: BenchmarkQuestion | None) -> list[str]:
+    """The adapter's references as written ("Not mentioned" among them, as OpenViking keeps
+    it), else the engine's."""
+    if source is not None:
+        return list(source.references)
     return list(question.references) or ([NO_ANSWER] if question.unanswerable else [])
+
+
+def categories(question: Question, source: BenchmarkQuestion | None) -> dict[str, str]:
+    """The "category" OpenViking writes (str of its adapter's category: "None" for
+    Qasper); lasagna's beside it where that differs."""
+    ours = str(question.category)
+    theirs = str(source.metadata.get("openviking_category", ours)) if source else ours
+    return {"category": theirs} | ({"category (lasagna)": ours} if theirs != ours else {})
 
 
 def generated_item(
@@ -68,7 +81,9 @@ def generated_item(
     prompt: PromptSpec,
     top_k: int,
     query_prefix: str,
+    source: BenchmarkQuestion | None = None,
 ) -> dict[str, Any]:
+    """`source` is the adapter's question (its references and category as written)."""
     from lasagna_metrics import openviking_recall
 
     retrieval = record["retrieval"]
@@ -94,8 +109,8 @@ def generated_item(
         "sample_id": question.documents[0] if question.documents else "",
         "question_id": question.id,
         "question": question.text,
-        "gold_answers": gold_answers(question),
-        "category": str(question.category),  # OpenViking writes str(category)
+        "gold_answers": gold_answers(question, source),
+        **categories(question, source),
         "evidence": list(question.evidence),
         "retrieval": {
             "latency_sec": retrieval.get("seconds") or 0.0,
