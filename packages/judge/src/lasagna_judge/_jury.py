@@ -45,15 +45,18 @@ class Verdict:
 
     @property
     def graded(self) -> int:
+        """How many judges gave a score."""
         return sum(1 for s in self.scores if s is not None)
 
     @property
     def score(self) -> float | None:
+        """The jury's grade: the mean of the judges' scores, None when none has one."""
         found = [s for s in self.scores if s is not None]
         return math.fsum(found) / len(found) if found else None
 
     @property
     def status(self) -> str:
+        """ok with a score; else unparsed when a judge's reply did not parse, else error."""
         if self.graded:
             return "ok"
         return "unparsed" if any(g.status == "unparsed" for g in self.grades) else "error"
@@ -72,6 +75,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class JuryAgreement:
+    """How far a jury's judges agree over their verdicts."""
+
     alpha: float | None
     """None when undefined: fewer than two pairable grades, or all of them equal."""
     answers: int

@@ -167,10 +167,11 @@ def grade_command(
         ),
     ],
     model: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             "--model",
-            help="provider/model, e.g. openai/gpt-4o-mini or local/smollm2 (default: $MODEL_NAME).",
+            help="provider/model, e.g. openai/gpt-4o-mini or local/smollm2 (default: "
+            "$MODEL_NAME). Given more than once: a jury; each judge grades every answer.",
         ),
     ] = None,
     rubric: Annotated[
@@ -231,10 +232,59 @@ def grade_command(
         from lasagna_cli.commands._executors import executor_choice
 
         chosen = executor_choice(executor, ray_address)
+        models = model or []
+        if len(models) > 1:
+            _grade_jury(input_path, models, rubric, base_url, concurrency, out, no_cache,
+                        prices, max_chars, chosen)  # fmt: skip
+            return
         _grade(
-            input_path, model, rubric, base_url, concurrency, out, no_cache, prices, max_chars,
-            chosen,
+            input_path, models[0] if models else None, rubric, base_url, concurrency, out,
+            no_cache, prices, max_chars, chosen,
         )  # fmt: skip
+
+
+def _checked_input(
+    input_path: Path, rubric_name: str, out: Path | None, max_chars: int
+) -> tuple[Rubric, list[_Row]]:
+    """The rubric and the rows, checked before any call, and --out checked writable (the
+    grades must have somewhere to go)."""
+    rubric = load_rubric_option(rubric_name)
+    if out is not None and out.is_dir():
+        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
+    rows = _read_grade_input(input_path)
+    _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
+    if out is not None:
+        from lasagna_cli.engine._store import check_writable
+
+        check_writable(out.parent, f"--out {out}", "its folder")
+    return rubric, rows
+
+
+def _grade_jury(
+    input_path: Path,
+    models: list[str],
+    rubric_name: str,
+    base_url: str | None,
+    concurrency: int,
+    out: Path | None,
+    no_cache: bool,
+    prices: Path | None,
+    max_chars: int,
+    chosen: ExecutorChoice,
+) -> None:
+    from lasagna_cli.commands._jury import grade_with_jury
+
+    if chosen.kind != "local":
+        raise CliError(
+            f"--executor {chosen.kind} grades with one judge; a jury ({len(models)} --model) "
+            "runs here: leave out --executor",
+            USAGE_ERROR,
+        )
+    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
+    grade_with_jury(
+        models, rubric, rows, base_url=base_url, concurrency=concurrency, no_cache=no_cache,
+        prices=prices, out=out,
+    )  # fmt: skip
 
 
 async def _grade_remotely(
@@ -272,16 +322,8 @@ def _grade(
     from lasagna_judge import grade_batch, summarize_grades
     from lasagna_synth import write_bytes_atomic
 
-    rubric = load_rubric_option(rubric_name)
-    if out is not None and out.is_dir():
-        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
     price_table = load_prices(prices) if prices is not None else None
-    rows = _read_grade_input(input_path)
-    _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
-    if out is not None:  # before any call: the grades must have somewhere to go
-        from lasagna_cli.engine._store import check_writable
-
-        check_writable(out.parent, f"--out {out}", "its folder")
+    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
     llm_settings: dict[str, Any] = {
         "model": model,
         "base_url": base_url,

@@ -1,0 +1,137 @@
+"""`judge grade --model A --model B ...`: a jury. Every answer is graded by each judge;
+each output row holds the jury's grade (`lasagna_judge.Verdict.to_dict`: the mean of the
+parsed scores, how many judges graded, each judge's grade under `jury`), and the summary
+gives each judge's figures, the jury's mean and the judges' agreement."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM, Rubric
+
+
+def grade_with_jury(
+    models: Sequence[str],
+    rubric: Rubric,
+    rows: Sequence[Any],
+    *,
+    base_url: str | None,
+    concurrency: int,
+    no_cache: bool,
+    prices: Path | None,
+    out: Path | None,
+) -> None:
+    """Grade `rows` (`_judge._Row`) with every model of `models` and write the rows."""
+    import asyncio
+
+    from lasagna_cli.commands._judge import _cost_line, _summary_lines
+    from lasagna_cli.commands._llm import build_llm, load_prices
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_judge import grade_jury, jury_agreement, summarize_grades
+    from lasagna_synth import write_bytes_atomic
+
+    if len(set(models)) < len(models):
+        raise CliError(
+            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
+            "repeated one",
+            USAGE_ERROR,
+        )
+    table = load_prices(prices) if prices is not None else None
+    llms: list[LLM] = [
+        build_llm(m, base_url, concurrency, no_cache=no_cache, prices=table) for m in models
+    ]
+    items = [
+        {"question": r.question, "references": r.references, "prediction": r.prediction}
+        for r in rows
+    ]
+    progress = TaskProgress(len(items) * len(llms), f"grading with a jury of {len(llms)}")
+
+    async def run() -> list[Any]:
+        try:
+            return await grade_jury(
+                llms,
+                rubric,
+                items,
+                concurrency=concurrency,
+                on_grade=lambda _j, _i, g: progress.advance(
+                    "failed" if g.status == "error" else "done"
+                ),
+            )
+        finally:
+            for llm in llms:
+                await llm.aclose()
+
+    try:
+        with progress:
+            verdicts = asyncio.run(run())
+    except KeyboardInterrupt:
+        typer.echo(
+            "interrupted: no grade was written; finished calls are cached, so the same "
+            "command resumes where this one stopped",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+
+    lines: list[str] = []
+    for j, llm in enumerate(llms):
+        grades = [v.grades[j] for v in verdicts]
+        summary = summarize_grades(grades)
+        spent = llm.usage
+        lines.append(f"-- judge {j + 1} of {len(llms)}")
+        lines += _summary_lines(
+            summary,
+            spent=(spent.input_tokens, spent.output_tokens),
+            calls=llm.calls_made,
+            cost=_cost_line(llm, summary, prices, llm.cost_of(spent)),
+        )
+    lines += _jury_lines(verdicts, jury_agreement(verdicts))
+    graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]
+    if out is not None:
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
+        write_bytes_atomic(out, text.encode("utf-8"))
+        lines.append(f"wrote {len(graded)} graded rows to {out}")
+        typer.echo("\n".join(lines))
+    else:
+        for row in graded:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+        typer.echo("\n".join(lines), err=True)
+    failed = sum(1 for v in verdicts if any(g.status == "error" for g in v.grades))
+    if failed:
+        raise CliError(
+            f"{failed} of {len(verdicts)} answers have a judge whose call failed (status "
+            "error); run the same command again to retry them, finished calls are cached",
+            DATA_ERROR,
+        )
+
+
+def _jury_lines(verdicts: Sequence[Any], agreement: Any) -> list[str]:
+    scores = [v.score for v in verdicts if v.score is not None]
+    partial = sum(1 for v in verdicts if 0 < v.graded < len(v.grades))
+    none = sum(1 for v in verdicts if v.graded == 0)
+    lines = ["-- the jury"]
+    if scores:
+        lines.append(
+            f"jury grade (the mean of each answer's parsed grades): {sum(scores) / len(scores):.3f}"
+            f" over {len(scores)} answers; {partial} graded by only some judges, {none} by none"
+        )
+    else:
+        lines.append("jury grade: n/a (no judge gave any answer a grade)")
+    if agreement.alpha is None:
+        lines.append(
+            f"agreement: {agreement.measure} undefined over {agreement.answers} answers "
+            "graded by two or more judges (every grade the same, or no answer with two)"
+        )
+    else:
+        lines.append(
+            f"agreement: {agreement.measure} {agreement.alpha:.3f} over {agreement.answers} "
+            "answers graded by two or more judges (1 = full agreement, 0 = chance)"
+        )
+    return lines
