@@ -7,7 +7,6 @@ so `lasagna --help` stays instant.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,6 +15,7 @@ import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import LLM, Grade, GradeSummary, Rubric
+    from lasagna_judge import Grade, Rubric
 
 
 def load_rubric_option(name: str, flag: str = "--rubric") -> Rubric:
@@ -106,52 +106,6 @@ def _read_grade_input(path: Path) -> list[_Row]:
     if not rows:
         raise CliError(f"{path}: no rows; expected one JSON object per line")
     return rows
-
-
-# -- writing ------------------------------------------------------------------------------
-
-
-def _counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{name} {count}" for name, count in counts.items())
-
-
-def _cost_line(llm: LLM, summary: GradeSummary, prices: Path | None, spent: float | None) -> str:
-    """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
-    too)."""
-    from lasagna_judge import Usage
-
-    if prices is None:
-        return "cost: n/a (give --prices FILE to price the tokens)"
-    if spent is None:
-        return f"cost: n/a (no price for {llm.model} in {prices})"
-    total = llm.cost_of(Usage(summary.input_tokens, summary.output_tokens))
-    return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
-
-
-def _summary_lines(
-    summary: GradeSummary, *, spent: tuple[int, int], calls: int, cost: str
-) -> list[str]:
-    scored = summary.scored
-    if summary.mean_score is None:
-        mean = "mean score: n/a (no answer got a score)"
-    else:
-        spread = ", ".join(f"{score}: {n}" for score, n in summary.score_counts.items())
-        mean = f"mean score: {summary.mean_score:.3f} over {scored} scored ({spread})"
-    unscored = summary.n - scored
-    if unscored:
-        mean += f"; {unscored} without a score are counted below, not averaged"
-    lines = [
-        f"graded {summary.n} answers with {', '.join(summary.models) or 'no model call'}, "
-        f"rubric {summary.rubric}",
-        mean,
-        f"status: {_counts(summary.by_status)}",
-        f"path: {_counts(summary.by_path)}",
-        f"tokens: {summary.input_tokens:,} in, {summary.output_tokens:,} out "
-        f"({summary.cached} answers from the cache; this run: {calls} calls, "
-        f"{spent[0]:,} in, {spent[1]:,} out)",
-        cost,
-    ]
-    return lines
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -369,11 +323,11 @@ def _grade(
         fresh = [g for g in grades if not g.cached and g.prompt_sha256 is not None]
         spent = Usage(sum(g.input_tokens for g in fresh), sum(g.output_tokens for g in fresh))
         calls = len(fresh)
-    lines = _summary_lines(
+    lines = summary_lines(
         summary,
         spent=(spent.input_tokens, spent.output_tokens),
         calls=calls,
-        cost=_cost_line(llm, summary, prices, llm.cost_of(spent)),
+        cost=cost_line(llm, summary, prices, llm.cost_of(spent)),
     )
     from lasagna_cli.engine._scoring import constant_judge
 

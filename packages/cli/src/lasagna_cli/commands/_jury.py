@@ -32,7 +32,7 @@ def grade_with_jury(
     """Grade `rows` (`_judge._Row`) with every model of `models` and write the rows."""
     import asyncio
 
-    from lasagna_cli.commands._judge import _cost_line, _summary_lines
+    from lasagna_cli.commands._grade_summary import cost_line, summary_lines
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_judge import grade_jury, jury_agreement, summarize_grades
@@ -86,11 +86,11 @@ def grade_with_jury(
         summary = summarize_grades(grades)
         spent = llm.usage
         lines.append(f"-- judge {j + 1} of {len(llms)}")
-        lines += _summary_lines(
+        lines += summary_lines(
             summary,
             spent=(spent.input_tokens, spent.output_tokens),
             calls=llm.calls_made,
-            cost=_cost_line(llm, summary, prices, llm.cost_of(spent)),
+            cost=cost_line(llm, summary, prices, llm.cost_of(spent)),
         )
     lines += _jury_lines(verdicts, jury_agreement(verdicts))
     graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]

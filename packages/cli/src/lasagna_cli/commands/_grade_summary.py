@@ -1,0 +1,54 @@
+"""The summary `judge grade` prints under its grades: the mean over the answers that got a
+score, counts by status and path, tokens and cost (one judge's, or each judge of a jury)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM, GradeSummary
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items())
+
+
+def cost_line(llm: LLM, summary: GradeSummary, prices: Path | None, spent: float | None) -> str:
+    """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
+    too)."""
+    from lasagna_judge import Usage
+
+    if prices is None:
+        return "cost: n/a (give --prices FILE to price the tokens)"
+    if spent is None:
+        return f"cost: n/a (no price for {llm.model} in {prices})"
+    total = llm.cost_of(Usage(summary.input_tokens, summary.output_tokens))
+    return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
+
+
+def summary_lines(
+    summary: GradeSummary, *, spent: tuple[int, int], calls: int, cost: str
+) -> list[str]:
+    scored = summary.scored
+    if summary.mean_score is None:
+        mean = "mean score: n/a (no answer got a score)"
+    else:
+        spread = ", ".join(f"{score}: {n}" for score, n in summary.score_counts.items())
+        mean = f"mean score: {summary.mean_score:.3f} over {scored} scored ({spread})"
+    unscored = summary.n - scored
+    if unscored:
+        mean += f"; {unscored} without a score are counted below, not averaged"
+    lines = [
+        f"graded {summary.n} answers with {', '.join(summary.models) or 'no model call'}, "
+        f"rubric {summary.rubric}",
+        mean,
+        f"status: {_counts(summary.by_status)}",
+        f"path: {_counts(summary.by_path)}",
+        f"tokens: {summary.input_tokens:,} in, {summary.output_tokens:,} out "
+        f"({summary.cached} answers from the cache; this run: {calls} calls, "
+        f"{spent[0]:,} in, {spent[1]:,} out)",
+        cost,
+    ]
+    return lines
