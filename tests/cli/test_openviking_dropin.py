@@ -170,6 +170,28 @@ def test_the_config_reads_every_split_file_and_writes_upstreams_golds(
     assert ports["category"] == "None" and ports["category (lasagna)"] == "extractive"
 
 
+def test_relative_paths_are_read_as_run_py_reads_them(
+    rag: Path, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run.py reads them from its own folder (benchmark/RAG/), wherever it is started: here
+    the folder above config/, or the folder holding run.py."""
+    monkeypatch.chdir(rag.parent)
+    result = invoke("openviking", "RAG/config/locomo_config.yaml", "--step", "gen",
+                    "--base-url", server.base_url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        rag / "Output" / "Locomo" / "experiment_test_top_5" / "generated_answers.json"
+    ).is_file()
+    assert not (rag.parent / "Output").exists()
+    (rag / "run.py").write_text("# OpenViking's run.py\n")
+    mine = rag / "mine.yaml"
+    mine.write_text((rag / "config" / "locomo_config.yaml").read_text().replace(
+        "experiment_test_top_", "mine_top_"))  # fmt: skip
+    result = invoke("openviking", str(mine), "--step", "gen", "--base-url", server.base_url)
+    assert result.exit_code == 0, result.output
+    assert (rag / "Output" / "Locomo" / "mine_top_5" / "generated_answers.json").is_file()
+
+
 def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
     result = invoke("run", "--config", "config/qasper_config.yaml", "--base-url", server.base_url)
     assert result.exit_code == 0, result.output

@@ -201,7 +201,8 @@ def openviking(
         Path,
         typer.Argument(
             help="OpenViking's config.yaml (or a per-dataset config such as "
-            "config/locomo_config.yaml); relative paths in it are read from here.",
+            "config/locomo_config.yaml); relative paths in it are read as run.py reads them: "
+            "from the folder holding run.py (or the one above config/), else from here.",
             show_default=False,
         ),
     ],

@@ -18,15 +18,17 @@ overrides for that dataset (see `load_prompts`), recorded in the report and part
 prompts' sha256, so answers and grades made with other prompts are never compared as equal.
 
 `{dataset_name}` and `{retrieval_topk}` are filled in every path; relative paths are read
-from the working directory (OpenViking's runs start in benchmark/RAG/). The four built-in
+from the folder run.py reads them from, its own (see `project_root`). The four built-in
 adapters are named by OpenViking's class names; any other `module` + `class_name` (a
-`BaseAdapter` subclass) is imported from the working directory or the installed packages
-and registered. A key lasagna does not use is a warning naming it. The LLM answers and
-judges, as in OpenViking; its key never reaches a file.
+`BaseAdapter` subclass) is imported from that folder, the working directory or the
+installed packages, and registered. A key lasagna does not use is a warning naming it. The
+LLM answers and judges, as in OpenViking; its key never reaches a file.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,13 +170,16 @@ def _benchmark(path: Path, data: Mapping[str, Any], adapter: Mapping[str, Any]) 
 
 
 def _custom_adapter(path: Path, module: str, class_name: str) -> str:
-    """Import `module:class_name` (from the working directory or the installed packages),
-    register it, and return its benchmark name."""
+    """Import `module:class_name` (from the config's project root, the working directory or
+    the installed packages), register it, and return its benchmark name."""
     from lasagna_cli.engine.benchmarks import register_benchmark
     from lasagna_cli.engine.benchmarks._registry import get_adapter, is_benchmark
     from lasagna_cli.engine.systems._callable import import_target
 
     where = f"{path}: adapter {module}.{class_name}"
+    root = str(project_root(path))
+    if root not in sys.path:  # run.py's folder is on its sys.path, so its modules import
+        sys.path.insert(0, root)
     found = import_target(f"{module}:{class_name}", where)
     try:
         adapter = found() if isinstance(found, type) else found
@@ -195,12 +200,33 @@ def _custom_adapter(path: Path, module: str, class_name: str) -> str:
     return str(name)
 
 
-def _template(text: Any, path: Path, where: str, values: Mapping[str, str]) -> Path:
+def project_root(path: Path) -> Path:
+    """Where the config's relative paths are read from. run.py reads them from its own
+    folder (benchmark/RAG/, its PROJECT_ROOT), where its configs sit in config/: so the
+    config's folder or the one above when it holds run.py; else the folder above config/
+    (OpenViking's layout without run.py); else the working directory."""
+    config = path.resolve()
+    for folder in (config.parent, config.parent.parent):
+        if (folder / "run.py").is_file():
+            return folder
+    if config.parent.name == "config":
+        return config.parent.parent
+    return Path.cwd()
+
+
+def _template(
+    text: Any, path: Path, where: str, values: Mapping[str, str], root: Path | None = None
+) -> Path:
+    """The path with {dataset_name} and {retrieval_topk} filled in, a relative one read from
+    `root` (kept relative when that is the working directory: the same file)."""
     if not isinstance(text, str) or not text.strip():
         raise _fail(path, f"expected {where} to be a path, found {text!r}")
     for name, value in values.items():
         text = text.replace("{" + name + "}", value)
-    return Path(text)
+    found = Path(text)
+    if root is None or found.is_absolute() or root.resolve() == Path.cwd().resolve():
+        return found
+    return Path(os.path.normpath(root / found))
 
 
 def parse_openviking_config(path: Path, data: Any) -> OpenVikingConfig:
@@ -216,13 +242,14 @@ def parse_openviking_config(path: Path, data: Any) -> OpenVikingConfig:
     top_k = _integer(path, "execution.retrieval_topk", execution.get("retrieval_topk"), 5, 1)
     assert top_k is not None
     values = {"dataset_name": dataset_name, "retrieval_topk": str(top_k)}
+    root = project_root(path)
     if "dataset_path" not in paths:
         raise _fail(path, "paths.dataset_path is missing: the dataset's file or folder")
     output_dir = _template(
-        paths.get("output_dir", DEFAULT_OUTPUT), path, "paths.output_dir", values
+        paths.get("output_dir", DEFAULT_OUTPUT), path, "paths.output_dir", values, root
     )
     log_file = (
-        _template(paths["log_file"], path, "paths.log_file", values)
+        _template(paths["log_file"], path, "paths.log_file", values, root)
         if paths.get("log_file") is not None
         else output_dir / LOG_FILE
     )
@@ -243,10 +270,12 @@ def parse_openviking_config(path: Path, data: Any) -> OpenVikingConfig:
         project_name=str(project) if project is not None else None,
         benchmark=benchmark,
         dataset_name=dataset_name,
-        dataset_path=_template(paths["dataset_path"], path, "paths.dataset_path", values),
+        dataset_path=_template(paths["dataset_path"], path, "paths.dataset_path", values, root),
         output_dir=output_dir,
         log_file=log_file,
-        doc_output_dir=_template(docs, path, "paths.doc_output_dir", values) if docs else None,
+        doc_output_dir=_template(docs, path, "paths.doc_output_dir", values, root)
+        if docs
+        else None,
         top_k=top_k,
         max_workers=_integer(path, "execution.max_workers", execution.get("max_workers"), 8, 1)
         or 8,
@@ -262,7 +291,7 @@ def parse_openviking_config(path: Path, data: Any) -> OpenVikingConfig:
         warnings=tuple(
             f"{path}: {key} is not used by lasagna; it is ignored" for key in _unused(data)
         ),
-        prompts=load_prompts(_template(prompts, path, "prompts", values), benchmark)
+        prompts=load_prompts(_template(prompts, path, "prompts", values, root), benchmark)
         if prompts is not None
         else None,
     )
