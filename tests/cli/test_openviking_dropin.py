@@ -192,6 +192,40 @@ def test_relative_paths_are_read_as_run_py_reads_them(
     assert (rag / "Output" / "Locomo" / "mine_top_5" / "generated_answers.json").is_file()
 
 
+
+def test_where_only_lasagnas_refusal_rule_fires_the_judge_is_asked_as_run_py_asks(
+    rag: Path,
+) -> None:
+    """run.py asks its judge about every answer; its refusal rule ("not mentioned", "none",
+    ...) does not see "I cannot answer that." as one, lasagna's does. For an unanswerable
+    question "Accuracy" is then the judge's grade (here 1, 0 on LoCoMo's 0-or-4), asked
+    once; "Accuracy (lasagna)" the top score, with no call."""
+    sent: list[dict[str, Any]] = []
+
+    def replies(request: dict[str, Any]) -> str:
+        sent.append(request)
+        if "tools" in request or "response_format" in request:
+            return json.dumps({"reasoning": "says nothing of it", "score": 1})
+        return "I cannot answer that."
+
+    with FakeLLMServer(reply=replies) as fake:
+        result = invoke("openviking", "config/locomo_config.yaml", "--base-url", fake.base_url)
+        assert result.exit_code == 0, result.output
+        judged = sum(1 for r in sent if "tools" in r or "response_format" in r)
+        out = rag / "Output" / "Locomo" / "experiment_test_top_5"
+        records = json.loads((out / "qa_eval_detailed_results.json").read_text())["results"]
+        spared = [r for r in records if r["llm_evaluation"].get("lasagna_prompt_used")]
+        assert spared, "no answer where only lasagna's rule fires"
+        for r in spared:
+            assert r["metrics"]["Accuracy"] == 0 and r["metrics"]["Accuracy (lasagna)"] == 4
+            assert r["llm_evaluation"]["prompt_used"] == "Locomo_0or4"
+        assert f"{len(spared)} answers judged for OpenViking's Accuracy alone" in result.output
+        assert judged == len(records)  # every answer judged once, as run.py does
+        again = invoke("openviking", "config/locomo_config.yaml", "--step", "eval",
+                       "--base-url", fake.base_url)  # fmt: skip
+        assert again.exit_code == 0, again.output
+        assert "for OpenViking's Accuracy alone" not in again.output  # kept in eval/
+
 def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
     result = invoke("run", "--config", "config/qasper_config.yaml", "--base-url", server.base_url)
     assert result.exit_code == 0, result.output
@@ -332,6 +366,11 @@ def test_prompt_overrides_are_used_recorded_and_part_of_the_comparability_key(ra
         "strict",
         "Heuristic_Refusal_Check",
     }
+    # strict grades 0-1; OpenViking's Accuracy stays on its 0-4 (1 of 1 is 4 of 4)
+    judged = [r for r in evaluated if r["llm_evaluation"]["prompt_used"] == "strict"]
+    assert judged and all(r["metrics"]["Accuracy (lasagna)"] == 1 for r in judged)
+    assert all(r["metrics"]["Accuracy"] == 4 for r in judged)
+    assert report["Performance Metrics"]["Average Accuracy (Hit 0-4)"] == 4
 
     from lasagna_cli.engine.reports import read_run
 

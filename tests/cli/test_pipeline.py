@@ -359,11 +359,16 @@ def test_all_steps_with_the_scale_rubric_for_squad(
     assert judged
     assert all("The score must be a whole number from 0 to 4." in json.dumps(r) for r in judged)
     records = read(out / "qa_eval_detailed_results.json")
-    # Unanswerable questions answered "I do not know" meet "Not mentioned": the heuristic.
+    # Unanswerable questions answered "I do not know" meet "Not mentioned": lasagna's
+    # heuristic, no call for Accuracy (lasagna); OpenViking's list has "don't know", not "do
+    # not know", so "Accuracy" is the judge's grade, asked as run.py asks it.
     heuristic = [
-        r for r in records if r["llm_evaluation"]["prompt_used"] == "Heuristic_Refusal_Check"
+        r
+        for r in records
+        if r["llm_evaluation"].get("lasagna_prompt_used") == "Heuristic_Refusal_Check"
     ]
     assert {r["question_id"] for r in heuristic} == {"sq2", "sq5"}
+    assert {r["llm_evaluation"]["prompt_used"] for r in heuristic} == {"Generic_0-4"}
     assert not (out / "index").exists()
     assert re.search(r"del: dropped the index", result.stdout)
 

@@ -143,6 +143,24 @@ def test_both_refusals_score_top_with_no_call(fake_llm_server: FakeLLMServer) ->
     assert fake_llm_server.calls == 0
 
 
+def test_without_the_refusal_heuristic_the_model_is_asked(
+    fake_llm_server: FakeLLMServer,
+) -> None:
+    """For a tool whose own refusal rule differs (OpenViking's run.py asks every time)."""
+    fake_llm_server.reply = '{"reasoning": "Says nothing.", "score": 1}'
+    g = run(
+        grade_one(
+            make(fake_llm_server),
+            SCALE,
+            references=["Not mentioned"],
+            prediction="I cannot answer that.",
+            refusal_heuristic=False,
+        )
+    )
+    assert (g.score, g.path) == (1, "schema")
+    assert fake_llm_server.calls == 1
+
+
 def test_a_refusal_against_a_real_reference_is_graded_by_the_model(
     fake_llm_server: FakeLLMServer,
 ) -> None:

@@ -123,12 +123,15 @@ async def grade(
     prediction: str,
     max_validation_retries: int = 2,
     max_tokens: int | None = None,
+    refusal_heuristic: bool = True,
 ) -> Grade:
-    """Grade one answer. Bad input raises JudgeError; a failed call is an "error" grade."""
+    """Grade one answer. Bad input raises JudgeError; a failed call is an "error" grade.
+    `refusal_heuristic=False` asks the judge even where answer and reference both refuse
+    (to reproduce a tool whose own refusal rule differs)."""
     refs = normalize_references(references)
     prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
     return await _grade_prompt(
-        llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens
+        llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens, refusal_heuristic
     )
 
 
@@ -140,8 +143,9 @@ async def _grade_prompt(
     prediction: str,
     max_validation_retries: int,
     max_tokens: int | None,
+    refusal_heuristic: bool = True,
 ) -> Grade:
-    heuristic = _grade_from_refusals(llm, rubric, refs, prediction)
+    heuristic = _grade_from_refusals(llm, rubric, refs, prediction) if refusal_heuristic else None
     if heuristic is not None:
         return heuristic
     reply: Structured[GradeModel] | None = None

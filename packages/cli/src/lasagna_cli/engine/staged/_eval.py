@@ -28,7 +28,13 @@ from lasagna_cli.engine._executor import Executor
 from lasagna_cli.engine._records import TASK_FORMAT
 from lasagna_cli.engine._runner import Models, Reporter, grade_records
 from lasagna_cli.engine._scoring import NO_ANSWER, answer_fields, constant_judge
-from lasagna_cli.engine._store import Record, read_json, read_record, write_json_atomic
+from lasagna_cli.engine._store import (
+    Record,
+    read_json,
+    read_record,
+    write_bytes_atomic,
+    write_json_atomic,
+)
 from lasagna_cli.engine._tasks import TaskContext
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
 from lasagna_cli.engine.staged._log import eval_lines
@@ -150,10 +156,16 @@ async def stage_eval(
     outcome = await grade_records(
         work, graded_store, executor, ctx, models, judge, on_progress=reporter.advance
     )
+    if ctx.judge is not None and rubric is not None:
+        asked = await openviking_grades(
+            items, work, outcome.records, graded_store, ctx.judge, rubric
+        )
+        if asked:
+            say(f"eval: {asked} answers judged for OpenViking's Accuracy alone ({SPARED})")
     seconds = time.perf_counter() - started
-    highest = rubric.highest if rubric is not None else 4
+    scale = (rubric.lowest, rubric.highest) if rubric is not None else (0, 4)
     records = [
-        evaluated_item(item, outcome.records[i] or work[i][0], highest)
+        evaluated_item(item, outcome.records[i] or work[i][0], scale)
         for i, item in enumerate(items)
     ]
     write_json_atomic(out / EVALUATED_FILE, {"results": records})  # OpenViking's shape
@@ -202,9 +214,11 @@ async def stage_eval(
                 "refusal_heuristic": heuristic,
                 "judge": judge_model,
                 "rubric": [rubric.id, rubric.version] if rubric is not None else None,
+                "rubric_scale": list(scale),
                 "accuracy_note": "Average Accuracy is OpenViking's: over every answer, an "
-                "ungraded one counted as 0; average_accuracy_graded is over graded answers "
-                "only (grade_statuses counts the others)",
+                "ungraded one counted as 0, on its 0-4 whatever the rubric; "
+                "average_accuracy_graded is over graded answers only (grade_statuses counts "
+                "the others), on the rubric's scale",
                 "f1_note": "Average F1 Score is OpenViking's (its normalisation also drops "
                 '"and" and commas); average_f1_squad is the official SQuAD F1, the best over '
                 "the references, over the questions with references",
@@ -233,6 +247,55 @@ async def stage_eval(
         f"{shown(recall)}; refusal heuristic {heuristic}; grades {statuses}"
     )
     return statuses.get("error", 0)
+
+
+SPARED = "lasagna's refusal rule spared the call, OpenViking's does not fire and its run.py asks"
+
+
+async def openviking_grades(
+    items: list[dict[str, Any]],
+    work: list[tuple[Record, Any, Record | None]],
+    records: dict[int, Record | None],
+    store: PipelineStore,
+    judge: Any,
+    rubric: Any,
+) -> int:
+    """run.py asks its judge about every answer, then its own refusal rule overrides the
+    grade. Where lasagna's rule gave the top score without a call and OpenViking's does not
+    fire, the judge is asked (no heuristic), so "Accuracy" is what run.py would record; the
+    grade is kept in the eval record (`judge_openviking`), so a rerun asks again only for a
+    new answer. Returns how many were asked."""
+    import asyncio
+
+    from lasagna_judge import grade
+    from lasagna_metrics import openviking_refusal
+
+    def needs(i: int) -> bool:
+        section = (records.get(i) or {}).get("generation") or {}
+        own = section.get("judge") or {}
+        if own.get("path") != "refusal-heuristic" or "judge_openviking" in section:
+            return False
+        answer = str((items[i].get("llm") or {}).get("final_answer") or "")
+        golds = [str(g) for g in items[i].get("gold_answers") or ()]
+        return not (openviking_refusal(answer) and any(openviking_refusal(g) for g in golds))
+
+    async def ask(i: int) -> None:
+        item, record = items[i], records[i]
+        assert record is not None
+        found = await grade(
+            judge,
+            rubric,
+            question=str(item.get("question", "")),
+            references=[str(g) for g in item.get("gold_answers") or ()] or [NO_ANSWER],
+            prediction=str((item.get("llm") or {}).get("final_answer") or ""),
+            refusal_heuristic=False,
+        )
+        record["generation"]["judge_openviking"] = found.to_dict()
+        write_bytes_atomic(work[i][1], store.encode(record))
+
+    wanted = [i for i in range(len(items)) if needs(i)]
+    await asyncio.gather(*(ask(i) for i in wanted))
+    return len(wanted)
 
 
 def _asked(record: dict[str, Any]) -> bool:

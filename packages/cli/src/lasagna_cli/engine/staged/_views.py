@@ -15,7 +15,10 @@ of its own:
   0-4, 0 when no grade could be had, as OpenViking writes it), their honest twins "F1
   (SQuAD)" (the engine's one rule) and "Accuracy (lasagna)" (None when not graded, its
   reason in llm_evaluation's "status"), and "Heuristic_Refusal_Check" when the answer and
-  a reference both refuse (OpenViking's rule or lasagna's; no call made for lasagna's).
+  a reference both refuse. OpenViking's rule sets "Accuracy" to 4, as run.py does; where
+  only lasagna's fires, "Accuracy (lasagna)" is the top score with no call and "Accuracy"
+  the judge's grade, asked for it (`judge_openviking`), as run.py would have asked. On a
+  rubric that is not 0-4, "Accuracy" is the grade's place on OpenViking's 0-4.
 """
 
 from __future__ import annotations
@@ -131,7 +134,19 @@ def generated_item(
     }
 
 
-def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dict[str, Any]:
+def openviking_accuracy(score: float, scale: tuple[int, int]) -> int:
+    """A grade on the rubric's scale as OpenViking's Accuracy, an int 0-4 (its judge's
+    scale): the same place on the scale, rounded half up; 0-4 rubrics keep their score."""
+    lowest, highest = scale
+    if highest <= lowest:
+        return 0
+    place = (score - lowest) / (highest - lowest)
+    return max(0, min(4, int(4 * place + 0.5)))
+
+
+def evaluated_item(
+    item: Mapping[str, Any], graded: Record, scale: tuple[int, int] = (0, 4)
+) -> dict[str, Any]:
     from lasagna_metrics import openviking_f1, openviking_refusal
 
     answer = graded.get("generation") or {}
@@ -158,7 +173,7 @@ def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dic
         ours = None
         evaluation = {"prompt_used": "", "reasoning": "", "status": "not judged"}
     elif grade.get("path") == "refusal-heuristic":  # lasagna's rule: no call made
-        ours = float(highest)
+        ours = float(scale[1])
         evaluation = {"prompt_used": REFUSAL_HEURISTIC, "status": "ok", "reasoning": (
             "System successfully identified Unanswerable/Refusal condition.")}  # fmt: skip
     else:
@@ -174,9 +189,19 @@ def evaluated_item(item: Mapping[str, Any], graded: Record, highest: int) -> dic
             "raw": grade.get("raw"),
             "error": grade.get("error"),
         }
-    accuracy = int(ours) if ours is not None else 0  # OpenViking: an int, 0 when ungraded
+    # OpenViking's: an int 0-4 whatever the rubric's scale, 0 when ungraded
+    accuracy = openviking_accuracy(ours, scale) if ours is not None else 0
+    theirs = answer.get("judge_openviking")  # asked where only lasagna's refusal rule fired
+    if isinstance(theirs, dict):
+        score = theirs.get("score")
+        accuracy = openviking_accuracy(score, scale) if score is not None else 0
+        evaluation.update(
+            prompt_used=PROMPT_NAMES.get(theirs["rubric_id"], theirs["rubric_id"]),
+            reasoning=theirs.get("reasoning", ""),
+            lasagna_prompt_used=REFUSAL_HEURISTIC,  # Accuracy (lasagna): no call
+        )
     if refused:  # OpenViking's override: a refusal where a reference refuses is right
-        f1, accuracy = 1.0, highest
+        f1, accuracy = 1.0, 4
         evaluation.update(prompt_used=REFUSAL_HEURISTIC, reasoning=(
             "System successfully identified Unanswerable/Refusal condition."))  # fmt: skip
     metrics.update({"F1": f1, "Accuracy": accuracy, "F1 (SQuAD)": answer.get("f1"),
