@@ -7,7 +7,7 @@ Run it as a script to derive the pinned fixture from the upstream code (needs th
 
 which writes tests/cli/fixtures/openviking/oracle/adapters.json: per case, the count and,
 per question in upstream's order, its id and the sha256 of what the test compares (sample
-id, question text, gold answers, category as pipeline.py writes it). Only ids and digests
+id, question text, gold answers, category as pipeline.py writes it, evidence). Only ids and digests
 are committed, never the data.
 
 Two choices of the harness, both stated in the fixture README:
@@ -64,7 +64,7 @@ adapter = getattr(importlib.import_module("adapters." + sys.argv[2]), sys.argv[3
 samples = adapter(raw_file_path=sys.argv[4]).load_and_transform()
 rows = [
     {"sample_id": s.sample_id, "question": q.question, "gold_answers": q.gold_answers,
-     "category": str(q.category), "metadata": q.metadata}
+     "category": str(q.category), "evidence": q.evidence, "metadata": q.metadata}
     for s in samples for q in s.qa_pairs
 ]
 json.dump(rows, sys.stdout, default=str)
@@ -101,6 +101,7 @@ def canonical(benchmark: str, row: dict[str, Any]) -> dict[str, Any]:
         "question": row["question"],
         "gold_answers": list(row["gold_answers"]),
         "category": row["category"],
+        "evidence": list(row["evidence"]),
     }
 
 
@@ -138,6 +139,7 @@ def lasagna_questions(layout: Path, case: str) -> list[dict[str, Any]]:
                 "question": q.question,
                 "gold_answers": q.references,
                 "category": str(q.metadata.get("openviking_category", q.category)),
+                "evidence": q.metadata.get("openviking_evidence", q.evidence),
             },
         )
         for q in loaded.questions

@@ -1,6 +1,7 @@
 """lasagna's benchmark adapters against OpenViking's (volcengine/OpenViking @ 6e944cc,
 benchmark/RAG/src/adapters/) on the real data in ../shared/data: the same questions, in
-the same order, with the same ids, texts, gold answers and categories.
+the same order, with the same ids, texts, gold answers, categories and evidence (as
+generated_answers.json writes them, and as OpenViking's Recall tests them).
 
 - pinned: tests/cli/fixtures/openviking/oracle/adapters.json was derived by running the
   upstream adapters (`uv run python tests/cli/openviking_adapter_oracle.py`); it holds ids

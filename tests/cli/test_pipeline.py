@@ -166,8 +166,10 @@ def test_evidence_in_another_conversation_does_not_count(tmp_path: Path) -> None
     )  # fmt: skip
     assert car["retrieval"]["query"].startswith("Ravi training half marathon city 10k ")
     assert car["retrieval"]["uris"] == ["conv-b#0"]
-    # lasagna counts evidence in the question's own conversation; OpenViking, anywhere.
-    assert car["metrics"] == {"Recall (lasagna)": 0.0, "Recall": 1.0}
+    # lasagna counts evidence in the question's own conversation; OpenViking, anywhere, and
+    # its items as the file has them: "D" is in any text, "D:1:1" in none (0.5).
+    assert car["evidence"] == ["D:1:1", "D"]
+    assert car["metrics"] == {"Recall (lasagna)": 0.0, "Recall": 0.5}
 
 
 def test_gen_with_a_generator_prompts_per_category_and_counts_tokens(
@@ -190,7 +192,9 @@ def test_gen_with_a_generator_prompts_per_category_and_counts_tokens(
         prompt = request["messages"][-1]["content"]
         assert spec.instructions[r["category"]] in prompt
         assert 'If the context does not contain the answer, write "Not mentioned".' in prompt
-        assert r["token_usage"]["total_input_tokens"] == count_tokens([prompt])
+        # run.py's count: the prompt, then the question again
+        question = count_tokens([r["question"]])
+        assert r["token_usage"]["total_input_tokens"] == count_tokens([prompt]) + question
         answer = r["llm"]["final_answer"]
         assert r["token_usage"]["llm_output_tokens"] == count_tokens([answer])
         assert r["llm"]["model"] == "openai/gen"

@@ -14,7 +14,9 @@ Rules:
   and kept as written, spaces and all, as OpenViking's adapter keeps them;
 - evidence = the dialogue ids. A handful of raw items hold several ids in one string
   ("D8:6; D9:17") or a stray colon ("D:11:26"); they are split and repaired, and an item
-  with no readable id is dropped; the notes count both;
+  with no readable id is dropped; the notes count both. OpenViking's adapter keeps the raw
+  items (its Recall tests them as written): they are in `metadata["openviking_evidence"]`
+  where they differ;
 - a question's id is its `id` when it has one (written subsets add it), else
   `<sample_id>/q<position in the raw qa list>`, so ids survive sampling.
 """
@@ -222,14 +224,19 @@ class LocomoAdapter(BenchmarkAdapter):
                 if category == "5":
                     skipped += 1
                     continue
+                evidence = _evidence(qa.get("evidence"), known, stats)
+                raw = qa.get("evidence")
+                # OpenViking's adapter keeps the raw items, its Recall tests them as written
+                theirs = tuple(str(e) for e in raw) if isinstance(raw, list) else evidence
                 questions.append(
                     BenchmarkQuestion(
                         id=_question_id(sample_id, position, qa),
                         question=qa["question"],
                         references=_references(qa.get("answer")),
-                        evidence=_evidence(qa.get("evidence"), known, stats),
+                        evidence=evidence,
                         category=category,
                         doc_ids=(sample_id,),
+                        metadata={"openviking_evidence": theirs} if theirs != evidence else {},
                     )
                 )
         notes = []

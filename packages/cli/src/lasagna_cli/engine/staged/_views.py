@@ -9,7 +9,8 @@ of its own:
   query), the generated answer, evidence recall ("Recall": OpenViking's, any retrieved
   text, a plain substring test, 0.0 with no evidence; "Recall (lasagna)": counted in the
   question's own documents with word boundaries, None with no evidence) and cl100k_base
-  token counts of the prompt and the answer (offline).
+  token counts (offline) of the prompt plus the question, as run.py counts its input, and
+  of the answer.
 - `evaluated_item`: one result of qa_eval_detailed_results.json: the generated item with
   "F1" (OpenViking's normalisation, the best over the references), "Accuracy" (an int
   0-4, 0 when no grade could be had, as OpenViking writes it), their honest twins "F1
@@ -107,6 +108,10 @@ def generated_item(
             },
         )
     messages = build_messages(prompt, question, texts)
+    # the evidence as OpenViking's adapter keeps it (LoCoMo: its raw items, unrepaired)
+    evidence = list(question.evidence)
+    if source is not None:
+        evidence = list(source.metadata.get("openviking_evidence", source.evidence))
     return {
         "_global_index": index,
         "sample_id": question.documents[0] if question.documents else "",
@@ -114,7 +119,7 @@ def generated_item(
         "question": question.text,
         "gold_answers": gold_answers(question, source),
         **categories(question, source),
-        "evidence": list(question.evidence),
+        "evidence": evidence,
         "retrieval": {
             "latency_sec": retrieval.get("seconds") or 0.0,
             "uris": [doc for doc, _ in top],
@@ -123,11 +128,12 @@ def generated_item(
         },
         "llm": llm,
         "metrics": {
-            "Recall": openviking_recall(texts, list(question.evidence)),
+            "Recall": openviking_recall(texts, evidence),
             "Recall (lasagna)": metrics.get("evidence_recall"),
         },
         "token_usage": {
-            "total_input_tokens": _tokens(messages[-1]["content"]),
+            # run.py counts the prompt and then the question again
+            "total_input_tokens": _tokens(messages[-1]["content"]) + _tokens(question.text),
             "llm_output_tokens": _tokens(prediction or ""),
             "retrieval_embedding_tokens": 0,  # BM25: no embedding model
         },
