@@ -170,6 +170,7 @@ class LoopServer:
             for task in list(self._serving):
                 task.cancel()
             await asyncio.gather(*self._serving, return_exceptions=True)
+            await asyncio.sleep(0)  # the closed transports' last callbacks, before the loop ends
 
     async def _serve(self, reader: Any, writer: Any) -> None:
         import asyncio

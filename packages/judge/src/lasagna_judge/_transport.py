@@ -94,15 +94,18 @@ class RetryingSender:
         async with self._semaphore:
             if self._limiter is not None:
                 await self._limiter.acquire()
+            sent = request
             if request.deadline is not None:
                 now = asyncio.get_running_loop().time()
                 if not ends:
                     ends.append(now + request.deadline)
-                request = dataclasses.replace(request, deadline=max(ends[0] - now, 0.001))
+                sent = dataclasses.replace(request, deadline=max(ends[0] - now, 0.001))
             start = time.perf_counter()
             try:
-                response = await self._sender.send(request)
+                response = await self._sender.send(sent)
             except WireError as exc:
+                if exc.kind == "deadline":  # the sender knew what was left; the user, all of it
+                    exc = WireError("deadline", f"{exc} ({request.deadline:g} s, retries included)")
                 record_attempt(self._meter, seconds=time.perf_counter() - start, failure=str(exc))
                 return None, exc, 0.0 if exc.retried else None
             seconds = time.perf_counter() - start

@@ -34,12 +34,20 @@ if TYPE_CHECKING:
     from lasagna_judge._proxies import Proxies
 
 WireErrorKind = Literal[
-    "timeout", "connect", "network", "request", "certificate", "proxy", "protocol", "too-large"
+    "timeout",
+    "connect",
+    "network",
+    "request",
+    "certificate",
+    "proxy",
+    "protocol",
+    "too-large",
+    "deadline",
 ]
 RETRIED_KINDS = frozenset({"timeout", "connect", "network"})
 """The failures another attempt may not meet. The rest come back the same every time: a
 certificate refused, a proxy asking for credentials, a reply that breaks HTTP or passes the
-size cap, a request that cannot be sent."""
+size cap, a request that cannot be sent; or leave no time to try (the call's deadline)."""
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """A reply's body after decompression, at most: a model's reply or a batch of embeddings is
@@ -226,14 +234,12 @@ class HttpSender:
         except TimeoutError as exc:
             if deadline.expired():
                 raise WireError(
-                    "timeout",
-                    f"{how.origin} did not finish its reply within the call's deadline of "
-                    f"{how.deadline:g} s",
+                    "deadline", f"{how.origin} did not finish its reply before the call's deadline"
                 ) from None
             if isinstance(exc, aiohttp.ConnectionTimeoutError):
                 raise _timed_out(how.idle, f" connecting to {how.origin}") from None
             raise _timed_out(how.idle) from None
-        except ssl.SSLCertVerificationError as exc:
+        except ssl.SSLCertVerificationError as exc:  # aiohttp's certificate error too
             raise _certificate(how.origin, exc) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             raise _failure(exc, how) from None
@@ -297,8 +303,6 @@ def _failure(exc: BaseException, how: _Exchange) -> WireError:
     import aiohttp
 
     origin = how.origin
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return _certificate(origin, exc.certificate_error)
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         if exc.status == 407 and how.proxy is not None:
             return _proxy_auth(how.proxy)
@@ -343,6 +347,7 @@ def _first_line(message: object) -> str:
 
 def _certificate(origin: str, exc: BaseException) -> WireError:
     """Which certificate check failed, in words a user can act on (not retried)."""
+    exc = getattr(exc, "certificate_error", exc)  # aiohttp's wraps the ssl module's
     code = getattr(exc, "verify_code", None)
     said = getattr(exc, "verify_message", None) or getattr(exc, "reason", None) or str(exc)
     if code in (62, 64) or "mismatch" in str(said).lower():  # X509_V_ERR_*_MISMATCH
