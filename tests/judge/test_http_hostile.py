@@ -13,72 +13,20 @@ import re
 import resource
 import ssl
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._hostile_http import COMPLETION, MALFORMED, PROXY_407, Raw, gzip_bomb, ok, raw_fixture
 
 from lasagna_judge import LLMCallError, Proxies, RetryPolicy, make_embedder, make_llm
 from lasagna_judge._wire import HttpSender, WireError, WireRequest
 
-COMPLETION = json.dumps(
-    {
-        "id": "c",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
-        ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-).encode()
-
-
-def ok(body: bytes = COMPLETION, *headers: str) -> bytes:
-    head = ["HTTP/1.1 200 OK", "Content-Type: application/json", *headers]
-    if not any(h.lower().startswith(("content-length", "transfer-encoding")) for h in headers):
-        head.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
-
-
-class Raw:
-    """A raw-socket server: reads each request's head and body, records them, and writes
-    what `answer(n, request)` gives (bytes, or a coroutine function given the writer)."""
-
-    def __init__(self, answer: Callable[[int, bytes], Any]) -> None:
-        self.answer = answer
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.port = 0
-
-    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                match = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
-                request = head + await reader.readexactly(int(match[1]) if match else 0)
-                self.requests.append(request)
-                answer = self.answer(len(self.requests) - 1, request)
-                if isinstance(answer, bytes):
-                    writer.write(answer)
-                    await writer.drain()
-                else:
-                    await answer(writer)
-        finally:
-            writer.transport.abort()  # a bomb half sent is not flushed when the server stops
-
 
 @pytest.fixture
 def raw(loop_server: Callable[..., Any]) -> Callable[..., Raw]:
-    def start(answer: Callable[[int, bytes], Any], tls: ssl.SSLContext | None = None) -> Raw:
-        server = Raw(answer)
-        server.port = loop_server(server, tls).port
-        return server
-
-    return start
+    return raw_fixture(loop_server)
 
 
 def complete(base_url: str, **options: Any) -> str:
@@ -137,14 +85,6 @@ def test_the_deadline_covers_the_retries(raw: Any) -> None:
     assert 2 <= len(server.requests) <= 4  # 20 retries allowed; the deadline stops them
 
 
-def gzip_bomb(size: int) -> bytes:
-    """`size` zero bytes, gzipped (a GB is about a MB), made without holding them."""
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    block = bytes(1 << 20)
-    parts = [packer.compress(block) for _ in range(size >> 20)]
-    return b"".join(parts) + packer.flush()
-
-
 def test_a_gzip_bomb_is_refused_at_the_cap_read_once(raw: Any) -> None:
     bomb = gzip_bomb(1 << 30)  # 1 GB inflated
     assert len(bomb) < 1_100_000
@@ -188,31 +128,6 @@ def test_a_reply_that_says_it_is_too_large_is_not_read() -> None:
     assert error.kind == "too-large" and not error.retried
 
 
-MALFORMED = {
-    "duplicate Content-Length": (
-        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
-        "Duplicate Content-Length",
-    ),
-    "signed Content-Length": (
-        b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}",
-        "Invalid character in Content-Length",
-    ),
-    "negative Content-Length": (
-        b"HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\n{}",
-        "Invalid character in Content-Length",
-    ),
-    "0x chunk size": (
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x2\r\n{}\r\n0\r\n\r\n",
-        "Invalid character in chunk size",
-    ),
-    "Content-Length with Transfer-Encoding": (
-        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
-        b"2\r\n{}\r\n0\r\n\r\n",
-        "Transfer-Encoding can't be present with Content-Length",
-    ),
-}
-
-
 @pytest.mark.parametrize("name", MALFORMED)
 def test_malformed_framing_is_refused_and_not_retried(raw: Any, name: str) -> None:
     reply, reason = MALFORMED[name]
@@ -253,12 +168,6 @@ def test_a_certificate_for_another_host_name_is_not_retried(
         message
     )
     assert len(server.requests) == 1  # the first call's
-
-
-PROXY_407 = (
-    b"HTTP/1.1 407 Proxy Authentication Required\r\n"
-    b'Proxy-Authenticate: Basic realm="corp"\r\nContent-Length: 0\r\n\r\n'
-)
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])

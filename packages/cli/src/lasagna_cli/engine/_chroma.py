@@ -1,5 +1,6 @@
 """Dense retrieval in a vector database teams run as a server: Chroma, over its HTTP API
-(v2), with the HTTP client lasagna already has (aiohttp), so no client package is needed.
+(v2), with the HTTP client lasagna already has (lasagna-judge's `HttpSender`, aiohttp
+underneath: its size cap, deadline and error kinds), so no client package is needed.
 
 A collection named by the user is used as it is: its ids must be the benchmark's passage
 ids, and its dimension must be the embedder's. Without a name, the collection is named
@@ -9,6 +10,7 @@ vectors the first time, and found full (nothing embedded, nothing sent) afterwar
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -34,31 +36,34 @@ class ChromaStore:
         self._session: Any = None
 
     async def __aenter__(self) -> ChromaStore:
-        import aiohttp
+        from lasagna_judge.http import HttpSender
 
-        self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=_TIMEOUT), trust_env=False
-        )
+        self._session = HttpSender(1)  # one request at a time, no proxy (trust_env off)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._session is not None:
-            await self._session.close()
+            await self._session.aclose()
 
     async def _call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        import aiohttp
+        from lasagna_judge.http import WireError, WireRequest
+        from lasagna_metrics import parse_json
 
         assert self._session is not None
+        data = b"" if body is None else json.dumps(body).encode()
+        headers = [("Content-Type", "application/json")] if body is not None else []
+        request = WireRequest(method, self.url + path, headers, data, _TIMEOUT, _TIMEOUT)
         try:
-            async with self._session.request(method, self.url + path, json=body) as reply:
-                data = await reply.json(content_type=None)
-                return reply.status, data
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise EngineUsageError(
-                f"vector store {self.url}: cannot reach it ({type(exc).__name__}: {exc}); "
-                "start Chroma's server (`chroma run --host 127.0.0.1 --port 8000`) or fix "
-                "the store URL"
-            ) from None
+            reply = await self._session.send(request)
+        except WireError as exc:
+            if exc.kind in ("connect", "request"):
+                raise EngineUsageError(
+                    f"vector store {self.url}: cannot reach it ({exc}); start Chroma's server "
+                    "(`chroma run --host 127.0.0.1 --port 8000`) or fix the store URL"
+                ) from None
+            raise EngineError(f"vector store {self.url}: {method} {path} failed ({exc})") from None
+        try:
+            return reply.status, parse_json(reply.body) if reply.body.strip() else None
         except ValueError:
             raise EngineError(
                 f"vector store {self.url}: {method} {path} answered with something that is "

@@ -15,10 +15,14 @@ and expects 200 with a JSON body in any shape a Python system may return, usuall
   Retry-After header (seconds or an HTTP date) or OpenAI's retry-after-ms sets the least
   wait, at most 60 s. The rules are lasagna-judge's, the same as for every model call.
 - Any other 4xx is final at once (retrying a bad request cannot help), and so is a 2xx
-  body that is not JSON.
+  body that is not JSON, and what would fail the same way again: a certificate refused, a
+  proxy's 407, a reply that breaks HTTP/1.1's framing or is over 64 MB after decompression.
 - A question whose last attempt fails is recorded as that item's error, never scored.
 - HTTP_PROXY, HTTPS_PROXY and NO_PROXY are honoured: the command reads them into the spec
   (`SystemSpec.proxies`).
+- The requests go through lasagna-judge's sender (`HttpSender`, aiohttp underneath), as
+  every model call does: the same proxies, certificates (SSL_CERT_FILE), IDNA 2008 host
+  names, size cap and error kinds.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from lasagna_judge import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
-    import aiohttp
+    from lasagna_judge.http import HttpSender
 
 MAX_RETRY_AFTER = 60.0
 MAX_BACKOFF = 10.0
@@ -57,7 +61,7 @@ class HttpSystem:
         self.url = spec.target
         self.shown = redact_url(spec.target)
         self._concurrency = concurrency
-        self._session: aiohttp.ClientSession | None = None
+        self._sender: HttpSender | None = None
         self._rng = random.Random(seed)
         self._policy = RetryPolicy(
             max_retries=spec.retries,
@@ -66,23 +70,19 @@ class HttpSystem:
             max_retry_after=MAX_RETRY_AFTER,
         )
         self.attempts = 0
-        # HTTP(S)_PROXY / NO_PROXY, as the command read them (aiohttp's trust_env stays off:
-        # the engine reads no environment variable).
-        self._proxy = spec.proxies.for_url(spec.target) if spec.proxies is not None else None
+        self._headers = [*spec.headers, ("Content-Type", "application/json")]
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": "http"}
 
-    def _client(self) -> aiohttp.ClientSession:
-        import aiohttp
+    def _client(self) -> HttpSender:
+        from lasagna_judge.http import HttpSender
 
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._concurrency),
-                timeout=aiohttp.ClientTimeout(total=self.spec.http_timeout),
-                headers=dict(self.spec.headers),
-            )
-        return self._session
+        if self._sender is None:
+            # HTTP(S)_PROXY / NO_PROXY as the command read them: the engine reads no
+            # environment variable.
+            self._sender = HttpSender(self._concurrency, self.spec.proxies)
+        return self._sender
 
     async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
         body = json.dumps({"question": question, "id": row["id"], "top_k": top_k}).encode()
@@ -108,27 +108,24 @@ class HttpSystem:
 
     async def _attempt(self, body: bytes) -> tuple[int | None, bytes, float | None]:
         """(status, body, Retry-After) of one request; status None for a transport failure,
-        with the reason as the body."""
-        import aiohttp
+        with the reason as the body. SystemFailure for one no retry can cure."""
+        from lasagna_judge.http import WireError, WireRequest
 
         self.attempts += 1
+        timeout = self.spec.http_timeout
+        request = WireRequest("POST", self.url, self._headers, body, timeout, timeout)
         try:
-            async with self._client().post(
-                self.url,
-                data=body,
-                headers={"Content-Type": "application/json"},
-                proxy=self._proxy,
-            ) as response:
-                reply = await response.read()
-                wait = parse_retry_after(response.headers, time.time())
-                return response.status, reply, wait
-        except TimeoutError:
-            return None, f"no reply within {self.spec.http_timeout:g} s".encode(), None
-        except aiohttp.ClientError as exc:
-            reason = str(exc) or type(exc).__name__
-            return None, f"cannot reach the endpoint ({reason})".encode(), None
+            response = await self._client().send(request)
+        except WireError as exc:
+            if exc.kind in ("timeout", "deadline"):
+                return None, f"no reply within {timeout:g} s".encode(), None
+            if not exc.retried:
+                raise SystemFailure(f"{self.shown}: {exc}") from None
+            return None, f"cannot reach the endpoint ({exc})".encode(), None
+        wait = parse_retry_after(response.headers, time.time())
+        return response.status, response.body, wait
 
     async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        if self._sender is not None:
+            await self._sender.aclose()
+        self._sender = None

@@ -1,0 +1,23 @@
+"""lasagna's HTTP client for other packages (lasagna-cli's HTTP systems and Chroma store):
+one `HttpSender` (aiohttp underneath) with what every call of the project shares, the
+proxies given, the certificates trusted, IDNA 2008 host names, a deadline besides the idle
+timeout, a cap on a reply's size after decompression, and failures as `WireError`s whose
+`retried` says whether another attempt can help. See `_wire` for the details."""
+
+from lasagna_judge._wire import (
+    MAX_REPLY_BYTES,
+    RETRIED_KINDS,
+    HttpSender,
+    WireError,
+    WireRequest,
+    WireResponse,
+)
+
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "RETRIED_KINDS",
+    "HttpSender",
+    "WireError",
+    "WireRequest",
+    "WireResponse",
+]
