@@ -73,3 +73,41 @@ def test_a_jury_names_each_judge_once(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "t"})
     assert result.exit_code == 2
     assert "each judge of a jury once" in result.output
+
+
+def test_bias_check_grades_a_sample_again_and_says_how_often_the_grade_moved(
+    tmp_path: Path,
+) -> None:
+    def longer_is_better(request: dict[str, Any]) -> str:
+        user = next(
+            str(m["content"])
+            for m in request["messages"]
+            if "Answer to grade: " in str(m["content"])
+        )
+        prediction = user.split("Answer to grade: ", 1)[1].split("\n", 1)[0]
+        score = 4 if prediction.startswith("Paris") or len(prediction) > 40 else 0
+        return json.dumps({"reasoning": "r", "score": score})
+
+    data = tmp_path / "in.jsonl"
+    rows = [{**r, "answers": ["Paris", "Lutetia"]} for r in ROWS]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    env = {"OPENAI_API_KEY": "test", "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
+           "MODEL_NAME": "", "OPENAI_BASE_URL": ""}  # fmt: skip
+    with FakeLLMServer(longer_is_better) as server:
+        args = ["judge", "grade", str(data), "--model", "openai/j", "--base-url", server.base_url,
+                "--bias-check", "10", "-o", str(tmp_path / "out.jsonl")]  # fmt: skip
+        result = CliRunner().invoke(app, args, env=env, catch_exceptions=False)
+        assert server.calls == 4 + 4 + 4  # the grading, then each check on all four
+    assert result.exit_code == 0, result.output
+    assert "this run: 4 calls" in result.stdout  # the grading's own, the checks apart
+    assert (
+        "bias check, verbosity (the answer padded with filler): the grade moved on 3 of 4 "
+        "(75%; up 3, down 0)" in result.stdout
+    )
+    assert (
+        "bias check, reference order (the references reversed, on answers with two or more): "
+        "the grade moved on 0 of 4" in result.stdout
+    )
+    assert "bias check: 8 calls beside the grading's" in result.stdout
+    graded = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [g["score"] for g in graded] == [4, 0, 0, 0]  # the rows hold the grading's grades

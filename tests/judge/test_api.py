@@ -48,7 +48,9 @@ PUBLIC = sorted(
         "normalize_label",
         "parse_score",
         "summarize_grades",
-        # a jury of judges
+        # a jury of judges, and the judge's biases
+        "BiasCheck",
+        "check_bias",
         "JuryAgreement",
         "Verdict",
         "grade_jury",

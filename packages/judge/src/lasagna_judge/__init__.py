@@ -14,6 +14,7 @@ from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import price_for
 
 if TYPE_CHECKING:
+    from lasagna_judge._bias import BiasCheck, check_bias
     from lasagna_judge._calibrate import (
         Agreement,
         Calibration,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
 # calls an LLM (synthesize) then imports neither their pydantic models nor lasagna-metrics.
 _LAZY = {
+    **dict.fromkeys(("BiasCheck", "check_bias"), "lasagna_judge._bias"),
     **dict.fromkeys(
         ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
         "lasagna_judge._calibrate",
@@ -91,6 +93,7 @@ __all__ = [
     "GRADE_FIELDS",
     "LLM",
     "Agreement",
+    "BiasCheck",
     "Calibration",
     "Completion",
     "Embedder",
@@ -112,6 +115,7 @@ __all__ = [
     "Verdict",
     "build_prompt",
     "calibrate",
+    "check_bias",
     "check_items",
     "default_cache_path",
     "grade",

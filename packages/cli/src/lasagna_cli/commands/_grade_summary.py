@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, GradeSummary
+    from collections.abc import Sequence
+
+    from lasagna_judge import LLM, BiasCheck, GradeSummary
 
 
 def _counts(counts: Mapping[str, int]) -> str:
@@ -51,4 +53,28 @@ def summary_lines(
         f"{spent[0]:,} in, {spent[1]:,} out)",
         cost,
     ]
+    return lines
+
+
+_CHANGES = {
+    "verbosity": "the answer padded with filler",
+    "reference order": "the references reversed, on answers with two or more",
+}
+
+
+def bias_lines(checks: Sequence[BiasCheck], calls: int) -> list[str]:
+    """`--bias-check`: how often each change moved the grade (none: no line)."""
+    lines = []
+    for check in checks:
+        what = f"bias check, {check.name} ({_CHANGES[check.name]}): "
+        if not check.compared:
+            lines.append(what + f"n/a ({check.sampled} sampled, none with two parsed grades)")
+            continue
+        lines.append(
+            what + f"the grade moved on {check.changed} of {check.compared} "
+            f"({check.changed / check.compared:.0%}; up {check.higher}, down {check.lower}); "
+            f"{check.sampled - check.compared} without two parsed grades left out"
+        )
+    if checks:
+        lines.append(f"bias check: {calls} calls beside the grading's")
     return lines

@@ -173,6 +173,16 @@ def grade_command(
             "than this (a judge would be sent all of it, and billed for it).",
         ),
     ] = MAX_ROW_CHARS,
+    bias_check: Annotated[
+        int,
+        typer.Option(
+            "--bias-check",
+            metavar="N",
+            min=0,
+            help="Grade N sampled answers twice more, padded with filler and with their "
+            "references reversed, and say how often the grade moved (up to 2N more calls).",
+        ),
+    ] = 0,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -188,12 +198,18 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         models = model or []
         if len(models) > 1:
+            if bias_check:
+                raise CliError(
+                    "--bias-check checks one judge; give one --model (a jury's judges can "
+                    "be checked one by one)",
+                    USAGE_ERROR,
+                )
             _grade_jury(input_path, models, rubric, base_url, concurrency, out, no_cache,
                         prices, max_chars, chosen)  # fmt: skip
             return
         _grade(
             input_path, models[0] if models else None, rubric, base_url, concurrency, out,
-            no_cache, prices, max_chars, chosen,
+            no_cache, prices, max_chars, chosen, bias_check,
         )  # fmt: skip
 
 
@@ -268,12 +284,14 @@ def _grade(
     prices: Path | None,
     max_chars: int = 0,
     chosen: ExecutorChoice | None = None,
+    bias_check: int = 0,
 ) -> None:
     import asyncio
 
+    from lasagna_cli.commands._grade_summary import bias_lines
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_judge import grade_batch, summarize_grades
+    from lasagna_judge import BiasCheck, Usage, check_bias, grade_batch, summarize_grades
     from lasagna_synth import write_bytes_atomic
 
     price_table = load_prices(prices) if prices is not None else None
@@ -295,11 +313,25 @@ def _grade(
     def on_grade(index: int, grade: Grade) -> None:
         progress.advance("failed" if grade.status == "error" else "done")
 
+    checks: list[BiasCheck] = []
+    graded_usage: list[tuple[Usage, int]] = []  # before the bias check's calls
+
     async def run() -> list[Grade]:
         try:
             if chosen is not None and chosen.kind != "local":
-                return await _grade_remotely(chosen, llm_settings, rubric, items, on_grade)
-            return await grade_batch(llm, rubric, items, concurrency=concurrency, on_grade=on_grade)
+                found = await _grade_remotely(chosen, llm_settings, rubric, items, on_grade)
+            else:
+                found = await grade_batch(
+                    llm, rubric, items, concurrency=concurrency, on_grade=on_grade
+                )
+            graded_usage.append((llm.usage, llm.calls_made))
+            if bias_check:
+                checks.extend(
+                    await check_bias(
+                        llm, rubric, items, found, sample=bias_check, concurrency=concurrency
+                    )
+                )
+            return found
         finally:
             await llm.aclose()
 
@@ -316,9 +348,7 @@ def _grade(
 
     graded = [{**row.data, **g.to_dict()} for row, g in zip(rows, grades, strict=True)]
     summary = summarize_grades(grades)
-    from lasagna_judge import Usage
-
-    spent, calls = llm.usage, llm.calls_made
+    spent, calls = graded_usage[0]
     if chosen is not None and chosen.kind != "local":  # the workers' calls, from their grades
         fresh = [g for g in grades if not g.cached and g.prompt_sha256 is not None]
         spent = Usage(sum(g.input_tokens for g in fresh), sum(g.output_tokens for g in fresh))
@@ -334,6 +364,7 @@ def _grade(
     warning = constant_judge([g.score for g in grades if g.status == "ok"])
     if warning:
         lines.append(f"warning: {warning}")
+    lines += bias_lines(checks, llm.calls_made - graded_usage[0][1])
     if out is not None:
         text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
         write_bytes_atomic(out, text.encode("utf-8"))
