@@ -192,7 +192,6 @@ def test_relative_paths_are_read_as_run_py_reads_them(
     assert (rag / "Output" / "Locomo" / "mine_top_5" / "generated_answers.json").is_file()
 
 
-
 def test_where_only_lasagnas_refusal_rule_fires_the_judge_is_asked_as_run_py_asks(
     rag: Path,
 ) -> None:
@@ -225,6 +224,7 @@ def test_where_only_lasagnas_refusal_rule_fires_the_judge_is_asked_as_run_py_ask
                        "--base-url", fake.base_url)  # fmt: skip
         assert again.exit_code == 0, again.output
         assert "for OpenViking's Accuracy alone" not in again.output  # kept in eval/
+
 
 def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:
     result = invoke("run", "--config", "config/qasper_config.yaml", "--base-url", server.base_url)

@@ -15,7 +15,6 @@ disagreement.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -42,19 +41,19 @@ def krippendorff_alpha(
             "ratings; give None where a rater has no rating"
         )
     units = widths.pop() if widths else 0
-    coincidences: Counter[tuple[float, float]] = Counter()
+    coincidences: dict[tuple[float, float], float] = {}
     for unit in range(units):
-        values = [float(row[unit]) for row in ratings if _rated(row[unit])]
+        values = [float(v) for row in ratings if (v := row[unit]) is not None and _rated(v)]
         m = len(values)
         if m < 2:
             continue
         for i, c in enumerate(values):
             for j, k in enumerate(values):
                 if i != j:
-                    coincidences[(c, k)] += 1 / (m - 1)
-    totals: Counter[float] = Counter()
+                    coincidences[(c, k)] = coincidences.get((c, k), 0.0) + 1 / (m - 1)
+    totals: dict[float, float] = {}
     for (c, _), weight in coincidences.items():
-        totals[c] += weight
+        totals[c] = totals.get(c, 0.0) + weight
     n = sum(totals.values())
     if len(totals) < 2:
         return None
@@ -72,7 +71,7 @@ def _rated(value: float | None) -> bool:
     return not math.isnan(value)
 
 
-def _distance(level: Level, totals: Counter[float]) -> Callable[[float, float], float]:
+def _distance(level: Level, totals: dict[float, float]) -> Callable[[float, float], float]:
     """The squared difference function δ²(c, k) of the level."""
     if level == "nominal":
         return lambda c, k: 0.0 if c == k else 1.0
