@@ -6,6 +6,7 @@ import sys
 import lasagna_metrics
 
 PUBLIC = [
+    "CLAIM_METRICS",
     "ConfidenceInterval",
     "Mean",
     "MetricsError",
@@ -16,6 +17,7 @@ PUBLIC = [
     "Summary",
     "average_precision",
     "bootstrap_ci",
+    "claim_metrics",
     "evaluate_squad",
     "evaluate_squad_files",
     "evidence_recall",

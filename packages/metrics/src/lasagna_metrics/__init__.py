@@ -13,6 +13,8 @@
 - Judge statistics: `ppi_mean` (prediction-powered inference, PPI++: a judge's mean
   corrected by a few human labels, with an honest interval), `krippendorff_alpha` (how far
   a jury of judges agrees, missing grades allowed).
+- Claim-level RAG diagnostics: `claim_metrics` (RAGChecker's eleven metrics, named in
+  `CLAIM_METRICS`, from entailment labels; an unparsed label leaves a metric None).
 - SQuAD files: `evaluate_squad`, `evaluate_squad_files`.
 - JSON input: `parse_json` (`json.loads` that refuses JSON nested too deep to read and lone
   surrogate escapes as `json.JSONDecodeError`; the other lasagna packages read with it).
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
         f1,
         normalize_answer,
     )
+    from lasagna_metrics._claims import CLAIM_METRICS, claim_metrics
     from lasagna_metrics._errors import MetricsError
     from lasagna_metrics._evidence import evidence_recall
     from lasagna_metrics._json import parse_json
@@ -85,6 +88,7 @@ _LAZY = {
         ("SquadVersion", "exact_match", "exact_match_and_f1", "f1", "normalize_answer"),
         "lasagna_metrics._answers",
     ),
+    **dict.fromkeys(("CLAIM_METRICS", "claim_metrics"), "lasagna_metrics._claims"),
     "MetricsError": "lasagna_metrics._errors",
     "krippendorff_alpha": "lasagna_metrics._agreement",
     "evidence_recall": "lasagna_metrics._evidence",
@@ -124,6 +128,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CLAIM_METRICS",
     "ConfidenceInterval",
     "Mean",
     "MetricsError",
@@ -134,6 +139,7 @@ __all__ = [
     "Summary",
     "average_precision",
     "bootstrap_ci",
+    "claim_metrics",
     "evaluate_squad",
     "evaluate_squad_files",
     "evidence_recall",
