@@ -15,6 +15,7 @@ Otherwise every value equals RAGChecker's, empty inputs included (they give 0.0)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from lasagna_metrics._errors import MetricsError
 
@@ -116,8 +117,11 @@ def claim_metrics(
     for name, value in sets.items():
         if value is None:
             continue
-        flat = [x for row in value for x in row] if name.startswith("retrieved") else value
-        _check(flat, name)  # type: ignore[arg-type]
+        if name.startswith("retrieved"):  # one row of labels per passage
+            flat = [x for row in cast("Sequence[Sequence[Label]]", value) for x in row]
+        else:
+            flat = list(cast("Sequence[Label]", value))
+        _check(flat, name)
         if None not in flat:
             usable.add(name)
     _check_shapes(answer2response, response2answer, retrieved2answer, retrieved2response)
