@@ -36,6 +36,7 @@ CLAIM_METRICS = (
     "self_knowledge",
     "faithfulness",
 )
+"""RAGChecker's claim-level metrics, under its names, in the order `claim_metrics` gives them."""
 
 #: The label sets each metric reads (RAGChecker's METRIC_REQUIREMENTS).
 REQUIREMENTS: Mapping[str, tuple[str, ...]] = {
