@@ -133,15 +133,18 @@ def test_defaults_are_kags_parallel_1_output_here_config_toml_here(
     assert server.max_in_flight == 1  # --parallel 1
 
 
-def test_config_beside_the_setups_file_is_the_fallback(tmp_path: Path, server: Any) -> None:
+def test_config_beside_the_setups_file_is_the_fallback(
+    tmp_path: Path, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "sweep"
     shutil.copytree(KAG / "examples", folder)
+    monkeypatch.chdir(folder)  # no ./config.toml here; file() reads the prompt from here
     (folder / "config" / "config.toml").write_text(
         f'[providers.mine]\napi = "openai"\nbase_url = "{server.base_url}"\n'
     )
     toml = folder / "config" / "benchmark.sample.toml"
     toml.write_text(
-        toml.read_text().replace('"ollama"', '"mine"').replace("examples/prompt", "../prompt")
+        toml.read_text().replace('"ollama"', '"mine"').replace("examples/prompt", "prompt")
     )
     out = tmp_path / "out"
     result = sweep(

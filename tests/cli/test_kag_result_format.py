@@ -190,14 +190,17 @@ provider = "fake"
 model = "m-rag"
 temperature = 0.2
 tokens = 64
-system_prompt = "Passages:\\n{{RETRIEVAL}}\\nQuestion: {{INPUT}}\\n{{CHOICE}}"
+system_prompt = '''Passages:
+{{ RETRIEVAL | default("") }}
+Question: {{INPUT}}
+{{ CHOICE | default("") }}'''
 retriever = "top1"
 database = "town"
 
 [plain]
 provider = "fake"
 model = "m-plain"
-system_prompt = "Answer with the option id. {{INPUT}}\\n{{CHOICE}}"
+system_prompt = "Answer with the option id. {{INPUT}}\\n{{ CHOICE | default('') }}"
 """
 
 DATASETS = {

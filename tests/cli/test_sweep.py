@@ -152,13 +152,15 @@ def test_every_task_gets_one_result_file_in_the_exact_layout(tmp_path: Path, ser
     # file() text keeps its placeholders and they are filled per task.
     short = [r for r in server.requests if r["model"] == "model-short"]
     france = next(r for r in short if "France" in json.dumps(r))
-    assert france["messages"][0]["content"] == (
-        "You answer briefly.\nQuestion: What is the capital of France?"
-    )
+    assert france["messages"] == [
+        {"role": "user", "content": "You answer briefly.\nQuestion: What is the capital of France?"}
+    ]  # a system_prompt alone is kag's whole prompt: one user message
     assert france["max_tokens"] == 32 and france["temperature"] == 0.0
-    # An MCQ question under the default prompt gets its options after the input.
+    # Its MCQ options only where the template shows {{CHOICE}}, as in kag.
     spider = next(r for r in short if "spider" in json.dumps(r))
-    assert spider["messages"][1]["content"] == "How many legs has a spider?\n\na: six\nb: eight"
+    assert spider["messages"] == [
+        {"role": "user", "content": "You answer briefly.\nQuestion: How many legs has a spider?"}
+    ]
 
 
 def test_every_result_file_is_json_s_own_encoding_of_its_content(
@@ -453,11 +455,8 @@ def test_env_helper_reads_the_environment(tmp_path: Path, server: Any) -> None:
         'prompt = "{{INPUT}}"\ndatasets = ["facts"]\n'
     )
     paths = make_files(tmp_path, server.base_url, setups)
-    missing = sweep(paths)
-    assert (
-        missing.exit_code == 1
-        and "env('SWEEP_TEST_MODEL'): the variable is not set" in missing.output
-    )
+    missing = sweep(paths)  # an unset variable is "", as kag's env() gives it
+    assert missing.exit_code == 1 and "expected `model` to be a model name" in missing.output
     result = sweep(paths, env={"SWEEP_TEST_MODEL": "from-env"})
     assert result.exit_code == 0, result.output
     assert {r["model"] for r in server.requests} == {"from-env"}
@@ -467,9 +466,25 @@ def test_placeholders_inside_a_question_are_not_filled_twice(tmp_path: Path, ser
     paths = make_files(
         tmp_path, server.base_url, f'[a]\n{BASE}prompt = "[{{{{INPUT}}}}] {{{{CHOICE}}}}"\n'
     )
-    paths["datasets"].write_text(json.dumps({"d": {"q": {"input": "literal {{CHOICE}} here"}}}))
+    mcq = {"type": "MCQ", "options": {"b": "{{INPUT}}", "a": "x"}}
+    question = {"input": "literal {{CHOICE}} here", "output": mcq}
+    paths["datasets"].write_text(json.dumps({"d": {"q": question}}))
     assert sweep(paths).exit_code == 0
-    assert server.requests[0]["messages"][-1]["content"] == "[literal {{CHOICE}} here] "
+    content = server.requests[0]["messages"][-1]["content"]
+    assert content == "[literal {{CHOICE}} here] a: x\nb: {{INPUT}}"  # kag's key order
+
+
+def test_a_placeholder_the_task_lacks_fails_that_task_as_kag_does(
+    tmp_path: Path, server: Any
+) -> None:
+    paths = make_files(
+        tmp_path, server.base_url, f'[a]\n{BASE}prompt = "{{{{INPUT}}}} {{{{CHOICE}}}}"\n'
+    )
+    result = sweep(paths)
+    assert result.exit_code == 1, result.output
+    failed = json.loads((paths["out"] / "facts" / "q1" / "a.json").read_text())
+    assert "Failed to render the prompt template" in failed["error"] and "CHOICE" in failed["error"]
+    assert json.loads((paths["out"] / "quiz" / "m1" / "a.json").read_text())["ok"]
 
 
 def test_progress_summary_counts_to_stderr(tmp_path: Path, server: Any) -> None:
@@ -481,7 +496,10 @@ def test_progress_summary_counts_to_stderr(tmp_path: Path, server: Any) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(min_size=1), st.dictionaries(st.text(min_size=1, max_size=3), st.text(), max_size=4))
+@given(
+    st.text(min_size=1),
+    st.dictionaries(st.text(min_size=1, max_size=3), st.text(), min_size=1, max_size=4),
+)
 def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str]) -> None:
     from lasagna_cli.engine._config import PromptSpec
     from lasagna_cli.engine._data import Question
@@ -491,7 +509,7 @@ def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str])
     question = Question("q", text, options=options or None)
     system, user = build_messages(prompt, question, ())
     assert user == {"role": "user", "content": f"<{text}>"}
-    choices = "\n".join(f"{k}: {v}" for k, v in options.items())
+    choices = "\n".join(f"{k}: {options[k]}" for k in sorted(options))
     assert system == {"role": "system", "content": f"sys {choices}"}
 
 

@@ -47,7 +47,7 @@ SETUPS = """\
 [rag-town]
 provider = "fake"
 model = "m"
-system_prompt = "Use only these passages:\\n{{RETRIEVAL}}"
+system_prompt = "Use only these passages:\\n{{RETRIEVAL}}\\nQuestion: {{INPUT}}"
 retriever = "top1"
 database = "town"
 datasets = ["town"]
@@ -114,7 +114,8 @@ def test_retrieved_passages_reach_the_prompt_and_the_stats(tmp_path: Path) -> No
     assert stats["setup"]["database"]["kind"] == "documents"
     assert stats["setup"]["database"]["chunk_words"] == 50
     lighthouse = next(r for r in requests if "lighthouse built" in json.dumps(r)
-                      and r["messages"][0]["role"] == "system")  # fmt: skip
+                      and "passages" in json.dumps(r))  # fmt: skip
+    assert [m["role"] for m in lighthouse["messages"]] == ["user"]  # kag's one prompt
     system = lighthouse["messages"][0]["content"]
     assert system.startswith("Use only these passages:\n# Harbour\n\nThe lighthouse of Port Elvar")
     kitchen = json.loads((root / "out" / "kitchen" / "ragu" / "rag-kitchen.json").read_text())

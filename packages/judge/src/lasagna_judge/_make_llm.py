@@ -23,6 +23,7 @@ from lasagna_judge._usage import Meter, Prices
 
 PROVIDERS = ("openai", "anthropic", "ollama", "local")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -55,6 +56,7 @@ def make_llm(
     proxies: Proxies | None = None,
     deadline: float | None = None,
     ca_file: str | Path | None = None,
+    wire: str | None = None,
 ) -> LLM:
     """Build an LLM for `provider/model`.
 
@@ -81,6 +83,12 @@ def make_llm(
     included (default: five times `timeout`), so a server that trickles a byte a second
     holds no call past it. `ca_file`: a PEM file of the certificates trusted instead of the
     system's (a company's own CA; SSL_CERT_FILE does the same for every program).
+    `wire` picks the HTTP API of openai/ and ollama/ models: "chat" (chat completions, the
+    default), "responses" (openai/: OpenAI's Responses API at `base_url`/responses) or
+    "ollama-chat" (ollama/: Ollama's native `base_url`/api/chat, default
+    http://localhost:11434, where a call's max_tokens is sent as options.num_ctx, the
+    context window, as kag does). Both speak as kag's clients do; structured calls on them
+    ask for JSON in the prompt (mode md_json).
     """
     provider, name = parse_model(model)
     if concurrency < 1:
@@ -101,6 +109,7 @@ def make_llm(
         raise JudgeError(f"anthropic models take mode 'tools' or 'json', got {mode!r}")
     if base_url is not None:
         _check_base_url(base_url)
+    _check_wire(provider, wire)
 
     meter = Meter()
     policy = retry_policy or RetryPolicy(max_retries=max_retries)
@@ -145,6 +154,28 @@ def make_llm(
                 transport=httpx_bridge(sender, deadline or 5 * timeout),
                 mode=mode or "tools",
             )
+        elif wire in ("responses", "ollama-chat"):
+            from lasagna_judge._native_apis import (
+                OLLAMA_NATIVE_URL,
+                OllamaChatBackend,
+                ResponsesBackend,
+            )
+
+            if wire == "responses":
+                url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/responses"
+                kind: type[ResponsesBackend] = ResponsesBackend
+            else:
+                url = (base_url or OLLAMA_NATIVE_URL).rstrip("/") + "/api/chat"
+                kind = OllamaChatBackend
+            backend = kind(
+                provider,
+                name,
+                url,
+                api_key=api_key,
+                timeout=timeout,
+                sender=sender,
+                deadline=deadline or 5 * timeout,
+            )
         else:
             from lasagna_judge._openai_compat import OpenAICompatBackend
 
@@ -178,6 +209,14 @@ def make_llm(
         secrets=[api_key] if api_key else [],
         endpoint=base_url if provider != "local" else None,
     )
+
+
+def _check_wire(provider: str, wire: str | None) -> None:
+    allowed = {"openai": ("chat", "responses"), "ollama": ("chat", "ollama-chat")}
+    if wire is None or wire in allowed.get(provider, ()):
+        return
+    choices = ", ".join(allowed.get(provider, ())) or "none (it has one API)"
+    raise JudgeError(f"wire {wire!r} does not apply to {provider}/ models; choose {choices}")
 
 
 def _check_base_url(base_url: str) -> None:

@@ -85,11 +85,16 @@ def record_attempt(
 
 
 def usage_from_body(body: object) -> Usage | None:
-    """Token usage from an OpenAI (`prompt_tokens`) or Anthropic (`input_tokens`) reply."""
+    """Token usage from an OpenAI (`prompt_tokens`), Responses API or Anthropic
+    (`input_tokens`) or native Ollama (`prompt_eval_count`) reply."""
     if not isinstance(body, dict):
         return None
     usage = body.get("usage")
     if not isinstance(usage, dict):
+        # Ollama's native API counts at the top level.
+        counts = (body.get("prompt_eval_count"), body.get("eval_count"))
+        if any(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+            return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
         return None
 
     def count(*names: str) -> int:

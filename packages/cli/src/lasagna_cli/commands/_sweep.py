@@ -23,9 +23,12 @@ MAX_LOGGED_ERRORS = 5
 
 
 def provider_api_key(provider: ProviderSpec, setup: str) -> str | None:
-    """The key of a config.toml provider, from the variable it names (CLI layer only)."""
+    """The key of a config.toml provider: its own `key` (kag's), else the value of the
+    variable it names (CLI layer only)."""
     from lasagna_cli.commands._llm import key_from_variable
 
+    if provider.api_key is not None:
+        return provider.api_key
     if provider.api_key_env is None:
         return None
     value = key_from_variable(provider.api_key_env)
@@ -71,6 +74,7 @@ def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str],
                 cache=False,
                 concurrency=parallel,
                 proxies=proxies_of(),
+                wire=provider.wire,
             )
     return llms
 

@@ -121,15 +121,25 @@ class ProviderSpec:
     api: str
     base_url: str | None = None
     api_key_env: str | None = None
+    wire: str | None = None
+    """The HTTP API its calls use, when not the provider's usual one: "responses" (OpenAI's
+    Responses API) or "ollama-chat" (Ollama's native /api/chat), as kag's `type = "OpenAI"`
+    and `type = "Ollama"` providers speak."""
+    api_key: str | None = field(default=None, repr=False)
+    """A key written in config.toml itself (kag's `key`, usually `{{ env(...) }}`); never
+    recorded anywhere."""
 
     def describe(self) -> dict[str, Any]:
         """What result files record: the key variable's name, never its value."""
-        return {
+        out = {
             "name": self.name,
             "api": self.api,
             "base_url": without_credentials(self.base_url),
             "api_key_env": self.api_key_env,
         }
+        if self.wire is not None:
+            out["wire"] = self.wire
+        return out
 
 
 BUILTIN_PROVIDERS = {

@@ -4,11 +4,14 @@ Three styles (`PromptSpec.style`):
 - "answer" (`benchmark run`): a short-answer system prompt, then the numbered passages
   and the question, or the question alone (closed-book); a missing answer is written
   "Not mentioned".
-- "template" (kag's SETUPS.toml): the setup's `system_prompt` (when not empty) and `prompt`
-  with {{INPUT}} (the question), {{CHOICE}} (an MCQ's options as "key: value" lines, empty
-  for a free-form question) and {{RETRIEVAL}} (the passages, separated by blank lines)
-  filled in one pass. When a setup shows no {{CHOICE}} and its prompt is the default, an MCQ
-  question's options follow the input, so a plain setup can answer MCQ sets too.
+- "template" (kag's SETUPS.toml): `user` (kag's `system_prompt`, the one user message kag
+  sends) and, when not empty, `system` (lasagna's: a setup giving both `system_prompt` and
+  `prompt`), each rendered whole by MiniJinja as kag renders it: strict undefined, INPUT
+  (the question) always, CHOICE (an MCQ's options as "key: value" lines) only for an MCQ
+  question, RETRIEVAL (the passages, separated by blank lines) only when some were found,
+  so `{{ RETRIEVAL | default('...') }}` works. A template that uses a variable the task
+  lacks fails that task, as in kag. When a setup shows no CHOICE and its prompt is the
+  default, an MCQ question's options follow the input, so a plain setup answers MCQ sets.
 - "benchmark" (the staged pipeline): a registered benchmark's own prompt, one user message
   (the passages, the category's instruction, the "Not mentioned" rule, the question), as
   OpenViking's RAG benchmark asks it.
@@ -22,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._config import PromptSpec
 from lasagna_cli.engine._data import Question
@@ -46,7 +49,6 @@ CLOSED_BOOK_TEMPLATE = (
 DEFAULT_TEMPLATE = "{{INPUT}}"
 DEFAULT_MCQ_TEMPLATE = DEFAULT_TEMPLATE + "\n\n{{CHOICE}}"
 PLACEHOLDERS = ("INPUT", "RETRIEVAL", "CHOICE")
-_PLACEHOLDER = re.compile(r"\{\{(INPUT|RETRIEVAL|CHOICE)\}\}")
 
 Messages = list[dict[str, str]]
 
@@ -87,22 +89,50 @@ def _benchmark(spec: PromptSpec) -> BenchmarkSpec:
     return replace(bench, instructions={**bench.instructions, **given}, default_instruction=default)
 
 
+class PromptRenderError(Exception):
+    """A template that could not be rendered for one task (its message is kag's)."""
+
+    recorded_as_is = True  # the task's error record is the message alone, as kag's
+
+
 def uses(spec: PromptSpec, placeholder: str) -> bool:
-    token = "{{" + placeholder + "}}"
-    return token in spec.system or token in spec.user
+    """Whether a template expression or statement of the prompts names `placeholder`."""
+    pattern = re.compile(r"\{[{%][^}]*\b" + placeholder + r"\b")
+    return bool(pattern.search(spec.system) or pattern.search(spec.user))
+
+
+@cache
+def _environment() -> Any:
+    import minijinja
+
+    # Rust's MiniJinja as kag uses it: strict undefined, no Python methods, no escaping.
+    environment = minijinja.Environment(undefined_behavior="strict")
+    environment.pycompat = False
+    return environment
+
+
+def render_template(template: str, values: dict[str, str]) -> str:
+    """`template` rendered by MiniJinja with `values` (a value is never rendered again)."""
+    import minijinja
+
+    if "{" not in template:
+        return template
+    try:
+        return str(_environment().render_str(template, **values))
+    except minijinja.TemplateError as exc:
+        detail = str(getattr(exc, "message", None) or str(exc).splitlines()[0])
+        raise PromptRenderError(
+            "Failed to render the prompt template: ensure all variables used in the "
+            f"template are provided: {detail}"
+        ) from None
 
 
 def format_choices(question: Question) -> str:
+    """An MCQ's options as kag writes CHOICE: "key: text" lines in the order of the keys
+    (kag keeps them in a sorted map)."""
     if question.options is None:
         return ""
-    return "\n".join(f"{key}: {text}" for key, text in question.options.items())
-
-
-def fill(template: str, values: dict[str, str]) -> str:
-    """One pass, so a question that itself contains "{{CHOICE}}" is not filled again."""
-    if "{{" not in template:
-        return template
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+    return "\n".join(f"{key}: {question.options[key]}" for key in sorted(question.options))
 
 
 def _cut(spec: PromptSpec, passages: Sequence[str]) -> list[str]:
@@ -128,18 +158,19 @@ def build_messages(
             question.text, question.category, _cut(spec, passages or ())
         )
         return [{"role": "user", "content": prompt}]
-    values = {
-        "INPUT": question.text,
-        "CHOICE": format_choices(question),
-        "RETRIEVAL": "\n\n".join(p.strip() for p in _cut(spec, passages or ())),
-    }
+    values = {"INPUT": question.text}
+    if question.options is not None:
+        values["CHOICE"] = format_choices(question)
+    retrieved = "\n\n".join(p.strip() for p in _cut(spec, passages or ()))
+    if retrieved:  # kag defines RETRIEVAL only for a retrieval that found something
+        values["RETRIEVAL"] = retrieved
     user = spec.user
     if question.is_mcq and user == DEFAULT_TEMPLATE and not uses(spec, "CHOICE"):
         user = DEFAULT_MCQ_TEMPLATE
     messages = []
     if spec.system.strip():
-        messages.append({"role": "system", "content": fill(spec.system, values)})
-    messages.append({"role": "user", "content": fill(user, values)})
+        messages.append({"role": "system", "content": render_template(spec.system, values)})
+    messages.append({"role": "user", "content": render_template(user, values)})
     return messages
 
 

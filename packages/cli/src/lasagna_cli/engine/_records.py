@@ -49,7 +49,10 @@ def failure_record(task: Task, error: BaseException | str) -> Record:
     """A failed task is recorded as its error and counted, never scored."""
     # A worker's exception that could not travel as itself keeps its type's name.
     kind = error.kind if isinstance(error, RemoteTaskError) else type(error).__name__
-    message = error if isinstance(error, str) else f"{kind}: {error}".strip()
+    if isinstance(error, str) or getattr(error, "recorded_as_is", False):
+        message = str(error)  # kag's own wording, as kag records it
+    else:
+        message = f"{kind}: {error}".strip()
     record = new_record(task)
     record["error"] = message
     return record

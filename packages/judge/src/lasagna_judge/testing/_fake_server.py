@@ -1,4 +1,5 @@
-"""A fake OpenAI-compatible server (chat completions, and Anthropic's Messages API) on 127.0.0.1.
+"""A fake OpenAI-compatible server (chat completions, and Anthropic's Messages API) on 127.0.0.1,
+which also speaks OpenAI's Responses API and Ollama's native chat (`_native_routes`).
 
 Real HTTP/1.1 with keep-alive, served by asyncio in a background thread, so the code under
 test goes through its real SDK, retries, timeouts and cache. Parsing is kept to the minimum
@@ -25,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from lasagna_judge.testing._native_routes import native_reply, native_route
 from lasagna_judge.testing._responses import (
     _anthropic_message,
     _error_body,
@@ -257,7 +259,8 @@ class FakeLLMServer:
         anthropic = route.endswith("/messages")
         if method == "POST" and route.endswith("/embeddings"):
             return await self._embeddings(path, headers, body)
-        if method != "POST" or not (anthropic or route.endswith("/chat/completions")):
+        native = native_route(route) if method == "POST" else None
+        if method != "POST" or not (anthropic or native or route.endswith("/chat/completions")):
             return _http(404, _error_body(anthropic, 404, f"no route for {method} {path}"))
         if headers.get("transfer-encoding", "").lower() == "chunked":
             return _http(411, _error_body(anthropic, 411, "send a Content-Length body"))
@@ -294,6 +297,8 @@ class FakeLLMServer:
                 reply = Reply(reply)
             if anthropic:
                 return _http(200, _anthropic_message(request, reply, call_id))
+            if native:
+                return _http(200, native_reply(native, request, reply, call_id))
             return _http(200, _openai_completion(request, reply, call_id))
         finally:
             self.in_flight -= 1

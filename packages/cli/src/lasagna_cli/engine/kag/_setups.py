@@ -25,8 +25,6 @@ is not rendered again, so a prompt file uses the same placeholders.
 
 from __future__ import annotations
 
-import re
-import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +32,14 @@ from typing import Any
 
 from lasagna_cli.engine._config import DatabaseSpec, ModelSpec, PromptSpec, RetrieverSpec, Setup
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
-from lasagna_cli.engine._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, uses
-from lasagna_cli.engine.kag._config import Config, Retriever, read_text_file
+from lasagna_cli.engine._prompts import (
+    DEFAULT_TEMPLATE,
+    PLACEHOLDERS,
+    PromptRenderError,
+    render_template,
+    uses,
+)
+from lasagna_cli.engine.kag._config import Config, Retriever, parse_toml, read_text_file
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
 from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
 
@@ -53,22 +57,41 @@ SETUP_KEYS = (
     "system",
 )
 DEFAULT_PROMPT = DEFAULT_TEMPLATE
-_ANY_PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}", re.DOTALL)
+
+
+# MiniJinja's own global functions, which a template may call.
+_BUILTINS = frozenset(("range", "dict", "debug", "namespace"))
 
 
 def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
-    for match in _ANY_PLACEHOLDER.finditer(text):
-        name = match.group(1)
-        if name not in PLACEHOLDERS:
-            raise EngineError(
-                f"{path}: setup {setup!r}: {key}: unknown placeholder {{{{{name}}}}}"
-                f"{did_you_mean(name.upper(), PLACEHOLDERS)}; the placeholders are "
-                f"{PLACEHOLDER_LIST}"
-            )
+    """The template compiles and names no variable but the placeholders: found at load,
+    not when the first task fails."""
+    import minijinja
+
+    try:
+        names = minijinja.Environment().undeclared_variables_in_str(text)
+    except minijinja.TemplateError as exc:
+        message = str(getattr(exc, "message", None) or str(exc).splitlines()[0])
+        raise EngineError(f"{path}: setup {setup!r}: {key}: template error: {message}") from None
+    for name in sorted(set(names) - set(PLACEHOLDERS) - _BUILTINS):
+        raise EngineError(
+            f"{path}: setup {setup!r}: {key}: unknown placeholder {{{{{name}}}}}"
+            f"{did_you_mean(name.upper(), PLACEHOLDERS)}; the placeholders are "
+            f"{PLACEHOLDER_LIST}"
+        )
 
 
-def _normalise_placeholders(text: str) -> str:
-    return _ANY_PLACEHOLDER.sub(lambda m: "{{" + m.group(1) + "}}", text)
+def _needs(spec: PromptSpec, placeholder: str) -> bool:
+    """Whether rendering fails without `placeholder`: used bare, not behind
+    `| default(...)` or `is defined` (kag's umls_prompt.md shows RETRIEVAL with a default,
+    so a setup without retrieval may use it)."""
+    values = {p: "x" for p in PLACEHOLDERS if p != placeholder}
+    try:
+        for text in (spec.system, spec.user):
+            render_template(text, values)
+    except PromptRenderError:
+        return True
+    return False
 
 
 class MissingComponent(EngineError):
@@ -78,6 +101,45 @@ class MissingComponent(EngineError):
     def __init__(self, message: str, task_error: str) -> None:
         super().__init__(message)
         self.task_error = task_error
+
+
+class NeedsNeo4j(MissingComponent):
+    """A setup whose retrieval needs a Neo4j server, which lasagna cannot reach: each of its
+    tasks is recorded as this error (kag's shape) and the other setups run."""
+
+
+def _neo4j_error(config: Config, retriever: str, database: str) -> NeedsNeo4j | None:
+    """The error of a setup retrieving with kag's Embedder or from a Neo4j database; None
+    for lasagna's own retrievers over lasagna's databases."""
+    found = config.retrievers[retriever]
+    graph = config.graphs.get(database)
+    if graph is None and found.type != "Embedder":
+        return None
+    if graph is None:
+        raise EngineError(
+            f"{config.path}: retriever {retriever!r} is kag's Embedder, which searches a Neo4j "
+            f"database; database {database!r} holds documents: give the setup a retriever of "
+            'type = "dense" (or "bm25", "hybrid")'
+        )
+    if found.type != "Embedder":
+        raise EngineError(
+            f"{config.path}: database {database!r} is a Neo4j database; retriever "
+            f"{retriever!r} ({found.type}) searches documents (kag: mismatched database and "
+            "retriever backend variants)"
+        )
+    context = f"Failed during the knowledge retrieval phase (KAG) on database '{database}'"
+    if database not in found.extra:
+        cause = (
+            f"Missing configuration parameters for Neo4j database '{graph.database}'. Ensure "
+            "that 'extra' contains a valid 'Neo4j' configuration block matching this retriever."
+        )
+    else:
+        cause = (
+            "lasagna cannot connect to a Neo4j database; benchmark this pipeline as your own "
+            "system (a setup with `system =`, or --system; see docs/coming-from/kag.md)"
+        )
+    message = f"{context}: {cause}"
+    return NeedsNeo4j(message, message)
 
 
 def _component(
@@ -177,22 +239,28 @@ def _parse_setup(
             f"integer, found {tokens!r}"
         )
     texts: dict[str, str] = {}
-    for key, default in (("system_prompt", ""), ("prompt", DEFAULT_PROMPT)):
-        value = body.get(key, default)
-        if not isinstance(value, str):
+    for key in ("system_prompt", "prompt"):
+        value = body.get(key)
+        if value is not None and not isinstance(value, str):
             raise EngineError(f"{path}: setup {name!r}: expected `{key}` to be a string")
-        _check_placeholders(path, name, key, value)
-        texts[key] = _normalise_placeholders(value)
-    if not texts["prompt"].strip():
-        raise EngineError(f"{path}: setup {name!r}: `prompt` (the user message) is empty")
+        if value is not None:
+            _check_placeholders(path, name, key, value)
+            texts[key] = value
+    system, user = _messages_of(path, name, texts)
     chosen = _datasets_list(path, name, body, datasets)
     retriever = _component(path, name, "retriever", body, config.retrievers, "retriever")
-    database = _component(path, name, "database", body, config.databases, "database")
+    database = _component(
+        path, name, "database", body, [*config.databases, *config.graphs], "database"
+    )
     if (retriever is None) != (database is None):
         raise EngineError(
             f"{path}: setup {name!r}: a retrieval setup names both `retriever` and `database` "
             f"(found only {'retriever' if retriever else 'database'})"
         )
+    if retriever is not None and database is not None:
+        needs = _neo4j_error(config, retriever, database)
+        if needs is not None:
+            raise needs
     provider = config.providers[provider_name]
     found = config.retrievers[retriever] if retriever else None
     setup = Setup(
@@ -207,7 +275,7 @@ def _parse_setup(
             temperature=float(temperature) if temperature is not None else None,
             max_tokens=tokens,
         ),
-        prompt=PromptSpec("template", texts["system_prompt"], texts["prompt"]),
+        prompt=PromptSpec("template", system, user),
         tracks=TRACKS,
         datasets=chosen,
         database=config.databases[database] if database else None,
@@ -217,12 +285,30 @@ def _parse_setup(
             f"{path}: setup {name!r}: it retrieves passages but no prompt shows them; put "
             "{{RETRIEVAL}} in system_prompt or prompt"
         )
-    if setup.retriever is None and uses(setup.prompt, "RETRIEVAL"):
+    if not uses(setup.prompt, "INPUT"):
+        raise EngineError(
+            f"{path}: setup {name!r}: no prompt shows the question; put {{{{INPUT}}}} in "
+            "system_prompt (kag's whole prompt) or give `prompt`"
+        )
+    if setup.retriever is None and _needs(setup.prompt, "RETRIEVAL"):
         raise EngineError(
             f"{path}: setup {name!r}: {{{{RETRIEVAL}}}} needs passages; name a `retriever` and "
             "a `database` of the config, or remove the placeholder"
         )
     return setup
+
+
+def _messages_of(path: Path, name: str, texts: dict[str, str]) -> tuple[str, str]:
+    """(system message, user message) templates. kag sends one user prompt: its
+    `system_prompt`, rendered whole. lasagna's `prompt` is a user message of its own; with
+    it, `system_prompt` becomes the system message. Neither: the question alone."""
+    system_prompt, prompt = texts.get("system_prompt"), texts.get("prompt")
+    if prompt is None:
+        user = system_prompt if system_prompt is not None and system_prompt.strip() else ""
+        return "", user or DEFAULT_PROMPT
+    if not prompt.strip():
+        raise EngineError(f"{path}: setup {name!r}: `prompt` (the user message) is empty")
+    return system_prompt or "", prompt
 
 
 SYSTEM_SETUP_KEYS = ("system", "datasets", "prompt")
@@ -270,7 +356,7 @@ def _parse_system_setup(
     if not isinstance(prompt, str) or not prompt.strip():
         raise EngineError(f"{path}: setup {name!r}: expected `prompt` to be a non-empty string")
     _check_placeholders(path, name, "prompt", prompt)
-    if "{{RETRIEVAL}}" in _normalise_placeholders(prompt):
+    if uses(PromptSpec("template", "", prompt), "RETRIEVAL"):
         raise EngineError(
             f"{path}: setup {name!r}: a system retrieves for itself: {{{{RETRIEVAL}}}} has "
             "nothing to show; remove it"
@@ -278,7 +364,7 @@ def _parse_system_setup(
     return Setup(
         name=name,
         retriever=None,
-        prompt=PromptSpec("template", "", _normalise_placeholders(prompt)),
+        prompt=PromptSpec("template", "", prompt),
         tracks=TRACKS,
         system=spec,
         datasets=_datasets_list(path, name, body, datasets),
@@ -302,13 +388,13 @@ def parse_setups(
     datasets: Collection[str],
     environ: Mapping[str, str],
     broken: dict[str, BrokenSetup] | None = None,
+    *,
+    missing_as_errors: bool = True,
 ) -> dict[str, Setup]:
     """Setups from the rendered TOML text, every reference checked. With `broken` given, a
-    setup naming a missing component goes there instead of failing the file."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise EngineError(f"{path}: not valid TOML after rendering ({exc}); fix the file") from None
+    setup needing Neo4j goes there, and so does one naming a missing component when
+    `missing_as_errors`, instead of failing the file."""
+    data = parse_toml(text, path, " after rendering")
     if not data:
         raise EngineError(f"{path}: holds no setup; add a [name] table per setup")
     setups = {}
@@ -316,7 +402,7 @@ def parse_setups(
         try:
             setups[name] = _parse_setup(path, name, body, config, datasets, environ)
         except MissingComponent as exc:
-            if broken is None:
+            if broken is None or not (missing_as_errors or isinstance(exc, NeedsNeo4j)):
                 raise
             chosen = _datasets_list(path, name, body, datasets)
             broken[name] = BrokenSetup(name, exc.task_error, chosen)
@@ -330,13 +416,19 @@ def load_setups(
     environ: Mapping[str, str],
     notes: list[str] | None = None,
     broken: dict[str, BrokenSetup] | None = None,
+    *,
+    missing_as_errors: bool = True,
+    folders: Collection[Path] = (),
 ) -> dict[str, Setup]:
-    """SETUPS.toml rendered (`env()` reads `environ`, the command's environment), parsed
-    and checked against the config and the datasets. `notes` collects what the user is
-    told (a file() read beside the TOML); `broken`, see `parse_setups`."""
+    """SETUPS.toml rendered (`env()` reads `environ`, the command's environment; `file()`
+    reads inside the working directory, the file's folder and `folders`), parsed and
+    checked against the config and the datasets. `notes` collects what the user is told
+    (a file() read beside the TOML); `broken` and `missing_as_errors`, see `parse_setups`."""
     source = read_text_file(path, "setups file")
-    text = render_setups(source, path, environ, notes)
-    return parse_setups(text, path, config, datasets, environ, broken)
+    text = render_setups(source, path, environ, notes, folders)
+    return parse_setups(
+        text, path, config, datasets, environ, broken, missing_as_errors=missing_as_errors
+    )
 
 
 def select_setups(setups: dict[str, Setup], skip: Collection[str]) -> dict[str, Setup]:

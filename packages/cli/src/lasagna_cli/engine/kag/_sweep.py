@@ -7,7 +7,9 @@ folder that already holds some of these results is refused rather than overwritt
 it, finished results are kept and failed ones too unless `retry_failed` (kag's
 `--retry-errors`). With `missing_as_errors` (kag's behaviour), a setup naming a provider,
 retriever or database the config lacks is not an error of the file: each of its tasks is
-recorded as `{"error": ...}` and the other setups run.
+recorded as `{"error": ...}` and the other setups run. A setup whose retriever needs Neo4j
+(kag's Embedder retrievers and Neo4j databases) is always recorded so: lasagna cannot reach
+a Neo4j server.
 """
 
 from __future__ import annotations
@@ -87,12 +89,22 @@ def load_sweep(
     missing_as_errors: bool = False,
 ) -> Sweep:
     datasets = load_datasets(datasets_path)
-    config = load_config(default_config(setups_path, config_path))
+    chosen_config = default_config(setups_path, config_path)
+    config = load_config(chosen_config, environ, folders=[setups_path.parent])
     notes: list[str] = []
-    found: dict[str, BrokenSetup] | None = {} if missing_as_errors else None
-    loaded = load_setups(setups_path, config, datasets, environ, notes, found)
-    broken = {n: b for n, b in (found or {}).items() if n not in skip}
-    setups = select_setups(loaded, [n for n in skip if n not in (found or {})])
+    found: dict[str, BrokenSetup] = {}
+    loaded = load_setups(
+        setups_path,
+        config,
+        datasets,
+        environ,
+        notes,
+        found,
+        missing_as_errors=missing_as_errors,
+        folders=[chosen_config.parent] if chosen_config is not None else [],
+    )
+    broken = {n: b for n, b in found.items() if n not in skip}
+    setups = select_setups(loaded, [n for n in skip if n not in found])
     if not setups and not broken:
         raise EngineUsageError("--skip leaves no setup to run")
     plan = []

@@ -1,18 +1,27 @@
-"""SETUPS.toml's MiniJinja step: the file rendered before it is parsed.
+"""The MiniJinja step of kag's files: SETUPS.toml and config.toml are rendered before they
+are parsed, as kag renders them (an empty context), but strictly: a variable that is not
+defined is an error, where kag writes "" (a typo would vanish from a prompt or a URL).
 
-The file is rendered with `file(path)` (a file's text, read as kag reads it: relative to the
-working directory; a path found only beside the TOML is read from there, with a note) and
-`env(name, default)` (from the environment the command passes in). Prompt placeholders are
-written in capitals - {{INPUT}}, {{RETRIEVAL}}, {{CHOICE}} - and MiniJinja leaves every
-`{{ CAPITALS }}` expression untouched, so they reach the prompts as written and are filled
-per task; MiniJinja's own variables and functions are lowercase. Text returned by file()
-is not rendered again, so a prompt file uses the same placeholders.
+Both files get kag's two functions:
+- `file(path)`: a file's text, relative to the working directory as kag reads it (a path
+  found only beside the TOML is read from there, with a note). Only files inside the
+  working directory and the folders of the setups and config files are read: a template
+  must not put /etc/passwd or ~/.ssh into prompts and result files.
+- `env(name)`: a variable's value, "" when unset (kag's; so `env('X') or 'fallback'`
+  works), or `env(name, default)`. The value of a key-like variable (`*_KEY`, `*_TOKEN`,
+  `*_SECRET`, `*PASSWORD*`) is collected in `secrets`, so the caller can refuse a file that
+  would write it where it does not belong (a prompt, hence every result file).
+
+SETUPS.toml only: its prompt placeholders - any expression starting with a name in
+capitals, `{{ RETRIEVAL | default('...') }}` included - are kept as written and rendered per
+task (kag renders them at load, where they are undefined: inline in SETUPS.toml they would
+vanish). Text returned by file() is not rendered at load, in lasagna as in kag.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +29,30 @@ from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._prompts import PLACEHOLDERS
 
 PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
-_CAPITALS = re.compile(r"\{\{-?\s*[A-Z][A-Z0-9_]*\s*-?\}\}")
+# Any expression starting with a name in capitals (a misspelt placeholder too, so the setup
+# check names it); MiniJinja's own names are lowercase.
+_PLACEHOLDER_EXPR = re.compile(r"\{\{-?\s*[A-Z][A-Z0-9_]*\b.*?-?\}\}", re.DOTALL)
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]", re.MULTILINE)
+_KEY_LIKE = re.compile(r"(_KEY|_TOKEN|_SECRET)\Z|PASSWORD", re.IGNORECASE)
+MIN_SECRET_LENGTH = 4  # shorter values would match by chance
 
 
 class _TemplateFunctionError(Exception):
     """Raised inside file()/env() and reported with the template's name."""
 
 
+def is_key_like(name: str) -> bool:
+    """A variable whose value is a secret by its name: *_KEY, *_TOKEN, *_SECRET, *PASSWORD*."""
+    return _KEY_LIKE.search(name) is not None
+
+
 def protect_placeholders(source: str) -> str:
-    """Wrap every `{{ CAPITALS }}` in a raw block so MiniJinja copies it unchanged."""
-    return _CAPITALS.sub(
-        lambda m: "{% raw %}{{" + m.group(0).strip("{}-").strip() + "}}{% endraw %}", source
-    )
+    """Wrap every placeholder expression in a raw block so MiniJinja copies it unchanged."""
+    return _PLACEHOLDER_EXPR.sub(lambda m: "{% raw %}" + m.group(0) + "{% endraw %}", source)
 
 
 def _setup_at_line(source: str, line: int | None) -> str | None:
-    """The setup whose table holds `line` (1-based) of the source, for error messages."""
+    """The table holding `line` (1-based) of the source, for error messages."""
     if line is None:
         return None
     name = None
@@ -47,15 +63,29 @@ def _setup_at_line(source: str, line: int | None) -> str | None:
     return name
 
 
-def render_setups(
-    source: str, path: Path, environ: Mapping[str, str], notes: list[str] | None = None
+def _inside(target: Path, folders: Collection[Path]) -> bool:
+    resolved = target.resolve()
+    return any(resolved.is_relative_to(folder.resolve()) for folder in folders)
+
+
+def render_template_file(
+    source: str,
+    path: Path,
+    environ: Mapping[str, str],
+    *,
+    folders: Collection[Path] = (),
+    notes: list[str] | None = None,
+    secrets: dict[str, str] | None = None,
+    keep_placeholders: bool = False,
 ) -> str:
-    """The TOML text after MiniJinja: file() and env() filled, placeholders kept. A file()
-    path read from the TOML's folder rather than the working directory adds a line to
-    `notes` (once per path)."""
+    """The file's text after MiniJinja, file() and env() filled. `folders`: besides the
+    working directory and the file's own folder, where file() may read. A file() path read
+    from the file's folder rather than the working directory adds a line to `notes` (once
+    per path); `secrets` receives {variable: value} of every key-like env() read."""
     import minijinja
 
     folder = path.parent
+    allowed = [Path.cwd(), folder, *folders]
 
     def file(name: str) -> str:
         target = Path(name)
@@ -68,6 +98,12 @@ def render_setups(
             if notes is not None and note not in notes:
                 notes.append(note)
             target = beside
+        if not _inside(target, allowed):
+            raise _TemplateFunctionError(
+                f"file({name!r}): {target.resolve()} is outside the working directory and the "
+                "folders of the setups and config files; copy the file there (file() reads "
+                "nothing else, so a template cannot put other files into prompts and results)"
+            )
         try:
             return target.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -80,32 +116,60 @@ def render_setups(
 
     def env(name: str, default: str | None = None) -> str:
         value = environ.get(name)
-        if value is None:
-            if default is None:
-                raise _TemplateFunctionError(
-                    f"env({name!r}): the variable is not set and no default is given; set it "
-                    f'or write env("{name}", "default")'
-                )
-            return default
+        if value is None or (value == "" and default is not None):
+            return default if default is not None else ""
+        if secrets is not None and is_key_like(name) and len(value) >= MIN_SECRET_LENGTH:
+            secrets[name] = value
         return value
 
-    environment: Any = minijinja.Environment(
-        undefined_behavior="strict", keep_trailing_newline=True
-    )
+    # Strict where kag is lenient: an unknown variable is a typo that kag turns into "".
+    environment: Any = minijinja.Environment(undefined_behavior="strict")
+    environment.pycompat = False  # Rust's MiniJinja, as kag has it, has no Python methods
     environment.add_function("file", file)
     environment.add_function("env", env)
+    text = protect_placeholders(source) if keep_placeholders else source
     try:
-        return str(environment.render_str(protect_placeholders(source), path.name))
+        return str(environment.render_str(text, path.name))
     except _TemplateFunctionError as exc:
         raise EngineError(f"{path}: {exc}") from None
     except minijinja.TemplateError as exc:
         line = getattr(exc, "line", None)
-        setup = _setup_at_line(source, line)
+        table = _setup_at_line(source, line)
         where = f" line {line}" if line else ""
-        where += f" (setup {setup!r})" if setup else ""
-        hint = ""
-        if "undefined" in str(getattr(exc, "message", exc)):
-            hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
+        if table:
+            where += f" (setup {table!r})" if keep_placeholders else f" ([{table}])"
         message = getattr(exc, "message", None) or str(exc).splitlines()[0]
         message = re.sub(r"\s*\(in [^()]*:\d+\)\s*$", "", str(message))
+        hint = ""
+        if "undefined" in message and keep_placeholders:
+            hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
         raise EngineError(f"{path}{where}: template error: {message}{hint}") from None
+
+
+def render_setups(
+    source: str,
+    path: Path,
+    environ: Mapping[str, str],
+    notes: list[str] | None = None,
+    folders: Collection[Path] = (),
+) -> str:
+    """SETUPS.toml after MiniJinja, placeholders kept. A key-like variable's value must not
+    reach it: everything in a setups file ends up in prompts or in every result file."""
+    secrets: dict[str, str] = {}
+    text = render_template_file(
+        source,
+        path,
+        environ,
+        folders=folders,
+        notes=notes,
+        secrets=secrets,
+        keep_placeholders=True,
+    )
+    for name, value in secrets.items():
+        if value in text:
+            raise EngineError(
+                f"{path}: env({name!r}) would write a secret into the setups (prompts and "
+                "every result file); a key belongs in config.toml, as a provider's "
+                f"key = \"{{{{ env('{name}') }}}}\""
+            )
+    return text
