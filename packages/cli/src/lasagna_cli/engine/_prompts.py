@@ -101,6 +101,19 @@ def uses(spec: PromptSpec, placeholder: str) -> bool:
     return bool(pattern.search(spec.system) or pattern.search(spec.user))
 
 
+def needs(spec: PromptSpec, placeholder: str) -> bool:
+    """Whether rendering fails without `placeholder`: used bare, not behind
+    `| default(...)` or `is defined` (kag's umls_prompt.md shows RETRIEVAL with a default,
+    so a setup without retrieval may use it)."""
+    values = {p: "x" for p in PLACEHOLDERS if p != placeholder}
+    try:
+        for text in (spec.system, spec.user):
+            render_template(text, values)
+    except PromptRenderError:
+        return True
+    return False
+
+
 @cache
 def _environment() -> Any:
     import minijinja

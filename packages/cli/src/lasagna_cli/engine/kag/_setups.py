@@ -35,11 +35,11 @@ from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_me
 from lasagna_cli.engine._prompts import (
     DEFAULT_TEMPLATE,
     PLACEHOLDERS,
-    PromptRenderError,
-    render_template,
+    needs,
     uses,
 )
 from lasagna_cli.engine.kag._config import Config, Retriever, parse_toml, read_text_file
+from lasagna_cli.engine.kag._missing import MissingComponent, NeedsNeo4j, neo4j_error
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
 from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
 
@@ -79,67 +79,6 @@ def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
             f"{did_you_mean(name.upper(), PLACEHOLDERS)}; the placeholders are "
             f"{PLACEHOLDER_LIST}"
         )
-
-
-def _needs(spec: PromptSpec, placeholder: str) -> bool:
-    """Whether rendering fails without `placeholder`: used bare, not behind
-    `| default(...)` or `is defined` (kag's umls_prompt.md shows RETRIEVAL with a default,
-    so a setup without retrieval may use it)."""
-    values = {p: "x" for p in PLACEHOLDERS if p != placeholder}
-    try:
-        for text in (spec.system, spec.user):
-            render_template(text, values)
-    except PromptRenderError:
-        return True
-    return False
-
-
-class MissingComponent(EngineError):
-    """A setup names a provider, retriever or database the config does not have. With
-    `missing_as_errors` (kag's behaviour) the setup's tasks are recorded as this error."""
-
-    def __init__(self, message: str, task_error: str) -> None:
-        super().__init__(message)
-        self.task_error = task_error
-
-
-class NeedsNeo4j(MissingComponent):
-    """A setup whose retrieval needs a Neo4j server, which lasagna cannot reach: each of its
-    tasks is recorded as this error (kag's shape) and the other setups run."""
-
-
-def _neo4j_error(config: Config, retriever: str, database: str) -> NeedsNeo4j | None:
-    """The error of a setup retrieving with kag's Embedder or from a Neo4j database; None
-    for lasagna's own retrievers over lasagna's databases."""
-    found = config.retrievers[retriever]
-    graph = config.graphs.get(database)
-    if graph is None and found.type != "Embedder":
-        return None
-    if graph is None:
-        raise EngineError(
-            f"{config.path}: retriever {retriever!r} is kag's Embedder, which searches a Neo4j "
-            f"database; database {database!r} holds documents: give the setup a retriever of "
-            'type = "dense" (or "bm25", "hybrid")'
-        )
-    if found.type != "Embedder":
-        raise EngineError(
-            f"{config.path}: database {database!r} is a Neo4j database; retriever "
-            f"{retriever!r} ({found.type}) searches documents (kag: mismatched database and "
-            "retriever backend variants)"
-        )
-    context = f"Failed during the knowledge retrieval phase (KAG) on database '{database}'"
-    if database not in found.extra:
-        cause = (
-            f"Missing configuration parameters for Neo4j database '{graph.database}'. Ensure "
-            "that 'extra' contains a valid 'Neo4j' configuration block matching this retriever."
-        )
-    else:
-        cause = (
-            "lasagna cannot connect to a Neo4j database; benchmark this pipeline as your own "
-            "system (a setup with `system =`, or --system; see docs/coming-from/kag.md)"
-        )
-    message = f"{context}: {cause}"
-    return NeedsNeo4j(message, message)
 
 
 def _component(
@@ -258,9 +197,9 @@ def _parse_setup(
             f"(found only {'retriever' if retriever else 'database'})"
         )
     if retriever is not None and database is not None:
-        needs = _neo4j_error(config, retriever, database)
-        if needs is not None:
-            raise needs
+        graph_error = neo4j_error(config, retriever, database)
+        if graph_error is not None:
+            raise graph_error
     provider = config.providers[provider_name]
     found = config.retrievers[retriever] if retriever else None
     setup = Setup(
@@ -290,7 +229,7 @@ def _parse_setup(
             f"{path}: setup {name!r}: no prompt shows the question; put {{{{INPUT}}}} in "
             "system_prompt (kag's whole prompt) or give `prompt`"
         )
-    if setup.retriever is None and _needs(setup.prompt, "RETRIEVAL"):
+    if setup.retriever is None and needs(setup.prompt, "RETRIEVAL"):
         raise EngineError(
             f"{path}: setup {name!r}: {{{{RETRIEVAL}}}} needs passages; name a `retriever` and "
             "a `database` of the config, or remove the placeholder"
