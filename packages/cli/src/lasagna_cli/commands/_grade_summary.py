@@ -1,16 +1,26 @@
-"""The summary `judge grade` prints under its grades: the mean over the answers that got a
-score, counts by status and path, tokens and cost (one judge's, or each judge of a jury)."""
+"""What `judge grade` writes: the graded rows (to --out or stdout) and the summary under
+them, the mean over the answers that got a score, counts by status and path, tokens and
+cost (one judge's, or each judge of a jury); and the one way it waits for its grades."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import json
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+from lasagna_cli.commands._errors import INTERRUPTED
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from lasagna_cli.commands._progress import TaskProgress
     from lasagna_judge import LLM, BiasCheck, GradeSummary
+
+T = TypeVar("T")
 
 
 def _counts(counts: Mapping[str, int]) -> str:
@@ -78,3 +88,33 @@ def bias_lines(checks: Sequence[BiasCheck], calls: int) -> list[str]:
     if checks:
         lines.append(f"bias check: {calls} calls beside the grading's")
     return lines
+
+
+def run_grading(progress: TaskProgress, run: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """`run()` under its progress bar; Ctrl-C says what was kept and exits 130."""
+    try:
+        with progress:
+            return asyncio.run(run())
+    except KeyboardInterrupt:
+        typer.echo(
+            "interrupted: no grade was written; finished calls are cached, so the same "
+            "command resumes where this one stopped",
+            err=True,
+        )
+        raise typer.Exit(INTERRUPTED) from None
+
+
+def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Path | None) -> None:
+    """The rows to `out` (atomically) with the summary on stdout, or the rows on stdout and
+    the summary on stderr."""
+    from lasagna_synth import write_bytes_atomic
+
+    if out is not None:
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
+        write_bytes_atomic(out, text.encode("utf-8"))
+        lines.append(f"wrote {len(graded)} graded rows to {out}")
+        typer.echo("\n".join(lines))
+    else:
+        for row in graded:
+            typer.echo(json.dumps(row, ensure_ascii=False))
+        typer.echo("\n".join(lines), err=True)

@@ -6,14 +6,13 @@ so `lasagna --help` stays instant.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
@@ -286,13 +285,11 @@ def _grade(
     chosen: ExecutorChoice | None = None,
     bias_check: int = 0,
 ) -> None:
-    import asyncio
 
-    from lasagna_cli.commands._grade_summary import bias_lines
+    from lasagna_cli.commands._grade_summary import bias_lines, run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_judge import BiasCheck, Usage, check_bias, grade_batch, summarize_grades
-    from lasagna_synth import write_bytes_atomic
 
     price_table = load_prices(prices) if prices is not None else None
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
@@ -335,16 +332,7 @@ def _grade(
         finally:
             await llm.aclose()
 
-    try:
-        with progress:
-            grades = asyncio.run(run())
-    except KeyboardInterrupt:
-        typer.echo(
-            "interrupted: no grade was written; finished calls are cached, so the same "
-            "command resumes where this one stopped",
-            err=True,
-        )
-        raise typer.Exit(INTERRUPTED) from None
+    grades = run_grading(progress, run)
 
     graded = [{**row.data, **g.to_dict()} for row, g in zip(rows, grades, strict=True)]
     summary = summarize_grades(grades)
@@ -365,15 +353,7 @@ def _grade(
     if warning:
         lines.append(f"warning: {warning}")
     lines += bias_lines(checks, llm.calls_made - graded_usage[0][1])
-    if out is not None:
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
-        write_bytes_atomic(out, text.encode("utf-8"))
-        lines.append(f"wrote {len(graded)} graded rows to {out}")
-        typer.echo("\n".join(lines))
-    else:
-        for row in graded:
-            typer.echo(json.dumps(row, ensure_ascii=False))
-        typer.echo("\n".join(lines), err=True)
+    write_graded(graded, lines, out)
     errors = summary.by_status.get("error", 0)
     if errors:
         first = next(g.error for g in grades if g.status == "error")

@@ -5,14 +5,11 @@ gives each judge's figures, the jury's mean and the judges' agreement."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import typer
-
-from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError
+from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
@@ -30,13 +27,16 @@ def grade_with_jury(
     out: Path | None,
 ) -> None:
     """Grade `rows` (`_judge._Row`) with every model of `models` and write the rows."""
-    import asyncio
 
-    from lasagna_cli.commands._grade_summary import cost_line, summary_lines
+    from lasagna_cli.commands._grade_summary import (
+        cost_line,
+        run_grading,
+        summary_lines,
+        write_graded,
+    )
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_judge import grade_jury, jury_agreement, summarize_grades
-    from lasagna_synth import write_bytes_atomic
 
     if len(set(models)) < len(models):
         raise CliError(
@@ -69,16 +69,7 @@ def grade_with_jury(
             for llm in llms:
                 await llm.aclose()
 
-    try:
-        with progress:
-            verdicts = asyncio.run(run())
-    except KeyboardInterrupt:
-        typer.echo(
-            "interrupted: no grade was written; finished calls are cached, so the same "
-            "command resumes where this one stopped",
-            err=True,
-        )
-        raise typer.Exit(INTERRUPTED) from None
+    verdicts = run_grading(progress, run)
 
     lines: list[str] = []
     for j, llm in enumerate(llms):
@@ -94,15 +85,7 @@ def grade_with_jury(
         )
     lines += _jury_lines(verdicts, jury_agreement(verdicts))
     graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]
-    if out is not None:
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
-        write_bytes_atomic(out, text.encode("utf-8"))
-        lines.append(f"wrote {len(graded)} graded rows to {out}")
-        typer.echo("\n".join(lines))
-    else:
-        for row in graded:
-            typer.echo(json.dumps(row, ensure_ascii=False))
-        typer.echo("\n".join(lines), err=True)
+    write_graded(graded, lines, out)
     failed = sum(1 for v in verdicts if any(g.status == "error" for g in v.grades))
     if failed:
         raise CliError(
