@@ -78,7 +78,9 @@ def test_private_modules_stay_private() -> None:
         for name in vars(lasagna_judge)
         if not name.startswith("_") and type(getattr(lasagna_judge, name)).__name__ == "module"
     ]
-    assert set(public_modules) <= {"testing"}
+    # testing and http are public submodules (documented); they show up here once
+    # any earlier test imported them.
+    assert set(public_modules) <= {"testing", "http"}
 
 
 def test_importing_the_package_loads_no_sdk_and_no_scikit_learn() -> None:
