@@ -103,18 +103,26 @@ def vector_folder(env: Mapping[str, str] | None = None) -> Path:
     return cache_folder("vectors", env)
 
 
-def with_endpoints(config: RunConfig, env: Mapping[str, str] | None = None) -> RunConfig:
-    """The run's models with the servers their calls will go to (see `endpoint_of`)."""
+def with_endpoints(
+    config: RunConfig, env: Mapping[str, str] | None = None, base_url: str | None = None
+) -> RunConfig:
+    """The run's models with the servers their calls will go to (see `endpoint_of`;
+    `base_url`: the command's --base-url, see `run_server`)."""
     from dataclasses import replace
 
-    from lasagna_cli.commands._llm import endpoint_of
+    from lasagna_cli.commands._llm import endpoint_of, run_server
 
     def located(setup: Setup) -> Setup:
         if setup.generator is not None and setup.generator.provider is None:
-            endpoint = endpoint_of(setup.generator.name, env)
+            name = setup.generator.name
+            endpoint = endpoint_of(name, env, run_server(name, base_url))
             setup = replace(setup, generator=replace(setup.generator, endpoint=endpoint))
         return with_embedder_endpoint(setup, env)
 
     setups = tuple(located(s) for s in config.setups)
-    judge = endpoint_of(config.judge, env) if config.judge is not None else None
+    judge = (
+        endpoint_of(config.judge, env, run_server(config.judge, base_url))
+        if config.judge is not None
+        else None
+    )
     return replace(config, setups=setups, judge_endpoint=judge)

@@ -248,6 +248,12 @@ def text_cache(env: Mapping[str, str] | None = None) -> Path:
     return cache_folder("pdf-text", env)
 
 
+def run_server(model: str, base_url: str | None) -> str | None:
+    """A run's --base-url for one of its models: every model that calls a server
+    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/) never does."""
+    return base_url if base_url is not None and not model.startswith("local/") else None
+
+
 def endpoint_of(
     model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
 ) -> str | None:

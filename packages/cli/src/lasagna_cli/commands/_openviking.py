@@ -165,8 +165,6 @@ def run_config(
                     "name) or --config CONFIG.yaml (OpenViking's config)",
                     USAGE_ERROR,
                 )
-            if base_url is not None:
-                raise CliError("--base-url goes with --config CONFIG.yaml", USAGE_ERROR)
             from lasagna_cli.engine.staged import is_openviking_config
 
             if is_openviking_config(Path(path)):

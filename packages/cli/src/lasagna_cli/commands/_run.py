@@ -65,7 +65,13 @@ def run(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="--config: the server to use instead of llm.base_url."),
+        typer.Option(
+            "--base-url",
+            help="The server of --generator and --judge (openai/: any OpenAI-compatible "
+            "endpoint; ollama/, anthropic/) instead of OPENAI_BASE_URL, OLLAMA_HOST or "
+            "ANTHROPIC_BASE_URL; local/ models run in-process. With --config: instead of "
+            "llm.base_url.",
+        ),
     ] = None,
     profile: Annotated[
         str, typer.Option("--profile", help="speed: BM25 retrieval, no model and no key needed.")
@@ -243,6 +249,8 @@ def run(
     if run_config(ctx, path, config_file, step, base_url):
         return
     assert path is not None  # run_config refuses a run with neither PATH nor --config
+    with user_errors():
+        base_url = _checked_base_url(base_url, path, generator, judge)
     if run_named_benchmark(
         ctx,
         path,
@@ -266,6 +274,7 @@ def run(
         collection=collection,
         ingest_mode=ingest_mode,
         ingest_workers=ingest_workers,
+        base_url=base_url,
     ):
         return
     with user_errors():
@@ -341,9 +350,9 @@ def run(
         )
         from lasagna_cli.commands._embedders import with_endpoints
 
-        config = with_endpoints(config)
+        config = with_endpoints(config, base_url=base_url)
         out = output if output is not None else new_run_folder(path, resume=resume)
-        run = run_engine(config, out, resume, price_table, chosen)
+        run = run_engine(config, out, resume, price_table, chosen, base_url)
         results = run.results["results"]
         if output_format == "json":
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
@@ -373,6 +382,31 @@ def run(
                 err=True,
             )
             raise typer.Exit(DATA_ERROR)
+
+
+def _checked_base_url(
+    base_url: str | None, path: str, generator: str | None, judge: str | None
+) -> str | None:
+    """--base-url, refused when no model of the run calls a server (a sweep file names its
+    own models, so it is taken as it is)."""
+    from lasagna_cli.commands._llm import run_server
+    from lasagna_cli.engine._sweepfile import is_sweep_file
+
+    if base_url is None or is_sweep_file(path):
+        return base_url
+    models = [m for m in (generator, judge) if m is not None]
+    if not any(run_server(m, base_url) for m in models):
+        found = (
+            f"this run's models are {' and '.join(models)}, which run in-process"
+            if models
+            else "neither is given"
+        )
+        raise CliError(
+            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
+            f"anthropic/ models); {found}",
+            USAGE_ERROR,
+        )
+    return base_url
 
 
 def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:

@@ -23,14 +23,16 @@ def run_engine(
     resume: bool,
     prices: dict[str, tuple[float, float]] | None = None,
     executor: ExecutorChoice | None = None,
+    base_url: str | None = None,
 ) -> BenchmarkRun:
-    """The engine's run, with the command's models, progress bar and Ctrl-C message."""
+    """The engine's run, with the command's models (`base_url`: --base-url, the server of
+    those that call one), progress bar and Ctrl-C message."""
     import sys
 
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import LOCAL, make_executor
-    from lasagna_cli.commands._llm import build_llm, text_cache
+    from lasagna_cli.commands._llm import build_llm, run_server, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._benchmark import run_benchmarks
     from lasagna_cli.engine._runner import Models
@@ -39,7 +41,13 @@ def run_engine(
 
     def make(spec: ModelSpec, role: str) -> LLM:
         flag = "--generator" if role == "generator" else "--judge"
-        return build_llm(spec.name, concurrency=config.concurrency, flag=flag, base_url_flag=None)
+        return build_llm(
+            spec.name,
+            run_server(spec.name, base_url),
+            concurrency=config.concurrency,
+            flag=flag,
+            base_url_flag="--base-url",
+        )
 
     progress = TaskProgress(0, "tasks")
     try:

@@ -69,11 +69,14 @@ def _load_rubric(name: str) -> Rubric:
         ) from None
 
 
-def _endpoints() -> dict[str, str]:
-    """Provider -> the server the environment points its calls to (see `endpoint_of`)."""
+def _endpoints(base_url: str | None) -> dict[str, str]:
+    """Provider -> the server its calls go to: --base-url, or the environment's (see
+    `endpoint_of`)."""
     from lasagna_cli.commands._llm import endpoint_of
 
-    found = {p: endpoint_of(f"{p}/model") for p in ("openai", "anthropic", "ollama")}
+    found = {
+        p: endpoint_of(f"{p}/model", None, base_url) for p in ("openai", "anthropic", "ollama")
+    }
     return {p: url for p, url in found.items() if url is not None}
 
 
@@ -137,7 +140,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 judge=options.get("judge"),
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
                 concurrency=options.get("concurrency", 8),
-                endpoints=_endpoints(),
+                endpoints=_endpoints(options.get("base_url")),
                 retriever=options.get("retriever") or "bm25",
                 embedder=options.get("embedder"),
                 embedder_endpoint=embedder_endpoint(options["embedder"])
@@ -149,6 +152,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 ingest_workers=options.get("ingest_workers", 8),
             ),
             chosen,
+            base_url=options.get("base_url"),
         )
     return True
 
@@ -157,16 +161,17 @@ def _run_pipeline(
     options: PipelineOptions,
     chosen: ExecutorChoice | None = None,
     make_llm: Callable[[ModelSpec, str], LLM] | None = None,
+    base_url: str | None = None,
 ) -> None:
     """Run the requested stage(s); exit 1 when a task failed (run again to retry it).
     `chosen` is the executor (default: local); `make_llm` builds the models (default: from
-    the flags and the environment)."""
+    the flags and the environment; `base_url`: --base-url)."""
     import asyncio
 
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import LOCAL, make_executor
-    from lasagna_cli.commands._llm import build_llm, resolve_model, text_cache
+    from lasagna_cli.commands._llm import build_llm, resolve_model, run_server, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
@@ -181,7 +186,13 @@ def _run_pipeline(
     def make(spec: ModelSpec, role: str) -> LLM:
         # A judge named only by the run's record (the generator) is named without a flag.
         flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
-        return build_llm(spec.name, concurrency=options.concurrency, flag=flag, base_url_flag=None)
+        return build_llm(
+            spec.name,
+            run_server(spec.name, base_url),
+            concurrency=options.concurrency,
+            flag=flag,
+            base_url_flag="--base-url",
+        )
 
     models = Models(
         make if make_llm is None else make_llm,
