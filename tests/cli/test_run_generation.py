@@ -264,11 +264,11 @@ def test_no_key_and_no_server_is_a_usage_error_naming_the_flag(tmp_path: Path) -
     message = result.stderr
     assert message.startswith("error: --generator openai/gpt-4o-mini needs OPENAI_API_KEY")
     assert "or use --generator local/smollm2" in message
-    # Every variable read is listed, and no flag the user did not type (run has no --model
-    # and no --base-url).
+    # Every variable read is listed, and only flags run has (no --model; --base-url names
+    # the server).
     for variable in ENV_VARIABLES:
         assert variable in message
-    assert "--model" not in message and "--base-url" not in message
+    assert "--model" not in message and "OPENAI_BASE_URL or --base-url" in message
     assert "indexed" not in message  # refused before the index is built
 
 

@@ -32,7 +32,7 @@ from lasagna_cli.commands._retrieval_flags import (
     RetrieverOption,
     VectorStoreOption,
 )
-from lasagna_cli.commands._run_engine import run_engine
+from lasagna_cli.commands._run_engine import checked_base_url, run_engine
 from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._validate import (
     DataFormat,
@@ -250,7 +250,7 @@ def run(
         return
     assert path is not None  # run_config refuses a run with neither PATH nor --config
     with user_errors():
-        base_url = _checked_base_url(base_url, path, generator, judge)
+        base_url = checked_base_url(base_url, path, generator, judge)
     if run_named_benchmark(
         ctx,
         path,
@@ -382,31 +382,6 @@ def run(
                 err=True,
             )
             raise typer.Exit(DATA_ERROR)
-
-
-def _checked_base_url(
-    base_url: str | None, path: str, generator: str | None, judge: str | None
-) -> str | None:
-    """--base-url, refused when no model of the run calls a server (a sweep file names its
-    own models, so it is taken as it is)."""
-    from lasagna_cli.commands._llm import run_server
-    from lasagna_cli.engine._sweepfile import is_sweep_file
-
-    if base_url is None or is_sweep_file(path):
-        return base_url
-    models = [m for m in (generator, judge) if m is not None]
-    if not any(run_server(m, base_url) for m in models):
-        found = (
-            f"this run's models are {' and '.join(models)}, which run in-process"
-            if models
-            else "neither is given"
-        )
-        raise CliError(
-            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
-            f"anthropic/ models); {found}",
-            USAGE_ERROR,
-        )
-    return base_url
 
 
 def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""`benchmark run`'s engine run: the command's models and embedders, progress bar and
-Ctrl-C message around `run_benchmarks`."""
+"""`benchmark run`'s engine run: the command's models (and their --base-url) and
+embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from lasagna_cli.commands._errors import INTERRUPTED
+from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
+from lasagna_cli.engine._first_calls import ModelsUnreachable
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
@@ -68,6 +69,8 @@ def run_engine(
                     on_step=progress.step,
                 )
             )
+    except ModelsUnreachable as exc:
+        raise CliError(f"{exc} -o {out}", DATA_ERROR) from None
     except KeyboardInterrupt:
         # Finished task files are whole (the writers are waited for); say how to go on.
         typer.echo(
@@ -79,3 +82,29 @@ def run_engine(
     if not sys.stderr.isatty():
         typer.echo(progress.summary(), err=True)
     return run
+
+
+def checked_base_url(
+    base_url: str | None, path: str, generator: str | None, judge: str | None
+) -> str | None:
+    """--base-url, refused when no model of the run calls a server (a sweep file names its
+    own models, so it is taken as it is)."""
+    from lasagna_cli.commands._errors import USAGE_ERROR
+    from lasagna_cli.commands._llm import run_server
+    from lasagna_cli.engine._sweepfile import is_sweep_file
+
+    if base_url is None or is_sweep_file(path):
+        return base_url
+    models = [m for m in (generator, judge) if m is not None]
+    if not any(run_server(m, base_url) for m in models):
+        found = (
+            f"this run's models are {' and '.join(models)}, which run in-process"
+            if models
+            else "neither is given"
+        )
+        raise CliError(
+            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
+            f"anthropic/ models); {found}",
+            USAGE_ERROR,
+        )
+    return base_url

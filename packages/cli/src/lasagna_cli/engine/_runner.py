@@ -20,6 +20,7 @@ from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
+from lasagna_cli.engine._first_calls import FirstCalls
 from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine._rankings import rank_tasks
 from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
@@ -134,6 +135,8 @@ class RunOptions:
     retry_failed: bool = True
     """Failed tasks are run again on resume (kag's sweep keeps them unless asked)."""
     probe_systems: bool = True
+    """Systems are probed, and a run whose first model calls all fail stops (`_first_calls`);
+    kag's sweep does neither: every task is asked and recorded."""
     concurrency: int = 8
     databases: Mapping[str, Corpus] = field(default_factory=dict)
     vector_folder: Path | None = None
@@ -274,6 +277,7 @@ async def execute(
     def batched(work: Work) -> bool:
         return store.batched and work.regrade is None and not _calls_out(outcome.tasks[work.index])
 
+    first_calls = FirstCalls() if options.probe_systems else None
     async with Writer(files=sum(1 for w in work if not batched(w))) as writer:
 
         async def on_outcome(result: Outcome[Work, Record]) -> None:
@@ -292,6 +296,9 @@ async def execute(
             else:
                 await writer.write(paths[i], store.encode(record))
                 count()
+            calls_model = task.planned.answers or result.task.regrade is not None
+            if first_calls is not None and calls_model:
+                first_calls.see(result.error, result.result)  # after the record is kept
 
         await executor.run(work, worker, on_outcome)
     return outcome
