@@ -121,3 +121,24 @@ def test_on_a_terminal_each_step_is_a_bar_above_the_main_bar_with_an_eta(
     drawn = capsys.readouterr().err
     assert drawn.index("indexing x: 3 documents (BM25)") < drawn.index("tasks")
     assert "3/3" in drawn and "2/2" in drawn and "eta" in drawn
+
+
+def test_a_run_off_a_terminal_prints_its_counts_rate_and_eta_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not only the totals at the end: a line of counts every LASAGNA_PROGRESS_LINES_EVERY
+    seconds (0 here: one per task) while a generator answers."""
+    from lasagna_judge.testing import FakeLLMServer
+
+    monkeypatch.setenv("LASAGNA_PROGRESS_LINES_EVERY", "0")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeLLMServer(reply="Not mentioned") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        result = cli("benchmark", "run", str(DATA / "pasta.jsonl"), "--generator", "openai/x",
+                     "--concurrency", "1", "-o", str(tmp_path / "run"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if " of 14 (done " in line]
+    assert len(lines) == 14
+    assert lines[0].startswith("tasks") and ": 1 of 14 (done 1  failed 0  skipped 0" in lines[0]
+    assert ", eta " in lines[0] and "/s" in lines[0]
+    assert ", eta " not in lines[-1]  # nothing left

@@ -8,8 +8,9 @@
 - `SynthesisBar`: synthesize's questions.
 
 Off a terminal (CI, a log file) nothing is drawn: a step that takes a while is one line
-(`indexing local/beir@70b687ab83a5: 100,000 documents (BM25)`), and a run's totals are
-printed at the end, so logs stay readable and a long step is never silence.
+(`indexing local/beir@70b687ab83a5: 100,000 documents (BM25)`), a run's tasks get a line of
+counts, rate and ETA every `PROGRESS_LINES_EVERY` seconds, and its totals are printed at
+the end, so logs stay readable and a long run is never silence.
 """
 
 from __future__ import annotations
@@ -50,13 +51,28 @@ def _columns(*, counts: bool) -> tuple[Any, ...]:
 STEP_LINES_AFTER = 0.5
 
 
-def _step_lines_after() -> float:
+#: Off a terminal, a line of the tasks' counts every this many seconds while they run;
+#: LASAGNA_PROGRESS_LINES_EVERY sets it (0: a line per task).
+PROGRESS_LINES_EVERY = 30.0
+
+
+def _seconds(variable: str, default: float) -> float:
     import os
 
     try:
-        return max(0.0, float(os.environ.get("LASAGNA_STEP_LINES_AFTER", STEP_LINES_AFTER)))
+        return max(0.0, float(os.environ.get(variable, default)))
     except ValueError:
-        return STEP_LINES_AFTER
+        return default
+
+
+def _step_lines_after() -> float:
+    return _seconds("LASAGNA_STEP_LINES_AFTER", STEP_LINES_AFTER)
+
+
+def _eta(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 class _Steps:
@@ -102,8 +118,8 @@ class _Steps:
 class TaskProgress(_Steps):
     """Counts outcomes and shows them live when stderr is a terminal.
 
-    Off a terminal (CI, a log file) it prints nothing live and `summary()` gives the totals,
-    so logs stay readable.
+    Off a terminal (CI, a log file) it prints a line of counts, rate and ETA every
+    `PROGRESS_LINES_EVERY` seconds, and `summary()` gives the totals.
     """
 
     def __init__(self, total: int, description: str, *, enabled: bool | None = None) -> None:
@@ -116,10 +132,12 @@ class TaskProgress(_Steps):
         self._progress: Any = None
         self._task_id: Any = None
         self._start = time.perf_counter()
+        self._every = _seconds("LASAGNA_PROGRESS_LINES_EVERY", PROGRESS_LINES_EVERY)
+        self._last_line = self._start
         self._init_steps()
 
     def __enter__(self) -> TaskProgress:
-        self._start = time.perf_counter()
+        self._start = self._last_line = time.perf_counter()
         if self._enabled:
             from rich.console import Console
             from rich.progress import Progress
@@ -185,6 +203,19 @@ class TaskProgress(_Steps):
         else:
             raise ValueError(f"unknown progress status {status!r}")
         self._refresh()
+        if not self._enabled:
+            now = time.perf_counter()
+            if now - self._last_line >= self._every:
+                self._last_line = now
+                typer.echo(self._line(), err=True)
+
+    def _line(self) -> str:
+        seen = self.done + self.failed + self.skipped
+        line = f"{self.description}: {seen} of {self.total} ({self._counts()}"
+        left = self.total - seen
+        if left > 0 and self.rate > 0:
+            line += f", eta {_eta(left / self.rate)}"
+        return line + ")"
 
     def summary(self) -> str:
         return f"{self.description}: {self._counts()}"
