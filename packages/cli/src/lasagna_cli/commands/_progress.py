@@ -56,17 +56,24 @@ STEP_LINES_AFTER = 0.5
 PROGRESS_LINES_EVERY = 30.0
 
 
-def _seconds(variable: str, default: float) -> float:
-    import os
-
+def _seconds(value: str | None, default: float) -> float:
+    """A variable's seconds (never negative); its default when unset or not a number."""
     try:
-        return max(0.0, float(os.environ.get(variable, default)))
+        return max(0.0, float(value)) if value is not None else default
     except ValueError:
         return default
 
 
 def _step_lines_after() -> float:
-    return _seconds("LASAGNA_STEP_LINES_AFTER", STEP_LINES_AFTER)
+    import os
+
+    return _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
+
+
+def _progress_lines_every() -> float:
+    import os
+
+    return _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
 
 
 def _eta(seconds: float) -> str:
@@ -132,7 +139,7 @@ class TaskProgress(_Steps):
         self._progress: Any = None
         self._task_id: Any = None
         self._start = time.perf_counter()
-        self._every = _seconds("LASAGNA_PROGRESS_LINES_EVERY", PROGRESS_LINES_EVERY)
+        self._every = _progress_lines_every()
         self._last_line = self._start
         self._init_steps()
 
