@@ -81,7 +81,9 @@ CASES: list[tuple[str, list[str], int]] = [
     ("validate-data: missing", ["benchmark", "validate-data", "{missing}"], 2),
     ("validate-data: dangling", ["benchmark", "validate-data", "{dangling.jsonl}"], 2),
     ("validate-data: bad", ["benchmark", "validate-data", "{not-json.jsonl}"], 1),
-    ("validate-data: not a BEIR folder", ["benchmark", "validate-data", "{folder}"], 1),
+    # A folder that is not a BEIR folder is a path that is not what it should be, as with
+    # `info beir --data-dir`: usage.
+    ("validate-data: not a BEIR folder", ["benchmark", "validate-data", "{folder}"], 2),
     # benchmark run
     ("run: missing", ["benchmark", "run", "{missing}", "-o", "{out}"], 2),
     ("run: dangling", ["benchmark", "run", "{dangling.jsonl}", "-o", "{out}"], 2),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lasagna_synth import DataError, load_data, passage_id
+from lasagna_synth import DataError, SynthUsageError, load_data, passage_id
 
 
 def write_jsonl(path: Path, *records: dict[str, Any] | str) -> Path:
@@ -221,8 +221,10 @@ def test_bad_qrels_rows_are_named(tmp_path: Path, qrels: str, message: str) -> N
 
 
 def test_beir_folder_missing_files(tmp_path: Path) -> None:
+    # Not a BEIR folder: a wrong path (usage), as the named door says of it.
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DataError, match=r"missing corpus\.jsonl, queries\.jsonl, qrels/test\.tsv"):
+    match = r"missing corpus\.jsonl, queries\.jsonl, qrels/test\.tsv\. Download"
+    with pytest.raises(SynthUsageError, match=match):
         load_data(tmp_path / "empty")
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lasagna_synth._errors import SynthUsageError
 from lasagna_synth._format_reading import _decode, _jsonl_records
 from lasagna_synth._naming import folder_sha256
 from lasagna_synth._rows import BenchmarkData, BenchmarkRow
@@ -39,12 +40,12 @@ def _read_beir(folder: Path, drop_unknown: bool) -> BenchmarkData:
     missing = [name for name in BEIR_FILES if not (folder / name).is_file()]
     missing += [] if qrels_files else ["qrels/test.tsv"]
     if missing:
-        raise DataError(
-            label,
-            [
-                f"{label}: a BEIR folder needs corpus.jsonl, queries.jsonl and "
-                f"qrels/<split>.tsv; missing {', '.join(missing)}"
-            ],
+        # The folder is not a BEIR folder (a wrong path: usage), as `info beir --data-dir`
+        # and `run beir --data-dir` say of it.
+        raise SynthUsageError(
+            f"{folder}: a BEIR folder needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv; "
+            f"missing {', '.join(missing)}. Download a dataset from "
+            "https://github.com/beir-cellar/beir, unzip it and pass the folder holding them"
         )
     problems: list[str] = []
     corpus = _beir_corpus(folder, problems)

@@ -20,12 +20,12 @@ from lasagna_synth import Chunker
 def database_corpus(database: DatabaseSpec) -> Corpus:
     """The database's passages, `{passage id: text}` in corpus order."""
     if database.kind == "beir":
-        from lasagna_synth import DataError, load_data
+        from lasagna_synth import DataError, SynthUsageError, load_data
 
         try:
             # Only the corpus is searched: judgments naming ids the folder lacks do not matter.
             data = load_data(database.path, drop_unknown_judgments=True)
-        except DataError as exc:
+        except (DataError, SynthUsageError) as exc:  # config.toml's content: exit 1
             raise EngineError(f"database {database.name!r}: {exc}") from None
         texts = dict(data.corpus)
         return Corpus(texts=texts, provenance="native", titled=True)
