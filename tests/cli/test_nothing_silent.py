@@ -110,6 +110,8 @@ def test_a_judge_that_gives_one_grade_to_everything_is_called_out(
                          str(EXAMPLES / "judge" / "labels.jsonl")])  # fmt: skip
     assert calibrated.exit_code == 0, calibrated.output
     assert "such a judge measures nothing" in calibrated.stderr
+    assert "judge calibrate" not in calibrated.stderr  # not told to run what it runs
+    assert "use a stronger judge model" in calibrated.stderr
 
 
 def test_judge_grade_on_a_folder_and_on_a_row_too_large(

@@ -185,7 +185,8 @@ def _calibrate(
             row["score"]
             for row in matched
             if row.get("status") == "ok" and row.get("score") is not None
-        ]
+        ],
+        against_labels=True,
     )
     if warning:
         typer.echo(f"warning: {warning}", err=True)
