@@ -62,19 +62,50 @@ def test_a_result_folder_is_made_and_cleared_or_refused_in_one_line(tmp_path: Pa
     from lasagna_cli.engine._errors import EngineUsageError
 
     folder = tmp_path / "runs" / "a"
-    assert open_folder(folder, "-o a") == 0 and folder.is_dir()
+    with open_folder(folder, "-o a") as removed:
+        assert removed == 0 and folder.is_dir()
     (folder / f"{TEMP_PREFIX}x").write_text("half")
     (folder / "kept.json").write_text("{}")
-    assert open_folder(folder, "-o a") == 1
+    with open_folder(folder, "-o a") as removed:
+        assert removed == 1
     assert os.listdir(folder) == ["kept.json"]
     (tmp_path / "file").write_text("")
     with pytest.raises(EngineUsageError) as caught:
         out = tmp_path / "file" / "out"
-        open_folder(out, f"--output {out}", "the run folder")
+        with open_folder(out, f"--output {out}", "the run folder"):
+            pass
     assert str(caught.value).startswith(
         f"--output {tmp_path / 'file' / 'out'}: cannot create the run folder ("
     )
     assert str(caught.value).endswith("); choose another")
+
+
+def test_a_folder_in_use_is_refused_and_its_temporary_files_kept(tmp_path: Path) -> None:
+    """A second process in a run folder neither runs nor clears the first one's temporary
+    files (the first one's next rename would fail); a killed holder frees the folder."""
+    from lasagna_cli.engine._errors import EngineUsageError
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+         str(folder)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        (folder / f"{TEMP_PREFIX}in-flight").write_text("half")
+        refused = pytest.raises(EngineUsageError, match="another lasagna process is writing in")
+        with refused, open_folder(folder, "-o run"):
+            pass
+        assert (folder / f"{TEMP_PREFIX}in-flight").exists()
+    finally:
+        holder.kill()  # SIGKILL: the kernel lets go of the lock
+        holder.communicate()
+    with open_folder(folder, "-o run") as removed:
+        assert removed == 1
 
 
 def test_encoding_is_stable(tmp_path: Path) -> None:

@@ -13,11 +13,19 @@ loop's next turn (before it waits on the network again), instead of one transact
 a commit is most of an insert's cost, about 70 us, and 50 calls finishing together made 50
 of them. Until then `get` finds the entry among the pending ones; `close` commits them, and
 so does any other access. Outside an event loop a write is committed at once.
+
+The cache is an optimisation: a file that cannot be written (a full disk, a read-only one)
+must not lose the replies already paid for. A write that fails, or a file that cannot be
+opened for that reason, turns the cache off for the rest of the process: `failure` says
+why in a line (the caller warns), reads find nothing, writes are dropped, and the calls go
+on without it. A file that is not SQLite is still an error: it is not the disk's fault.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import hashlib
 import json
 import sqlite3
@@ -31,6 +39,13 @@ from lasagna_judge._errors import JudgeError
 from lasagna_metrics import parse_json
 
 CACHE_FILENAME = "llm-cache.sqlite"
+# SQLite's primary result codes, and the errnos, of a disk that cannot take a write.
+_DISK_CODES = frozenset({8, 10, 13})  # READONLY, IOERR, FULL
+_DISK_ERRNOS = frozenset(
+    code
+    for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EROFS, errno.EFBIG)
+    if code is not None
+)
 
 
 def default_cache_path() -> Path:
@@ -67,12 +82,29 @@ class ResponseCache:
         # key -> (model, value text, time), waiting for the loop's next turn; under _lock
         self._pending: dict[str, tuple[str, str, float]] = {}
         self._scheduled = False
-        self._error: BaseException | None = None  # a failed commit of the pending writes
+        self.failure: str | None = None
+        """Why the cache was turned off (it could not be written), or None while it works."""
         with self._lock:
             self._connect()
 
-    def _connect(self) -> sqlite3.Connection:
-        """The open connection, opening it (again, after close) when needed; under _lock."""
+    def _fail(self, exc: BaseException) -> None:
+        """Under _lock: turn the cache off for good, the pending writes dropped."""
+        self.failure = (
+            f"the LLM cache {self.path} cannot be written ({exc}); going on without it: "
+            "the replies of this run are not cached (free space there, or set "
+            "LASAGNA_CACHE_DIR elsewhere)"
+        )
+        self._pending.clear()
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+
+    def _connect(self) -> sqlite3.Connection | None:
+        """The open connection, opening it (again, after close) when needed; None once the
+        cache is off; under _lock."""
+        if self.failure is not None:
+            return None
         if self._conn is not None:
             return self._conn
         try:
@@ -81,6 +113,9 @@ class ResponseCache:
                 self.path, timeout=30.0, isolation_level=None, check_same_thread=False
             )
         except (OSError, sqlite3.Error) as exc:
+            if _disk_failure(exc):
+                self._fail(exc)
+                return None
             raise JudgeError(
                 f"cannot open the LLM cache at {self.path}: {exc}; pass another cache path "
                 "or turn the cache off (cache=False, --no-cache)"
@@ -96,6 +131,9 @@ class ResponseCache:
             )
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if _disk_failure(exc):
+                self._fail(exc)
+                return None
             raise JudgeError(
                 f"the LLM cache {self.path} is not a usable SQLite database ({exc}): delete "
                 "it, or turn the cache off (cache=False, --no-cache)"
@@ -109,11 +147,17 @@ class ResponseCache:
             if pending is not None:
                 text = pending[1]
             else:
-                row = (
-                    self._connect()
-                    .execute("SELECT value FROM responses WHERE key = ?", (key,))
-                    .fetchone()
-                )
+                conn = self._connect()
+                try:
+                    row = None
+                    if conn is not None:
+                        row = conn.execute(
+                            "SELECT value FROM responses WHERE key = ?", (key,)
+                        ).fetchone()
+                except sqlite3.Error as exc:
+                    if not _disk_failure(exc):
+                        raise
+                    self._fail(exc)
                 if row is None:
                     return None
                 text = row[0]
@@ -130,7 +174,8 @@ class ResponseCache:
         except RuntimeError:
             loop = None
         with self._lock:
-            self._raise_error()  # a write that failed fails the next one, as it did at once
+            if self.failure is not None:
+                return
             self._pending[key] = entry
             if loop is None:
                 self._commit()
@@ -143,48 +188,62 @@ class ResponseCache:
     def _flush_soon(self) -> None:
         with self._lock:
             self._scheduled = False
-            try:
-                self._commit()
-            except (OSError, sqlite3.Error) as exc:
-                self._error = exc  # raised by the next put, or close; the writes stay pending
-
-    def _raise_error(self) -> None:
-        """Under _lock: raise a failed commit's error once."""
-        error, self._error = self._error, None
-        if error is not None:
-            raise error
+            self._commit()
 
     def _commit(self) -> None:
-        """Under _lock."""
+        """Under _lock. A write the disk refuses turns the cache off (`_fail`)."""
         if not self._pending:
             return
         rows = [(key, *entry) for key, entry in self._pending.items()]
         conn = self._connect()
-        conn.execute("BEGIN")
+        if conn is None:
+            self._pending.clear()
+            return
         try:
-            conn.executemany(
-                "INSERT OR REPLACE INTO responses (key, model, value, created) VALUES (?, ?, ?, ?)",
-                rows,
-            )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO responses (key, model, value, created) "
+                    "VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except (OSError, sqlite3.Error) as exc:
+            if not _disk_failure(exc):
+                raise
+            self._fail(exc)
+            return
         self._pending.clear()
 
     def __len__(self) -> int:
         with self._lock:
             self._commit()
-            (count,) = self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()
+            conn = self._connect()
+            if conn is None:
+                return 0
+            (count,) = conn.execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(count)
 
     def close(self) -> None:
         """Commit what is pending and close the file; the next get or put opens it again."""
         with self._lock:
             try:
-                self._error = None  # committed again now, or raised again
                 self._commit()
             finally:
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None
+
+
+def _disk_failure(exc: BaseException) -> bool:
+    """Whether an error is the disk's (full, read-only, failing), not the file's content."""
+    if isinstance(exc, OSError):
+        return exc.errno in _DISK_ERRNOS
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in _DISK_CODES
+    text = str(exc).lower()
+    return "disk" in text or "readonly" in text

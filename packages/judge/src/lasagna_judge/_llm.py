@@ -227,6 +227,12 @@ class LLM:
     def cache_path(self) -> Path | None:
         return self._cache.path if self._cache is not None else None
 
+    @property
+    def cache_failure(self) -> str | None:
+        """Why the cache was turned off during the run (its disk refused a write), in a line
+        to warn with; None while it works or when there is none. The calls go on."""
+        return self._cache.failure if self._cache is not None else None
+
     async def aclose(self) -> None:
         """Close connections and the cache file. The LLM stays usable: a later call (in this
         event loop or a new one) opens them again. Close before the event loop ends."""

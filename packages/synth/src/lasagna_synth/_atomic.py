@@ -3,6 +3,11 @@ renamed over it (and the folder fsynced, so the rename survives a power cut), so
 sees the old file or the whole new one, even after a kill. lasagna's one atomic writer:
 synthetic question sets, benchmark samples and every task record of the engine.
 
+A path that is a symbolic link is written through: its target is replaced (the link stays
+a link), and one that is not a regular file (`/dev/stdout`, `/dev/full`, a named pipe,
+`>(gzip > x)`) is written straight into, as a shell redirection would: renaming over it
+would replace a device node with a regular file, and as root even `/dev/full`.
+
 A rename is atomic for every process as soon as it returns: the fsyncs only guard against
 a power cut, and cost two disk flushes per file (0.2 ms here, more than the rest of a task
 at an instant server). Many small files (the engine's task records) are therefore written
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -49,10 +55,40 @@ def _create_temp(folder: Path) -> tuple[int, str]:
             continue
 
 
+def _written_through(path: Path) -> tuple[Path, bool]:
+    """Where a write to `path` goes: the path to replace (a link's target), or, with True,
+    a file that is not a regular one, to be written into as it is."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # missing (or unreadable: the write says why)
+        return path, False
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path, False
+    if stat.S_ISLNK(mode):
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:  # a dangling link: its target is made
+            return Path(os.path.realpath(path)), False
+        if stat.S_ISREG(mode):
+            return Path(os.path.realpath(path)), False
+        if stat.S_ISDIR(mode):
+            return path, False
+    return path, True  # a device, a pipe or a socket (through a link or not)
+
+
 @contextmanager
 def _replacing(path: Path, sync: bool) -> Iterator[int]:
     """The fd of a new temporary file beside `path`, which replaces `path` (fsynced first
-    when `sync`) when the block ends; an exception inside it removes the temporary file."""
+    when `sync`) when the block ends; an exception inside it removes the temporary file.
+    A link's target is replaced instead, and a device or pipe written into (`_written_through`)."""
+    path, through = _written_through(path)
+    if through:
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+        return
     fd, temp = _create_temp(path.parent)
     try:
         try:

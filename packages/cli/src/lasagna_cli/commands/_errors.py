@@ -8,6 +8,7 @@ exit 2, everything else of theirs is bad data; a command's own `CliError` says i
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -72,6 +73,13 @@ def exit_code_for(exc: BaseException) -> int:
     return USAGE_ERROR if isinstance(exc, _loaded_errors(_USAGE_ERRORS)) else DATA_ERROR
 
 
+#: What a write meets on a full or read-only disk: a line, not a traceback, in any command.
+_WRITE_FAILURES = frozenset(
+    code
+    for code in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG, errno.EROFS)
+    if code is not None
+)
+
 FORMATS = ("text", "json")
 
 
@@ -102,10 +110,21 @@ def echo_error(message: str) -> None:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Report lasagna errors raised inside the block as one line and exit 1 or 2."""
+    from lasagna_cli.commands._cache_warnings import warn_cache_failures
+
     try:
         yield
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in _WRITE_FAILURES:
+            where = f"{exc.filename}: " if exc.filename else ""
+            echo_error(
+                f"{where}cannot write ({exc.strerror}); free some space or write elsewhere, "
+                "then run the same command again"
+            )
+            raise typer.Exit(DATA_ERROR) from None
         if not isinstance(exc, _lasagna_error_types()):
             raise
         echo_error(str(exc))
         raise typer.Exit(exit_code_for(exc)) from None
+    finally:
+        warn_cache_failures()  # after the summary or the error line

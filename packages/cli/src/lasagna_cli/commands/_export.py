@@ -54,11 +54,11 @@ def export(
             )
         if export_format == "parquet" and output is None:
             raise CliError("--format parquet: give the file with -o FILE.parquet", USAGE_ERROR)
-        from lasagna_cli.engine._store import check_writable, write_bytes_atomic
+        from lasagna_cli.engine._store import check_output_file, write_bytes_atomic
         from lasagna_cli.engine.reports import export_text, flat_rows, to_parquet
 
         if output is not None:
-            check_writable(output.parent, f"-o {output}")
+            check_output_file(output, f"-o {output}")
         (run,) = read_runs([folder], datasets, prices, texts=False)
         if export_format == "parquet":
             assert output is not None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from lasagna_cli.commands._errors import INTERRUPTED
+from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -111,7 +111,17 @@ def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Pat
 
     if out is not None:
         text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in graded)
-        write_bytes_atomic(out, text.encode("utf-8"))
+        try:
+            write_bytes_atomic(out, text.encode("utf-8"))
+        except OSError as exc:  # a full disk: the paid grades go where they can
+            typer.echo(text, nl=False)
+            typer.echo("\n".join(lines), err=True)
+            raise CliError(
+                f"--out {out}: cannot write the {len(graded)} graded rows ({exc.strerror}); "
+                "they went to standard output instead: keep them with `> FILE`, or free "
+                "space and run the same command again (finished calls are cached)",
+                DATA_ERROR,
+            ) from None
         lines.append(f"wrote {len(graded)} graded rows to {out}")
         typer.echo("\n".join(lines))
     else:

@@ -223,9 +223,9 @@ def _checked_input(
     rows = _read_grade_input(input_path)
     _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
     if out is not None:
-        from lasagna_cli.engine._store import check_writable
+        from lasagna_cli.engine._store import check_output_file
 
-        check_writable(out.parent, f"--out {out}", "its folder")
+        check_output_file(out, f"--out {out}", "its folder")
     return rubric, rows
 
 

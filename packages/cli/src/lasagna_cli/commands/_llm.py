@@ -202,8 +202,10 @@ def build_llm(
             USAGE_ERROR,
         )
 
+    from lasagna_cli.commands._cache_warnings import watch
+
     try:
-        return make_llm(
+        llm = make_llm(
             chosen,
             base_url=base_url,
             api_key=api_key,
@@ -215,6 +217,8 @@ def build_llm(
         )
     except JudgeError as exc:  # every one is about the flags and variables above
         raise CliError(f"{named}: {exc}", USAGE_ERROR) from None
+    watch(llm)
+    return llm
 
 
 def proxies_of(env: Mapping[str, str] | None = None) -> Proxies | None:

@@ -69,12 +69,12 @@ def report(
     with 95% intervals and charts, breakdowns, paired comparisons, and every question with
     each setup's answer, grade, ranking and errors."""
     with user_errors():
-        from lasagna_cli.engine._store import check_writable, write_bytes_atomic
+        from lasagna_cli.engine._store import check_output_file, write_bytes_atomic
         from lasagna_cli.engine.reports import build_report
 
         target = output if output is not None else folders[0] / "report.html"
         runs = read_runs(folders, datasets, prices)  # reads only: a bad folder, nothing made
-        check_writable(target.parent, f"-o {target}")
+        check_output_file(target, f"-o {target}")
         for run in runs:
             for note in run.notes:
                 typer.echo(f"note: {run.label}: {note}", err=True)

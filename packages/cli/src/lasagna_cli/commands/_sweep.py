@@ -245,6 +245,7 @@ def _sweep(
 
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine._folder_lock import FolderLock
     from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
     from lasagna_cli.engine._store import check_writable, remove_stale_temp_files
     from lasagna_cli.engine._system_tasks import SystemState
@@ -289,105 +290,109 @@ def _sweep(
     if not resume and not overwrite:
         refuse_overwrite(loaded, store, output)
     check_writable(output, f"--output {output}")
-    # Only the sweep's own folders: --output defaults to the working directory.
-    removed = sum(remove_stale_temp_files(output / b.name) for b in loaded.plan)
-    if removed:
-        typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
+    # Held until the sweep ends: a second sweep in this folder would pay for every call again.
+    with FolderLock(output, f"--output {output}"):
+        # Only the sweep's own folders: --output defaults to the working directory.
+        removed = sum(remove_stale_temp_files(output / b.name) for b in loaded.plan)
+        if removed:
+            typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
 
-    from lasagna_cli.commands._embedders import build_embedder, vector_folder
+        from lasagna_cli.commands._embedders import build_embedder, vector_folder
 
-    options = RunOptions(
-        resume=resume,
-        retry_failed=retry_errors,
-        probe_systems=False,
-        concurrency=parallel,
-        vector_folder=vector_folder(),
-    )
-    by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
+        options = RunOptions(
+            resume=resume,
+            retry_failed=retry_errors,
+            probe_systems=False,
+            concurrency=parallel,
+            vector_folder=vector_folder(),
+        )
+        by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
 
-    def make(spec: ModelSpec, role: str) -> LLM:
-        # Asked for by the runner only for pending tasks, each before any call is made.
-        return make_setup_llms([by_model[spec.key]], parallel)[spec.key]
+        def make(spec: ModelSpec, role: str) -> LLM:
+            # Asked for by the runner only for pending tasks, each before any call is made.
+            return make_setup_llms([by_model[spec.key]], parallel)[spec.key]
 
-    logged = [0]
+        logged = [0]
 
-    def failure(path: Path, error: str) -> None:
-        if logged[0] < MAX_LOGGED_ERRORS:
-            typer.echo(f"task {path}: {error}", err=True)
-        elif logged[0] == MAX_LOGGED_ERRORS:
-            typer.echo("more tasks failed; their errors are in their result files", err=True)
-        logged[0] += 1
+        def failure(path: Path, error: str) -> None:
+            if logged[0] < MAX_LOGGED_ERRORS:
+                typer.echo(f"task {path}: {error}", err=True)
+            elif logged[0] == MAX_LOGGED_ERRORS:
+                typer.echo("more tasks failed; their errors are in their result files", err=True)
+            logged[0] += 1
 
-    progress = TaskProgress(total, "sweep")
-    start = time.perf_counter()
-    interrupted = False
-    nothing = [False]
+        progress = TaskProgress(total, "sweep")
+        start = time.perf_counter()
+        interrupted = False
+        nothing = [False]
 
-    async def main() -> None:
-        state = SystemState()
-        models = Models(make, make_embedder=build_embedder)
-        try:
-            written = record_broken(loaded, store, resume) if broken else 0
-            if broken:
-                for _ in range(written):
-                    progress.advance("failed")
-                for _ in range(broken - written):
-                    progress.advance("skipped")
-                for setup in loaded.broken.values():
-                    typer.echo(f"setup {setup.name}: {setup.error} (recorded)", err=True)
-            if not loaded.plan:
-                nothing[0] = written == 0
-                return
-            plan = await prepare(loaded.plan, options, state, lambda line: None)
-            databases = {s.database.name: s.database for s in loaded.setups.values() if s.database}
-            if databases:
-                typer.echo(f"indexing {len(databases)} database(s)...", err=True)
-            options.databases = load_databases(databases.values())
+        async def main() -> None:
+            state = SystemState()
+            models = Models(make, make_embedder=build_embedder)
+            try:
+                written = record_broken(loaded, store, resume) if broken else 0
+                if broken:
+                    for _ in range(written):
+                        progress.advance("failed")
+                    for _ in range(broken - written):
+                        progress.advance("skipped")
+                    for setup in loaded.broken.values():
+                        typer.echo(f"setup {setup.name}: {setup.error} (recorded)", err=True)
+                if not loaded.plan:
+                    nothing[0] = written == 0
+                    return
+                plan = await prepare(loaded.plan, options, state, lambda line: None)
+                databases = {
+                    s.database.name: s.database for s in loaded.setups.values() if s.database
+                }
+                if databases:
+                    typer.echo(f"indexing {len(databases)} database(s)...", err=True)
+                options.databases = load_databases(databases.values())
 
-            def started(finished: int, total: int) -> None:
-                nothing[0] = finished == total and written == 0
+                def started(finished: int, total: int) -> None:
+                    nothing[0] = finished == total and written == 0
 
-            await execute(
-                plan,
-                sweep_tasks(plan),
-                store,
-                make_executor(parallel, chosen, also=_key_variables(loaded.setups.values())),
-                models,
-                options,
-                state,
-                on_progress=progress.advance,
-                on_failure=failure,
-                say=lambda line: None,
-                before_start=started,
-            )
-        finally:
-            await models.aclose()
-            await state.aclose()
+                await execute(
+                    plan,
+                    sweep_tasks(plan),
+                    store,
+                    make_executor(parallel, chosen, also=_key_variables(loaded.setups.values())),
+                    models,
+                    options,
+                    state,
+                    on_progress=progress.advance,
+                    on_failure=failure,
+                    say=lambda line: None,
+                    before_start=started,
+                )
+            finally:
+                await models.aclose()
+                await state.aclose()
 
-    with progress:
-        try:
-            asyncio.run(main())
-        except KeyboardInterrupt:
-            interrupted = True
-    if nothing[0] and not interrupted:
-        typer.echo(f"nothing to do: all {total} results exist in {output}", err=True)
-        return 0
-    seconds = time.perf_counter() - start
-    ran = progress.done + progress.failed
-    rate = ran / seconds if seconds > 0 else 0.0
-    typer.echo(
-        f"sweep: {progress.done} done, {progress.failed} failed, {progress.skipped} skipped "
-        f"of {total} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
-        err=True,
-    )
-    if interrupted:
-        typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
-        return INTERRUPTED
-    if progress.failed:
+        with progress:
+            try:
+                asyncio.run(main())
+            except KeyboardInterrupt:
+                interrupted = True
+        if nothing[0] and not interrupted:
+            typer.echo(f"nothing to do: all {total} results exist in {output}", err=True)
+            return 0
+        seconds = time.perf_counter() - start
+        ran = progress.done + progress.failed
+        rate = ran / seconds if seconds > 0 else 0.0
         typer.echo(
-            f'{progress.failed} tasks failed (recorded as {{"error": ...}}); run them again '
-            "with --continue --retry-errors",
+            f"sweep: {progress.done} done, {progress.failed} failed, {progress.skipped} skipped "
+            f"of {total} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
             err=True,
         )
-        return 1
-    return 0
+        if interrupted:
+            typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
+            return INTERRUPTED
+        if progress.failed:
+            typer.echo(
+                f'{progress.failed} tasks failed (recorded as {{"error": ...}}); run them again '
+                "with --continue --retry-errors",
+                err=True,
+            )
+            return 1
+        return 0

@@ -212,10 +212,10 @@ def _synthesize(
         return
 
     from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.engine._store import check_writable
+    from lasagna_cli.engine._store import check_output_file
 
     # Before any (paid) call: the questions must have somewhere to go.
-    check_writable(out.parent, f"--out {out}", "its folder")
+    check_output_file(out, f"--out {out}", "its folder")
     llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
     result = _run(
         llm,

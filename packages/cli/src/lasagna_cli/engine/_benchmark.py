@@ -98,53 +98,53 @@ async def run_benchmarks(
     plan = build_plan(config, loader)
     check_output_folder(out, resume, f"-o {out}")
     created = not out.exists()
-    removed = open_folder(out, f"-o {out}", "the run folder")  # before any call is made
-    if removed:
-        say(f"removed {removed} partial file(s) a killed run left behind")
-    state = SystemState()
-    try:
+    with open_folder(out, f"-o {out}", "the run folder") as removed:  # before any call
+        if removed:
+            say(f"removed {removed} partial file(s) a killed run left behind")
+        state = SystemState()
         try:
-            plan = await prepare(plan, options, state, say)
-        except BaseException:
-            if created and not any(out.iterdir()):  # refused before anything was written
-                out.rmdir()
-            raise
-        judge = judge_identity(options)
-        run_manifest = manifest(config, plan, judge)
-        write_json_atomic(out / "manifest.json", run_manifest)
+            try:
+                plan = await prepare(plan, options, state, say)
+            except BaseException:
+                if created and not any(out.iterdir()):  # refused before anything was written
+                    out.rmdir()
+                raise
+            judge = judge_identity(options)
+            run_manifest = manifest(config, plan, judge)
+            write_json_atomic(out / "manifest.json", run_manifest)
 
-        def started(finished: int, total: int) -> None:
-            on_start(total, "tasks")
-            if resume:
-                say(f"resuming: {finished:,} of {total:,} tasks already finished")
+            def started(finished: int, total: int) -> None:
+                on_start(total, "tasks")
+                if resume:
+                    say(f"resuming: {finished:,} of {total:,} tasks already finished")
 
-        outcome = await execute(
+            outcome = await execute(
+                plan,
+                plan_tasks(plan, options),
+                RunStore(out),
+                executor,
+                models,
+                options,
+                state,
+                on_progress=on_progress,
+                say=say,
+                before_start=started,
+                on_step=on_step,
+            )
+        finally:
+            await state.aclose()
+            await models.aclose()
+        current = [
+            (task, record if is_current(record, task) else None)
+            for task, record in zip(outcome.tasks, outcome.records.values(), strict=True)
+        ]
+        results = build_results(
             plan,
-            plan_tasks(plan, options),
-            RunStore(out),
-            executor,
-            models,
-            options,
-            state,
-            on_progress=on_progress,
-            say=say,
-            before_start=started,
-            on_step=on_step,
+            current,
+            judge=judge,
+            seed=config.seed,
+            config_hash=run_manifest["config_hash"],
+            prices=prices,
         )
-    finally:
-        await state.aclose()
-        await models.aclose()
-    current = [
-        (task, record if is_current(record, task) else None)
-        for task, record in zip(outcome.tasks, outcome.records.values(), strict=True)
-    ]
-    results = build_results(
-        plan,
-        current,
-        judge=judge,
-        seed=config.seed,
-        config_hash=run_manifest["config_hash"],
-        prices=prices,
-    )
-    write_json_atomic(out / "results.json", results)
-    return BenchmarkRun(results, outcome, out)
+        write_json_atomic(out / "results.json", results)
+        return BenchmarkRun(results, outcome, out)

@@ -5,7 +5,7 @@ Every finished task is one JSON file, written by lasagna-synth's one atomic writ
 of about a second), so a reader or a resumed run never sees half a result, even after
 SIGKILL; after a power cut, a record of the last second may be missing or empty, and a
 resumed run runs that task again. A killed writer can leave its temporary file behind;
-`open_folder` clears them when a run starts.
+`open_folder` clears them when a run starts, once it holds the folder (`_folder_lock`).
 
 A `RecordStore` says where a task's record lives and how it is encoded: `RunStore` is
 lasagna's layout (`<out>/tasks/<dataset>/<setup>/<item>.json`, the record as it is), kag's
@@ -26,11 +26,14 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._folder_lock import FolderLock
 from lasagna_cli.engine._json_layout import dumps_indented
 from lasagna_metrics import parse_json
 from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
@@ -44,6 +47,7 @@ __all__ = [
     "RecordStore",
     "RunStore",
     "TaskKey",
+    "check_output_file",
     "check_writable",
     "dump_json",
     "dump_task_json",
@@ -142,11 +146,28 @@ def check_writable(folder: Path, label: str, what: str = "the folder") -> None:
         ) from None
 
 
-def open_folder(folder: Path, label: str, what: str = "the folder") -> int:
-    """Create the folder a run writes to (`check_writable`), and clear the temporary files
-    a killed run left in it; returns how many."""
+def check_output_file(path: Path, label: str, what: str = "the folder") -> None:
+    """`check_writable` for the folder of a file a command writes (a link's target's
+    folder); a device or pipe named, or linked to, is written into, so it alone must be."""
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        if not os.access(path, os.W_OK):
+            raise EngineUsageError(f"{label}: cannot write to it (permission denied)")
+        return
+    check_writable(Path(os.path.realpath(path)).parent, label, what)
+
+
+@contextmanager
+def open_folder(folder: Path, label: str, what: str = "the folder") -> Iterator[int]:
+    """Create the folder a run writes to (`check_writable`), hold it for this process
+    (`FolderLock`: another process in it is refused) for the block, and clear the
+    temporary files a killed run left in it; yields how many."""
     check_writable(folder, label, what)
-    return remove_stale_temp_files(folder)
+    with FolderLock(folder, label):
+        yield remove_stale_temp_files(folder)
 
 
 class TaskKey(Protocol):

@@ -81,34 +81,34 @@ async def run_pipeline(
     out = options.out
     if out.exists() and not out.is_dir():
         raise EngineUsageError(f"-o {out}: expected a folder, found a file; choose a folder")
-    open_folder(out, f"-o {out}")
-    log = Log(options.log_file or out / LOG_FILE)
-    say = log.said(say)
-    failed = 0
-    try:
-        if step in ("all", "gen"):
-            failed += await stage_gen(
-                options,
-                executor=executor,
-                models=models,
-                text_cache=text_cache,
-                say=say,
-                reporter=reporter(),
-                on_step=on_step,
-                log=log.write,
-            )
-        if step in ("all", "eval"):
-            failed += await stage_eval(
-                options,
-                executor=executor,
-                models=models,
-                load_rubric=load_rubric,
-                say=say,
-                reporter=reporter(),
-                log=log.write,
-            )
-    finally:
-        await models.aclose()
-    if step in ("all", "del"):
-        stage_del(out, say)
-    return failed
+    with open_folder(out, f"-o {out}"):
+        log = Log(options.log_file or out / LOG_FILE)
+        say = log.said(say)
+        failed = 0
+        try:
+            if step in ("all", "gen"):
+                failed += await stage_gen(
+                    options,
+                    executor=executor,
+                    models=models,
+                    text_cache=text_cache,
+                    say=say,
+                    reporter=reporter(),
+                    on_step=on_step,
+                    log=log.write,
+                )
+            if step in ("all", "eval"):
+                failed += await stage_eval(
+                    options,
+                    executor=executor,
+                    models=models,
+                    load_rubric=load_rubric,
+                    say=say,
+                    reporter=reporter(),
+                    log=log.write,
+                )
+        finally:
+            await models.aclose()
+        if step in ("all", "del"):
+            stage_del(out, say)
+        return failed
