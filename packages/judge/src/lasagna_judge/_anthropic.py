@@ -18,6 +18,7 @@ from lasagna_judge._providers import (
     StructuredMode,
     StructuredOutcome,
     _is_transport_failure,
+    call_failed,
     sdk_call_failed,
 )
 from lasagna_judge._structured import _instructor_mode, _instructor_structured
@@ -93,9 +94,13 @@ class AnthropicBackend(Backend):
             if _is_transport_failure(exc):
                 raise sdk_call_failed(self.model_id, exc) from None
             raise
-        return "".join(
-            str(getattr(block, "text", "")) for block in response.content if block.type == "text"
-        )
+        texts = [str(getattr(b, "text", "")) for b in response.content if b.type == "text"]
+        if not texts:  # a tool call, or nothing: a failed call, not an empty answer
+            kinds = ", ".join(str(b.type) for b in response.content) or "none"
+            raise call_failed(
+                self.model_id, detail=f"the reply has no text block (blocks: {kinds})"
+            )
+        return "".join(texts)
 
     async def structured(
         self,

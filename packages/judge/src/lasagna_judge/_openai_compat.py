@@ -91,6 +91,30 @@ async def post_json(sender: RetryingSender, request: WireRequest, model_id: str)
     return data
 
 
+def _answer_text(model_id: str, message: dict[str, Any]) -> str:
+    """The text of a plain completion's reply. A reply without text (`content: null`) or
+    one that calls a tool instead of answering is a failed call, never an empty answer:
+    an empty answer would be scored (exact match calls it a correct refusal)."""
+    content = message.get("content")
+    calls = message.get("tool_calls") or message.get("function_call")
+    if calls:
+        names = [
+            str((c.get("function") or {}).get("name", "?")) if isinstance(c, dict) else "?"
+            for c in (calls if isinstance(calls, list) else [calls])
+        ]
+        raise call_failed(
+            model_id,
+            detail=f"the reply calls a tool ({_short(', '.join(names), 80)}) instead of "
+            "answering in text; no tools were offered",
+        )
+    if not isinstance(content, str):
+        raise call_failed(
+            model_id,
+            detail=f"the reply has no text (content {_short(json.dumps(content), 80)})",
+        )
+    return content
+
+
 class OpenAICompatBackend(Backend):
     def __init__(
         self,
@@ -147,8 +171,8 @@ class OpenAICompatBackend(Backend):
         data = await self._post(
             {"model": self.name, "messages": messages, **self._options(options)}
         )
-        message = data["choices"][0].get("message") or {}
-        return str(message.get("content") or "")
+        message = data["choices"][0].get("message")
+        return _answer_text(self.model_id, message if isinstance(message, dict) else {})
 
     async def structured(
         self,

@@ -204,13 +204,51 @@ async def drive_structured(
             errors.append(_short(str(exc), 500))
             if attempt == max_validation_retries:
                 break
+            asked = len(request["messages"])  # instructor's handler extends the list in place
             request = handlers.reask_handler(kwargs=request, response=completion, exception=exc)
+            request["messages"] = request["messages"][:asked] + [
+                capped_message(m) for m in request["messages"][asked:]
+            ]
         except Exception as exc:  # any other failure to read the output: stop asking
             errors.append(_short(f"{type(exc).__name__}: {exc}", 500))
             break
         else:
             return StructuredOutcome(value, raw_from_completion(completion))
     return StructuredOutcome(None, raw_from_completion(completion), tuple(errors))
+
+
+REASK_QUOTE_CHARS = 4_000
+"""What a re-ask quotes of the reply it asks to correct, at most (its start and its end):
+a grade's JSON is a few hundred characters; a 10 MB reply was sent back whole, on every
+re-ask, in requests of 10 to 31 MB."""
+
+
+def _capped_text(text: str) -> str:
+    if len(text) <= REASK_QUOTE_CHARS:
+        return text
+    half = REASK_QUOTE_CHARS // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half:,} characters left out ...]\n{text[-half:]}"
+
+
+def capped_message(message: Any) -> Any:
+    """A message a re-ask adds (the reply quoted back, the validation error), its content
+    and any tool call's arguments cut to `REASK_QUOTE_CHARS`."""
+    if not isinstance(message, dict):
+        return message
+    capped = dict(message)
+    if isinstance(capped.get("content"), str):
+        capped["content"] = _capped_text(capped["content"])
+    calls = capped.get("tool_calls")
+    if isinstance(calls, list):
+        capped["tool_calls"] = [_capped_call(call) for call in calls]
+    return capped
+
+
+def _capped_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    return {**call, "function": {**function, "arguments": _capped_text(function["arguments"])}}
 
 
 def _quiet_instructor() -> None:

@@ -8,7 +8,8 @@ provider.
   is not JSON are retried with full-jitter backoff, honouring Retry-After.
 - Certificate failures, a proxy's 407, a reply that breaks HTTP or passes the size cap and a
   request that cannot be sent are not retried (`WireError.retried`): they would fail the
-  same way again.
+  same way again. So is a 2xx reply whose token counts are negative or not numbers
+  (`WireError` kind `reply`): the call fails, and its counts never enter a sum.
 - A request's `deadline` bounds the whole call from its first attempt on the wire, retries
   and their waits included: each attempt gets what is left, and no retry starts once it is
   spent.
@@ -24,15 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import random
 import time
 from typing import TYPE_CHECKING
 
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
-from lasagna_judge._usage import Meter, record_attempt, usage_from_body
+from lasagna_judge._usage import BadUsage, Meter, record_attempt, usage_from_body
 from lasagna_judge._wire import HttpSender, WireError, WireRequest, WireResponse
+from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     import httpx2
@@ -117,7 +118,7 @@ class RetryingSender:
             return response, None, after if after is not None else 0.0
         if 200 <= status < 300 and "json" in response.headers.get("content-type", ""):
             try:
-                response.json = json.loads(response.body)
+                response.json = parse_json(response.body)
             except ValueError:
                 record_attempt(
                     self._meter,
@@ -126,7 +127,12 @@ class RetryingSender:
                     failure=f"HTTP {status} with a body that is not JSON",
                 )
                 return response, None, 0.0
-            usage = usage_from_body(response.json)
+            try:
+                usage = usage_from_body(response.json)
+            except BadUsage as exc:  # never summed; the same reply would come again
+                failure = f"HTTP {status} with {exc}"
+                record_attempt(self._meter, seconds=seconds, status=status, failure=failure)
+                return None, WireError("reply", failure), None
             record_attempt(self._meter, seconds=seconds, usage=usage, status=status)
             return response, None, None
         final_failure = None if 200 <= status < 300 else f"HTTP {status}"

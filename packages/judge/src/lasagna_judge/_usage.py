@@ -84,26 +84,43 @@ def record_attempt(
         record.output_tokens += usage.output_tokens
 
 
+class BadUsage(ValueError):
+    """A reply's token counts that cannot be believed: negative, or not numbers."""
+
+
+def _count(value: object, name: str) -> int:
+    """A token count as a reply gives it: a whole number, 0 or more (12.0 too); a missing
+    or null count is 0. Anything else fails the call rather than enter a sum: a negative
+    count would take tokens off the bill, a string or NaN would break it."""
+    if value is None:
+        return 0
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise BadUsage(
+            f"a token count that cannot be believed: {name} is {shown} (expected a whole "
+            "number, 0 or more)"
+        )
+    return value
+
+
 def usage_from_body(body: object) -> Usage | None:
     """Token usage from an OpenAI (`prompt_tokens`), Responses API or Anthropic
-    (`input_tokens`) or native Ollama (`prompt_eval_count`) reply."""
+    (`input_tokens`) or native Ollama (`prompt_eval_count`) reply; `BadUsage` when a count
+    is negative or not a number."""
     if not isinstance(body, dict):
         return None
     usage = body.get("usage")
     if not isinstance(usage, dict):
         # Ollama's native API counts at the top level.
-        counts = (body.get("prompt_eval_count"), body.get("eval_count"))
-        if any(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-            return Usage(*(c if isinstance(c, int) and c >= 0 else 0 for c in counts))
-        return None
+        names = ("prompt_eval_count", "eval_count")
+        if all(body.get(n) is None for n in names):
+            return None
+        return Usage(*(_count(body.get(n), n) for n in names))
 
     def count(*names: str) -> int:
-        total = 0
-        for name in names:
-            value = usage.get(name)
-            if isinstance(value, int) and not isinstance(value, bool):
-                total += value
-        return total
+        return sum(_count(usage.get(name), f"usage.{name}") for name in names)
 
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         return Usage(count("prompt_tokens"), count("completion_tokens"))

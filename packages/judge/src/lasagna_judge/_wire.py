@@ -43,11 +43,13 @@ WireErrorKind = Literal[
     "protocol",
     "too-large",
     "deadline",
+    "reply",
 ]
 RETRIED_KINDS = frozenset({"timeout", "connect", "network"})
 """The failures another attempt may not meet. The rest come back the same every time: a
 certificate refused, a proxy asking for credentials, a reply that breaks HTTP or passes the
-size cap, a request that cannot be sent; or leave no time to try (the call's deadline)."""
+size cap, a request that cannot be sent, a reply whose token counts cannot be believed
+(negative, or not numbers: `reply`); or leave no time to try (the call's deadline)."""
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """A reply's body after decompression, at most: a model's reply or a batch of embeddings is

@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from lasagna_judge import LLM, BiasCheck, GradeSummary
 
 T = TypeVar("T")
+
+#: `benchmark run --max-chars` (`judge grade` has its own, which refuses the row).
+JudgeMaxCharsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-chars",
+        min=1,
+        help="--judge: an answer whose question, references and answer hold more characters "
+        "than this is not sent to the judge (an error grade says so, counted, never "
+        "averaged), as `judge grade --max-chars` refuses the row.",
+    ),
+]
 
 
 def _counts(counts: Mapping[str, int]) -> str:
@@ -128,3 +140,21 @@ def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Pat
         for row in graded:
             typer.echo(json.dumps(row, ensure_ascii=False))
         typer.echo("\n".join(lines), err=True)
+
+
+def nothing_graded(n: int, by_status: Mapping[str, int], first_error: str | None) -> CliError:
+    """The one line of a grading where no answer got a grade (exit 1): what came back, and
+    what to do for each kind of failure."""
+    found = _counts({k: v for k, v in by_status.items() if v and k != "ok"})
+    todo = []
+    if by_status.get("unparsed"):
+        todo.append(
+            "unparsed: the judge's replies held no score the rubric allows (each row's "
+            '"raw" says what it sent); check --model and --rubric'
+        )
+    if by_status.get("error"):
+        todo.append(
+            f"error (first: {first_error}): run the same command again to retry, finished "
+            "calls are cached"
+        )
+    return CliError(f"none of the {n} answers got a grade (grades: {found}); " + "; ".join(todo))

@@ -17,6 +17,7 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
+from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,9 +47,8 @@ class _Row:
     prediction: str
 
 
-#: 50,000 characters, about 12,500 tokens: far more than a question, its answers and an answer
-#: need, far less than the accident of a whole document pasted into a prediction.
-MAX_ROW_CHARS = 50_000
+#: The judge's limit, the same as `benchmark run --max-chars`'s.
+MAX_ROW_CHARS = JUDGE_MAX_CHARS
 
 
 def _check_sizes(path: Path, rows: list[_Row], limit: int) -> None:
@@ -286,7 +286,12 @@ def _grade(
     bias_check: int = 0,
 ) -> None:
 
-    from lasagna_cli.commands._grade_summary import bias_lines, run_grading, write_graded
+    from lasagna_cli.commands._grade_summary import (
+        bias_lines,
+        nothing_graded,
+        run_grading,
+        write_graded,
+    )
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_judge import BiasCheck, Usage, check_bias, grade_batch, summarize_grades
@@ -355,8 +360,10 @@ def _grade(
     lines += bias_lines(checks, llm.calls_made - graded_usage[0][1])
     write_graded(graded, lines, out)
     errors = summary.by_status.get("error", 0)
+    first = next((g.error for g in grades if g.status == "error"), None)
+    if summary.n and not summary.scored:
+        raise nothing_graded(summary.n, summary.by_status, first)
     if errors:
-        first = next(g.error for g in grades if g.status == "error")
         raise CliError(
             f"{errors} of {summary.n} answers could not be graded (status error; first: "
             f"{first}); run the same command again to retry them, finished calls are cached",

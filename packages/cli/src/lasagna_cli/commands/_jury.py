@@ -30,6 +30,7 @@ def grade_with_jury(
 
     from lasagna_cli.commands._grade_summary import (
         cost_line,
+        nothing_graded,
         run_grading,
         summary_lines,
         write_graded,
@@ -86,6 +87,10 @@ def grade_with_jury(
     lines += _jury_lines(verdicts, jury_agreement(verdicts))
     graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]
     write_graded(graded, lines, out)
+    if verdicts and all(v.score is None for v in verdicts):
+        every = [g for v in verdicts for g in v.grades]
+        first = next((g.error for g in every if g.status == "error"), None)
+        raise nothing_graded(len(verdicts), summarize_grades(every).by_status, first)
     failed = sum(1 for v in verdicts if any(g.status == "error" for g in v.grades))
     if failed:
         raise CliError(

@@ -23,6 +23,7 @@ from lasagna_cli.commands._errors import (
     user_errors,
 )
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._retrieval_flags import (
     CollectionOption,
@@ -40,7 +41,7 @@ from lasagna_cli.commands._validate import (
     check_data_format,
     check_data_path,
 )
-from lasagna_cli.engine._config import DEFAULT_TOP_K
+from lasagna_cli.engine._config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
 
 
 @benchmark_app.command("run")
@@ -99,6 +100,7 @@ def run(
     rubric: Annotated[
         str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
     ] = "binary",
+    max_chars: JudgeMaxCharsOption = JUDGE_MAX_CHARS,
     n_samples: Annotated[
         int | None,
         typer.Option("-n", help="Questions to draw per benchmark (seeded) [default: all]."),
@@ -323,6 +325,7 @@ def run(
             generator=generator,
             judge=judge,
             rubric=rubric,
+            judge_max_chars=max_chars,
             n_samples=n_samples,
             seed=seed,
             split=split,

@@ -22,6 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+#: What is sent to a judge at most (`--max-chars`): 50,000 characters of question,
+#: references and answer, about 12,500 tokens: far more than they need, far less than the
+#: accident of a whole document pasted into an answer.
+JUDGE_MAX_CHARS = 50_000
+
 if TYPE_CHECKING:
     from lasagna_cli.engine._data import Dataset
     from lasagna_cli.engine.systems import SystemSpec
@@ -336,5 +341,7 @@ class RunConfig:
     seed: int = DEFAULT_SEED
     profile: str = "speed"
     concurrency: int = DEFAULT_CONCURRENCY
+    judge_max_chars: int = JUDGE_MAX_CHARS
+    """Question, references and answer past this are not sent to the judge (--max-chars)."""
     source: str = ""
     """The PATH or file the run was started with, as given."""

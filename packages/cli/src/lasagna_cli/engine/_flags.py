@@ -17,6 +17,7 @@ from lasagna_cli.engine._config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SEED,
     DEFAULT_TOP_K,
+    JUDGE_MAX_CHARS,
     RETRIEVER_KINDS,
     TRACK_NAMES,
     BenchmarkEntry,
@@ -63,6 +64,7 @@ class Flags:
     generator: str | None = None
     judge: str | None = None
     rubric: str = "binary"
+    judge_max_chars: int = JUDGE_MAX_CHARS
     n_samples: int | None = None
     seed: int = DEFAULT_SEED
     split: str = "test"
@@ -329,6 +331,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         seed=flags.seed,
         profile=flags.profile,
         concurrency=check_positive(flags.concurrency, "--concurrency") or 1,
+        judge_max_chars=flags.judge_max_chars,
         source=path,
     )
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from lasagna_cli.engine._config import ModelSpec
+from lasagna_cli.engine._config import JUDGE_MAX_CHARS, ModelSpec
 from lasagna_cli.engine._data import Corpus, Dataset
 from lasagna_cli.engine._executor import Recipe
 from lasagna_cli.engine._store import Record
@@ -60,6 +60,7 @@ class ContextRecipe(Recipe[Work, Record]):
     judge_identity: Mapping[str, Any] | None = None
     databases: Mapping[str, Corpus] = field(default_factory=dict)
     systems: SystemsRecipe | None = None
+    judge_max_chars: int = JUDGE_MAX_CHARS
     _ctx: TaskContext | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -72,6 +73,7 @@ class ContextRecipe(Recipe[Work, Record]):
             self.datasets,
             rubric=self.rubric,
             judge_identity=self.judge_identity,
+            judge_max_chars=self.judge_max_chars,
             databases=self.databases,
         )
         self._ctx = ctx

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lasagna_cli.engine._config import ModelSpec, RetrieverSpec
+from lasagna_cli.engine._config import JUDGE_MAX_CHARS, ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Executor, Outcome
@@ -131,6 +131,7 @@ class RunOptions:
     """The judge's model name; its rubric is `rubric`."""
     judge_endpoint: str | None = None
     rubric: Rubric | None = None
+    judge_max_chars: int = JUDGE_MAX_CHARS  # question, references and answer sent at most
     resume: bool = False
     retry_failed: bool = True
     """Failed tasks are run again on resume (kag's sweep keeps them unless asked)."""
@@ -231,6 +232,7 @@ async def execute(
 
     datasets = [b.dataset for b in plan]
     ctx = TaskContext(datasets, systems=state, databases=options.databases)
+    ctx.judge_max_chars = options.judge_max_chars
     identity = judge_identity(options)
     # Models first: a missing key is refused before an index is built.
     answering = [tasks[i] for i in to_run if tasks[i].planned.answers]
@@ -271,6 +273,7 @@ async def execute(
         ctx.judge_identity,
         ctx.databases,
         SystemsRecipe.of(state, options.concurrency) if state.systems else None,
+        options.judge_max_chars,
     )
     worker = TaskWorker(ctx, recipe)
 
@@ -359,8 +362,9 @@ async def grade_records(
             pending.append(i)
 
     recipe = ContextRecipe(
-        [], models.make, judge=judge, rubric=ctx.rubric, judge_identity=ctx.judge_identity
-    )
+        [], models.make, judge=judge, rubric=ctx.rubric, judge_identity=ctx.judge_identity,
+        judge_max_chars=ctx.judge_max_chars,
+    )  # fmt: skip
     worker = TaskWorker(ctx, recipe)
 
     async with Writer(files=len(pending)) as writer:

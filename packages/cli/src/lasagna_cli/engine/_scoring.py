@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 from lasagna_cli.engine._data import Corpus, Question
 
 if TYPE_CHECKING:
@@ -99,19 +100,38 @@ def answer_fields(prediction: str, question: Question) -> dict[str, Any]:
 
 
 async def judge_grade(
-    prediction: str, question: Question, judge: LLM | None, rubric: Rubric | None
+    prediction: str,
+    question: Question,
+    judge: LLM | None,
+    rubric: Rubric | None,
+    max_chars: int = JUDGE_MAX_CHARS,
 ) -> dict[str, Any] | None:
-    """The judge's grade of the answer; None without a judge or with nothing to grade by."""
+    """The judge's grade of the answer; None without a judge or with nothing to grade by.
+    Question, references and answer past `max_chars` are not sent: an error grade says
+    so (counted, never averaged), as `judge grade --max-chars` refuses such a row."""
     if judge is None or rubric is None or not gradable(question):
         return None
-    from lasagna_judge import grade
+    from lasagna_judge import Grade, grade
 
+    references = judge_references(question)
+    size = len(question.text) + len(prediction) + sum(len(r) for r in references)
+    if size > max_chars:
+        return Grade(
+            score=None,
+            status="error",
+            path=None,
+            reasoning="",
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            prompt_sha256=None,
+            model=judge.model,
+            raw="",
+            error=f"not sent to the judge: {size:,} characters in question, answers and "
+            f"answer, over --max-chars {max_chars:,} (about {size // 4:,} tokens); raise "
+            "--max-chars and run again with --resume to grade it",
+        ).to_dict()
     found = await grade(
-        judge,
-        rubric,
-        question=question.text,
-        references=judge_references(question),
-        prediction=prediction,
+        judge, rubric, question=question.text, references=references, prediction=prediction
     )
     return found.to_dict()
 

@@ -180,6 +180,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         seed=seed,
         profile=str(profile),
         concurrency=concurrency or 1,
+        judge_max_chars=flags.judge_max_chars,
         source=path,
     )
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Recipe
@@ -48,6 +49,8 @@ class TaskContext:
     judge: LLM | None = None
     rubric: Rubric | None = None
     judge_identity: Mapping[str, Any] | None = None
+    judge_max_chars: int = JUDGE_MAX_CHARS
+    """Question, references and answer past this are not sent to the judge."""
     systems: SystemState | None = None
     databases: Mapping[str, Corpus] = field(default_factory=dict)
     """The corpora setups bring (kag's databases), by name."""
@@ -270,6 +273,7 @@ async def _grade_sections(question: Question | None, record: Record, ctx: TaskCo
                 section_question(section, question),
                 ctx.judge,
                 ctx.rubric,
+                ctx.judge_max_chars,
             )
 
 

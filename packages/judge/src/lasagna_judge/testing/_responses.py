@@ -94,7 +94,7 @@ def _openai_completion(request: dict[str, Any], reply: Reply, call_id: int) -> d
         }
         finish = "tool_calls"
     else:
-        message = {"role": "assistant", "content": reply.content}
+        message = {"role": "assistant", "content": None if reply.null_content else reply.content}
         finish = "stop"
     prompt, completion = _usage(request, reply)
     return {
@@ -103,7 +103,9 @@ def _openai_completion(request: dict[str, Any], reply: Reply, call_id: int) -> d
         "created": int(time.time()),
         "model": str(request.get("model", "fake")),
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {
+        "usage": reply.usage
+        if reply.usage is not None
+        else {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,

@@ -39,12 +39,17 @@ class Reply:
       in plain text even then (a model that ignores the tools); True forces a tool call.
     - `input_tokens`, `output_tokens`: the usage to report instead of the estimate
       (characters / 4, at least 1).
+    - `usage`: the chat completion's `usage` object sent as is (a hostile server's
+      negative or non-numeric counts).
+    - `null_content`: `"content": null` instead of the text (a reply with no text).
     """
 
     content: str
     tool_call: bool | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    usage: dict[str, Any] | None = None
+    null_content: bool = False
 
 
 ReplyValue: TypeAlias = str | Reply | Fault
