@@ -81,3 +81,14 @@ def test_a_few_failures_among_answers_do_not_stop_it(tmp_path: Path) -> None:
     assert "2 task(s) failed and are not scored" in result.output
     assert "stops before the rest" not in result.output
     assert len(_task_files(tmp_path)) == QUESTIONS
+
+
+def test_answers_kept_from_the_judge_by_max_chars_do_not_stop_it(tmp_path: Path) -> None:
+    # Nothing is sent for them: an error grade without a call says nothing of the judge.
+    with FakeLLMServer(
+        reply=lambda r: GRADE if "Answer to grade:" in json.dumps(r) else "x"
+    ) as server:
+        result = _run(tmp_path, server, "--generator", "openai/m", "--judge", "openai/judge",
+                      "--max-chars", "10")  # fmt: skip
+    assert "stops before the rest" not in result.output
+    assert len(_task_files(tmp_path)) == QUESTIONS

@@ -30,7 +30,11 @@ def _failed_call(error: BaseException | None, record: dict[str, Any] | None) -> 
     for name in _ANSWER_SECTIONS:
         section = (record or {}).get(name)
         grade = section.get("judge") if isinstance(section, dict) else None
-        if isinstance(grade, dict) and grade.get("status") == "error":
+        # An error grade with a prompt is a call that failed; without one nothing was sent
+        # (an answer over --max-chars), which says nothing of the judge.
+        if not isinstance(grade, dict) or grade.get("prompt_sha256") is None:
+            continue
+        if grade.get("status") == "error":
             return f"the judge: {grade.get('error')}"
     return None
 
