@@ -22,6 +22,14 @@ if TYPE_CHECKING:
         judge_label,
         normalize_label,
     )
+    from lasagna_judge._claims import (
+        CLAIMS_PROMPT,
+        ClaimCall,
+        Diagnosis,
+        check_claims,
+        diagnose,
+        extract_claims,
+    )
     from lasagna_judge._embed import Embedder
     from lasagna_judge._grading import (
         GRADE_FIELDS,
@@ -47,6 +55,17 @@ _LAZY = {
     **dict.fromkeys(
         ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
         "lasagna_judge._calibrate",
+    ),
+    **dict.fromkeys(
+        (
+            "CLAIMS_PROMPT",
+            "ClaimCall",
+            "Diagnosis",
+            "check_claims",
+            "diagnose",
+            "extract_claims",
+        ),
+        "lasagna_judge._claims",
     ),
     "Embedder": "lasagna_judge._embed",
     **dict.fromkeys(
@@ -89,13 +108,16 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BUILTIN_RUBRICS",
+    "CLAIMS_PROMPT",
     "DEFAULT_EMBEDDER",
     "GRADE_FIELDS",
     "LLM",
     "Agreement",
     "BiasCheck",
     "Calibration",
+    "ClaimCall",
     "Completion",
+    "Diagnosis",
     "Embedder",
     "Grade",
     "GradeItem",
@@ -116,8 +138,11 @@ __all__ = [
     "build_prompt",
     "calibrate",
     "check_bias",
+    "check_claims",
     "check_items",
     "default_cache_path",
+    "diagnose",
+    "extract_claims",
     "grade",
     "grade_batch",
     "grade_jury",

@@ -1,0 +1,239 @@
+"""Claim-level diagnosis of one answer, as RAGChecker diagnoses it (arXiv 2408.08067).
+
+    d = await diagnose(llm, question=q, response=answer, references=[ref], passages=texts)
+    d.metrics["hallucination"], d.unparsed, d.to_dict()
+
+The judge extracts the claims of the response and of the reference answer, then checks
+each list of claims against one premise (the reference, the response, each passage) in one
+call that returns one label per claim. Every call is schema-enforced like a grade
+(`_grading`): a failed call is an "error", a reply that does not validate (or labels a
+different number of claims) is "unparsed", and either leaves its labels None, so the
+metrics that need them are None: counted apart, never read as false. `CLAIMS_PROMPT`
+names the prompts' version; it enters a run's fingerprint, so a new version regrades.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from lasagna_judge._errors import LLMCallError
+from lasagna_metrics import claim_metrics
+
+if TYPE_CHECKING:
+    from lasagna_judge._llm import LLM
+
+CLAIMS_PROMPT = "claims-v1"
+"""The version of the extraction and checking prompts; change it when they change."""
+
+CallStatus = Literal["ok", "unparsed", "error"]
+Label = Literal["entailment", "neutral", "contradiction"]
+
+_EXTRACT = (
+    "Break the text below into claims: short, self-contained statements of fact that "
+    "together say everything the text says about the question. Resolve pronouns, leave out "
+    "opinions and filler, and give no claim twice. A text that states no fact (a refusal) "
+    "has no claims.\n\nQuestion: {question}\n\nText:\n{text}"
+)
+_CHECK = (
+    'For each numbered claim, say whether the premise supports it: "entailment" (the '
+    'premise states or implies it), "contradiction" (the premise says otherwise) or '
+    '"neutral" (the premise does not say). Judge from the premise alone, not from what '
+    "you know. Give exactly one label per claim, in the claims' order.\n\n"
+    "Question: {question}\n\nPremise:\n{premise}\n\nClaims:\n{claims}"
+)
+
+
+class ClaimsModel(BaseModel):
+    """What an extraction call returns: the text's claims."""
+
+    claims: list[str] = Field(description="The claims, one short statement each.")
+
+
+class LabelsModel(BaseModel):
+    """What a checking call returns: one label per claim, in the claims' order."""
+
+    labels: list[Label] = Field(description="One label per claim, in order.")
+
+
+@dataclass(frozen=True)
+class ClaimCall:
+    """One judge call's outcome: its status, what it returned (None unless "ok"), its tokens;
+    `called` is False when nothing needed asking (no claims to check)."""
+
+    status: CallStatus
+    value: list[Any] | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    error: str | None = None
+    called: bool = True
+
+
+async def _call(
+    llm: LLM,
+    prompt: str,
+    model: type[ClaimsModel] | type[LabelsModel],
+    max_validation_retries: int,
+    max_tokens: int | None,
+) -> tuple[CallStatus, BaseModel | None, int, int, str | None]:
+    try:
+        reply = await llm.structured(
+            [{"role": "user", "content": prompt}],
+            model,
+            max_validation_retries=max_validation_retries,
+            max_tokens=max_tokens,
+        )
+    except LLMCallError as exc:
+        return "error", None, 0, 0, str(exc)
+    tokens = reply.usage.input_tokens, reply.usage.output_tokens
+    if reply.status == "ok" and reply.value is not None:
+        return "ok", reply.value, *tokens, None
+    return "unparsed", None, *tokens, None
+
+
+async def extract_claims(
+    llm: LLM,
+    *,
+    question: str,
+    text: str,
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> ClaimCall:
+    """The claims `text` makes about `question`, in one schema-enforced call; blank claims
+    are dropped. An "unparsed" or "error" call has `value` None."""
+    prompt = _EXTRACT.format(question=question.strip(), text=text.strip())
+    status, value, tin, tout, error = await _call(
+        llm, prompt, ClaimsModel, max_validation_retries, max_tokens
+    )
+    claims = None
+    if isinstance(value, ClaimsModel):
+        claims = [c.strip() for c in value.claims if c.strip()]
+    return ClaimCall(status, claims, tin, tout, error)
+
+
+async def check_claims(
+    llm: LLM,
+    claims: Sequence[str],
+    *,
+    premise: str,
+    question: str = "",
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> ClaimCall:
+    """One label per claim ("entailment", "neutral", "contradiction") against `premise`, in
+    ONE call; no claims need no call. A reply with a different number of labels than claims
+    is "unparsed": every label None (a misaligned list cannot say which claim is which)."""
+    if not claims:
+        return ClaimCall("ok", [], called=False)
+    numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
+    prompt = _CHECK.format(question=question.strip(), premise=premise.strip(), claims=numbered)
+    status, value, tin, tout, error = await _call(
+        llm, prompt, LabelsModel, max_validation_retries, max_tokens
+    )
+    if isinstance(value, LabelsModel) and len(value.labels) == len(claims):
+        return ClaimCall("ok", list(value.labels), tin, tout)
+    if status == "ok":
+        status = "unparsed"
+    return ClaimCall(status, [None] * len(claims), tin, tout, error)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The claims of one answer, the four label sets RAGChecker reads, and its metrics.
+
+    A label set is None when it could not be made (no reference, no passages, or its claims
+    were not extracted); a label inside it is None when its check was unparsed or failed.
+    `retrieved2*[i][j]` is claim i checked against passage j."""
+
+    response_claims: list[str] | None
+    reference_claims: list[str] | None
+    answer2response: list[str | None] | None
+    response2answer: list[str | None] | None
+    retrieved2answer: list[list[str | None]] | None
+    retrieved2response: list[list[str | None]] | None
+    metrics: dict[str, float | None]
+    calls: int = 0
+    unparsed: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    prompt_id: str = CLAIMS_PROMPT
+    error_messages: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The diagnosis, JSON-ready (a record's `diagnostics` field)."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _columns(calls: Sequence[ClaimCall], claims: int) -> list[list[str | None]]:
+    """Per-passage label lists turned into one row per claim (RAGChecker's layout)."""
+    return [[call.value[i] if call.value else None for call in calls] for i in range(claims)]
+
+
+async def diagnose(
+    llm: LLM,
+    *,
+    question: str,
+    response: str,
+    references: Sequence[str],
+    passages: Sequence[str],
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> Diagnosis:
+    """Diagnose one answer: extract the response's claims and the first reference's, check
+    them against each other and against every passage, all calls of a phase at once, and
+    compute `claim_metrics`. Without references only the response claims are checked, against
+    the passages: faithfulness (RAGAS-style, for data without gold answers). Costs
+    2 + 2 * (passages + 1) calls with a reference, 1 + passages without (fewer when a text
+    has no claims)."""
+    opts: dict[str, Any] = {
+        "max_validation_retries": max_validation_retries,
+        "max_tokens": max_tokens,
+    }
+    reference = next((r for r in references if r.strip()), None)
+    texts = [response] + ([reference] if reference is not None else [])
+    extracted = await asyncio.gather(
+        *(extract_claims(llm, question=question, text=t, **opts) for t in texts)
+    )
+    done: list[ClaimCall] = list(extracted)
+    response_claims = extracted[0].value
+    reference_claims = extracted[1].value if reference is not None else None
+
+    async def against(claims: list[str] | None, premises: Sequence[str]) -> list[ClaimCall] | None:
+        if claims is None or not premises:
+            return None
+        found = await asyncio.gather(
+            *(check_claims(llm, claims, premise=p, question=question, **opts) for p in premises)
+        )
+        done.extend(found)
+        return list(found)
+
+    has_ref = reference is not None
+    a2r, r2a, ret2r, ret2a = await asyncio.gather(
+        against(response_claims, [reference] if reference is not None else []),
+        against(reference_claims, [response] if has_ref else []),
+        against(response_claims, passages),
+        against(reference_claims, passages if has_ref else []),
+    )
+    sets: dict[str, Any] = {
+        "answer2response": a2r[0].value if a2r else None,
+        "response2answer": r2a[0].value if r2a else None,
+        "retrieved2response": _columns(ret2r, len(response_claims or ())) if ret2r else None,
+        "retrieved2answer": _columns(ret2a, len(reference_claims or ())) if ret2a else None,
+    }
+    return Diagnosis(
+        response_claims=response_claims,
+        reference_claims=reference_claims,
+        metrics=claim_metrics(**sets),
+        calls=sum(c.called for c in done),
+        unparsed=sum(c.status == "unparsed" for c in done),
+        errors=sum(c.status == "error" for c in done),
+        input_tokens=sum(c.input_tokens for c in done),
+        output_tokens=sum(c.output_tokens for c in done),
+        error_messages=[c.error for c in done if c.error],
+        **sets,
+    )

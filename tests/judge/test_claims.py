@@ -1,0 +1,199 @@
+"""Claim-level diagnosis at the wire: the fake server, scripted with claims and verdicts, is
+the oracle. Every metric equals the value worked out by hand below and `claim_metrics` on the
+same labels (itself pinned against RAGChecker 0.1.9 in tests/metrics/test_claims.py); an
+unparsed or failed check is counted apart and leaves its metrics None, never false."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+
+from lasagna_judge import (
+    CLAIMS_PROMPT,
+    LLM,
+    Diagnosis,
+    check_claims,
+    diagnose,
+    extract_claims,
+    make_llm,
+)
+from lasagna_judge.testing import FakeLLMServer, Fault
+from lasagna_metrics import CLAIM_METRICS, claim_metrics
+
+QUESTION = "Where is the pasta from?"
+RESPONSE, REFERENCE = "RESPONSE TEXT", "REFERENCE TEXT"
+PASSAGES = ["PASSAGE ONE", "PASSAGE TWO", "PASSAGE THREE"]
+CLAIMS = {RESPONSE: ["r1", "r2", "r3", "r4", "r5"], REFERENCE: ["g1", "g2"]}
+E, N, C = "entailment", "neutral", "contradiction"
+# What each premise says of each claim (unlisted: neutral).
+VERDICTS: dict[str, dict[str, str]] = {
+    REFERENCE: {"r1": E, "r3": C, "r4": E},  # answer2response
+    RESPONSE: {"g1": E},  # response2answer
+    "PASSAGE ONE": {"g1": E, "r1": E},
+    "PASSAGE TWO": {"g2": E, "r3": E},
+    "PASSAGE THREE": {"r2": E},  # relevant to no reference claim: noise
+}
+# By hand, from RAGChecker's definitions (r = response claims, g = reference claims):
+HAND = {
+    "precision": 2 / 5,  # r1, r4 entailed by the reference
+    "recall": 1 / 2,  # g1 in the response
+    "f1": 2 * (2 / 5) * (1 / 2) / (2 / 5 + 1 / 2),
+    "claim_recall": 1.0,  # g1 and g2 each in some passage
+    "context_precision": 2 / 3,  # passages one and two hold a reference claim
+    "context_utilization": 1 / 2,  # of g1, g2 retrieved, only g1 is in the response
+    "noise_sensitivity_in_relevant": 1 / 5,  # r3: wrong, from relevant passage two
+    "noise_sensitivity_in_irrelevant": 1 / 5,  # r2: wrong, from passage three only
+    "hallucination": 1 / 5,  # r5: in no passage, and wrong
+    "self_knowledge": 1 / 5,  # r4: in no passage, and right
+    "faithfulness": 3 / 5,  # r1, r2, r3 in some passage
+}
+
+
+def _section(prompt: str, name: str) -> str:
+    found = re.search(rf"{name}:\n(.*?)(?:\n\n|$)", prompt, re.S)
+    assert found, prompt
+    return found.group(1)
+
+
+def scripted(overrides: dict[str, Any] | None = None) -> Any:
+    """The fake judge: claims for an extraction, labels for a check; `overrides` maps a
+    premise (or "extract " + a text) to the reply to give instead."""
+
+    def reply(request: dict[str, Any]) -> Any:
+        prompt = str(request["messages"][-1]["content"])
+        if prompt.startswith("Break the text"):
+            text = _section(prompt, "Text")
+            if overrides and f"extract {text}" in overrides:
+                return overrides[f"extract {text}"]
+            return json.dumps({"claims": CLAIMS[text]})
+        premise = _section(prompt, "Premise")
+        if overrides and premise in overrides:
+            return overrides[premise]
+        claims = [line.split(". ", 1)[1] for line in _section(prompt, "Claims").splitlines()]
+        return json.dumps({"labels": [VERDICTS[premise].get(c, N) for c in claims]})
+
+    return reply
+
+
+def make(server: FakeLLMServer) -> LLM:
+    return make_llm(
+        "openai/fake", base_url=server.base_url, api_key="test", cache=False, max_retries=0
+    )
+
+
+def run_diagnose(server: FakeLLMServer, **kwargs: Any) -> Diagnosis:
+    async def go() -> Diagnosis:
+        llm = make(server)
+        try:
+            fields: dict[str, Any] = {
+                "question": QUESTION,
+                "response": RESPONSE,
+                "references": [REFERENCE],
+                "passages": PASSAGES,
+                "max_validation_retries": 0,
+            }
+            fields.update(kwargs)
+            return await diagnose(llm, **fields)
+        finally:
+            await llm.aclose()
+
+    return asyncio.run(go())
+
+
+def test_every_metric_equals_the_hand_computed_value_and_claim_metrics() -> None:
+    with FakeLLMServer(scripted()) as server:
+        found = run_diagnose(server)
+        assert server.calls == 2 + 2 * (len(PASSAGES) + 1) == found.calls
+    assert found.response_claims == CLAIMS[RESPONSE]
+    assert found.reference_claims == CLAIMS[REFERENCE]
+    assert found.answer2response == [E, N, C, E, N]
+    assert found.retrieved2response == [
+        [E, N, N],
+        [N, N, E],
+        [N, E, N],
+        [N, N, N],
+        [N, N, N],
+    ]
+    assert (found.unparsed, found.errors) == (0, 0)
+    assert found.input_tokens > 0 and found.output_tokens > 0
+    same = claim_metrics(
+        answer2response=found.answer2response,
+        response2answer=found.response2answer,
+        retrieved2answer=found.retrieved2answer,
+        retrieved2response=found.retrieved2response,
+    )
+    assert list(found.metrics) == list(CLAIM_METRICS)
+    for name in CLAIM_METRICS:
+        assert found.metrics[name] == pytest.approx(HAND[name]), name
+        assert found.metrics[name] == same[name], name
+    row = found.to_dict()
+    assert row["prompt_id"] == CLAIMS_PROMPT and json.loads(json.dumps(row)) == row
+
+
+def test_a_wrong_number_of_labels_is_unparsed_and_never_false() -> None:
+    # The reference labels two of the five response claims: which two cannot be known.
+    bad = json.dumps({"labels": [E, E]})
+    with FakeLLMServer(scripted({REFERENCE: bad})) as server:
+        found = run_diagnose(server)
+    assert found.answer2response == [None] * 5
+    assert (found.unparsed, found.errors) == (1, 0)
+    needs_a2r = {"precision", "f1", "noise_sensitivity_in_relevant", "hallucination"}
+    for name in needs_a2r | {"noise_sensitivity_in_irrelevant", "self_knowledge"}:
+        assert found.metrics[name] is None, name
+    for name in ("recall", "claim_recall", "context_precision", "faithfulness"):
+        assert found.metrics[name] == pytest.approx(HAND[name]), name
+
+
+def test_a_label_outside_the_schema_and_a_failed_call_are_counted_apart() -> None:
+    not_a_label = json.dumps({"labels": ["yes", "no", "yes", "no", "yes"]})
+    replies = {"PASSAGE TWO": not_a_label, "PASSAGE THREE": Fault(status=500)}
+    with FakeLLMServer(scripted(replies)) as server:
+        found = run_diagnose(server)
+    # Passages two and three are each checked twice: for r and for g claims.
+    assert (found.unparsed, found.errors) == (2, 2)
+    assert found.error_messages and found.retrieved2response is not None
+    assert [row[1:] for row in found.retrieved2response] == [[None, None]] * 5
+    assert found.metrics["faithfulness"] is None and found.metrics["claim_recall"] is None
+    assert found.metrics["precision"] == pytest.approx(HAND["precision"])
+
+
+def test_claims_that_cannot_be_extracted_leave_their_label_sets_out() -> None:
+    with FakeLLMServer(scripted({f"extract {RESPONSE}": "no JSON here"})) as server:
+        found = run_diagnose(server)
+        assert server.calls == 2 + 1 + len(PASSAGES)  # only the reference claims are checked
+    assert found.response_claims is None and found.answer2response is None
+    assert found.unparsed == 1
+    assert found.metrics["recall"] == pytest.approx(HAND["recall"])
+    assert found.metrics["precision"] is None and found.metrics["faithfulness"] is None
+
+
+def test_without_a_reference_only_faithfulness() -> None:
+    with FakeLLMServer(scripted()) as server:
+        found = run_diagnose(server, references=[])
+        assert server.calls == 1 + len(PASSAGES)
+    assert found.reference_claims is None
+    assert found.metrics["faithfulness"] == pytest.approx(HAND["faithfulness"])
+    assert {n for n, v in found.metrics.items() if v is not None} == {"faithfulness"}
+
+
+def test_one_call_checks_every_claim_and_no_claims_need_no_call() -> None:
+    async def go(server: FakeLLMServer) -> tuple[Any, Any, Any]:
+        llm = make(server)
+        try:
+            claims = await extract_claims(llm, question=QUESTION, text=RESPONSE)
+            labels = await check_claims(llm, ["r1", "r2"], premise="PASSAGE ONE")
+            nothing = await check_claims(llm, [], premise="PASSAGE ONE")
+            return claims, labels, nothing
+        finally:
+            await llm.aclose()
+
+    with FakeLLMServer(scripted()) as server:
+        claims, labels, nothing = asyncio.run(go(server))
+        assert server.calls == 2
+    assert (claims.status, claims.value) == ("ok", CLAIMS[RESPONSE])
+    assert (labels.status, labels.value) == ("ok", [E, N])
+    assert (nothing.status, nothing.value, nothing.called) == ("ok", [], False)
