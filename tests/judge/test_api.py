@@ -55,6 +55,13 @@ PUBLIC = sorted(
         "Verdict",
         "grade_jury",
         "jury_agreement",
+        # claim-level diagnosis
+        "CLAIMS_PROMPT",
+        "ClaimCall",
+        "Diagnosis",
+        "check_claims",
+        "diagnose",
+        "extract_claims",
         # embeddings
         "DEFAULT_EMBEDDER",
         "Embedder",
