@@ -81,3 +81,23 @@ def test_sample_datasets_flags_are_accepted(rag: Path) -> None:
     random = invoke("prepare", "-d", "all", "--sample-size", "2", "--sample-mode", "random",
                     "--overwrite")  # fmt: skip
     assert random.exit_code == 0, random.output
+
+
+@pytest.mark.parametrize(
+    ("dataset", "raw"),
+    [
+        ("Locomo", "Locomo/locomo10.json"),
+        ("Qasper", "Qasper/qasper-dev-v0.3.json"),
+        ("FinanceBench", "financebench/financebench_open_source.jsonl"),
+    ],
+)
+def test_a_raw_file_nested_too_deep_is_bad_data_in_a_line(
+    rag: Path, dataset: str, raw: str
+) -> None:
+    path = rag / "raw_data" / raw
+    assert path.is_file()
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    result = invoke("prepare", "--dataset", dataset)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and "nested too deep" in result.stderr
+    assert str(path.name) in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -275,6 +275,41 @@ def test_headers_are_sent_and_never_recorded(tmp_path: Path) -> None:
     assert found["setup"]["system"]["headers"] == ["Authorization"]
 
 
+def test_header_values_a_server_quotes_back_are_redacted_in_every_error(
+    tmp_path: Path,
+) -> None:
+    token = "tok-very-secret-42"
+
+    def echo(row_id: str, attempt: int) -> tuple[int, Any, float, dict[str, str]]:
+        if row_id == "q02":  # a 5xx after every retry, quoting the token alone
+            return 500, {"error": f"upstream refused token {token}"}, 0.0, {}
+        if row_id == "q05":  # a reply that is not JSON, quoting the whole header
+            return 200, f"<html>Bearer {token} X-Team: pasta-lab</html>".encode(), 0.0, {}
+        if row_id == "q01":
+            return 401, {"error": f"invalid credentials: Bearer {token}"}, 0.0, {}
+        return ok(row_id)
+
+    with FlakySystem(echo) as system:
+        out = tmp_path / "run"
+        result = run(
+            str(EXAMPLES / "pasta.jsonl"),
+            "--system", system.url, "--system-retries", "0",
+            "--system-header", "Authorization: Bearer ${RAG_TOKEN}",
+            "--system-header", "X-Team: pasta-lab",
+            "-o", str(out),
+            env={"RAG_TOKEN": token},
+        )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert token not in result.output and "pasta-lab" not in result.output
+    written = [p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()]
+    assert not any(token in text or "pasta-lab" in text for text in written)
+    (found,) = results_of(out)
+    errors = {q["id"]: q["error"] for q in found["per_query"] if q.get("error")}
+    assert "invalid credentials: ***" in errors["q01"]  # the whole value hidden
+    assert "upstream refused token ***" in errors["q02"]
+    assert "<html>*** X-Team: ***</html>" in errors["q05"]
+
+
 def test_a_system_that_is_not_running_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))

@@ -26,6 +26,7 @@ from lasagna_judge._providers import (
     check_messages,
     is_reasoning_model,
 )
+from lasagna_judge._redact import redact, secrets_of
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import Meter, Prices, call_record, cost_usd
 
@@ -63,7 +64,7 @@ class LLM:
         self._cache = cache
         self._temperature = temperature
         self._prices = dict(prices) if prices else None
-        self._secrets = tuple(s for s in secrets if s and len(s) >= 4)
+        self._secrets = secrets_of(secrets)
         # A server named by base_url is part of the model's identity in the cache key: the
         # same model name on two servers may be two models (or two fake servers in tests).
         self._endpoint = endpoint.rstrip("/") if endpoint else None
@@ -314,9 +315,7 @@ class LLM:
             return None  # an entry this version cannot read: call again
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return redact(text, self._secrets)
 
     def _redacted(self, exc: LLMCallError) -> LLMCallError:
         return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)

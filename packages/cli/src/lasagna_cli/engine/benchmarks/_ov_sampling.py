@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine.benchmarks._files import write_text_atomic
+from lasagna_cli.engine.benchmarks._files import expect, read_json, read_jsonl, write_text_atomic
 from lasagna_cli.engine.benchmarks._ov_draws import (
     docs_random,
     docs_stratified,
@@ -101,8 +101,12 @@ def _locomo(
     path = source / "locomo10.json" if source.is_dir() else source
     if not path.is_file():
         raise OpenVikingSamplingError(f"Locomo: no locomo10.json in {source}")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path, benchmark="Locomo")
     data = data if isinstance(data, list) else [data]
+    expect(
+        all(isinstance(d, dict) for d in data),
+        f"Locomo: {path}: expected a list of conversation objects; re-download the file",
+    )
     # Per document: its counted questions (category 5 left out) by category, file order.
     doc_categories = [
         group(
@@ -361,7 +365,12 @@ def _qasper(
     doc_categories: dict[str, dict[str, list[Any]]] = {}
     by_category: dict[str, list[tuple[str, Any]]] = {}
     for path in files:
-        for paper_id, paper in json.loads(path.read_text(encoding="utf-8")).items():
+        papers_in = read_json(path, benchmark="Qasper")
+        expect(
+            isinstance(papers_in, dict) and all(isinstance(p, dict) for p in papers_in.values()),
+            f"Qasper: {path}: expected an object of papers by id; re-download the file",
+        )
+        for paper_id, paper in papers_in.items():
             paper_ids.append(paper_id)
             papers[paper_id] = (paper, path.name)
             counted = [(qasper_type(q), q) for q in paper.get("qas", []) if not _unanswerable(q)]
@@ -443,8 +452,11 @@ def _financebench(
         raise OpenVikingSamplingError(
             f"FinanceBench: no {FINANCEBENCH_FILE} in {source / 'data'} (or {source})"
         )
-    with path.open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
+    rows = [row for _, _, row in read_jsonl(path, benchmark="FinanceBench")]
+    expect(
+        all(isinstance(r, dict) for r in rows),
+        f"FinanceBench: {path}: expected one JSON object a line; re-download the file",
+    )
     groups: dict[str, list[Any]] = group([(r.get("doc_name", "unknown"), r) for r in rows])
     doc_categories = {
         name: group([(r.get("question_type", "domain-relevant"), r) for r in items])

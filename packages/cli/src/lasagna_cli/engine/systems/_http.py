@@ -18,6 +18,9 @@ and expects 200 with a JSON body in any shape a Python system may return, usuall
   body that is not JSON, and what would fail the same way again: a certificate refused, a
   proxy's 407, a reply that breaks HTTP/1.1's framing or is over 64 MB after decompression.
 - A question whose last attempt fails is recorded as that item's error, never scored.
+- The values of `--system-header` (and a sweep's `headers:`) never appear in an error:
+  a server quoting what it was sent (`401: bad token abc...`) has them replaced by `***`,
+  as a model call's key is (lasagna-judge's `redact`).
 - HTTP_PROXY, HTTPS_PROXY and NO_PROXY are honoured: the command reads them into the spec
   (`SystemSpec.proxies`).
 - The requests go through lasagna-judge's sender (`HttpSender`, aiohttp underneath), as
@@ -71,6 +74,9 @@ class HttpSystem:
         )
         self.attempts = 0
         self._headers = [*spec.headers, ("Content-Type", "application/json")]
+        from lasagna_judge.http import secrets_of
+
+        self._secrets = secrets_of(value for _, value in spec.headers)
 
     def describe(self) -> dict[str, Any]:
         return {"adapter": "http"}
@@ -85,6 +91,14 @@ class HttpSystem:
         return self._sender
 
     async def ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
+        try:
+            return await self._ask(question, row, top_k)
+        except SystemFailure as exc:  # its message may quote what the server was sent
+            from lasagna_judge.http import redact
+
+            raise type(exc)(redact(str(exc), self._secrets)) from None
+
+    async def _ask(self, question: str, row: Mapping[str, Any], top_k: int) -> Any:
         body = json.dumps({"question": question, "id": row["id"], "top_k": top_k}).encode()
         attempts = self.spec.retries + 1
         problem = ""
