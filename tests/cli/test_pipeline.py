@@ -400,6 +400,8 @@ def test_beir_questions_without_references_are_counted_apart(
         (["--step", "gen"], "needs --data-dir"),
         (["--data-dir", str(LOCOMO)], "--step all generates and grades answers"),
         (["--step", "gen", "--data-dir", str(LOCOMO), "-n", "3"], "-n does not apply"),
+        (["--step", "gen", "--data-dir", str(LOCOMO), "--max-chars", "9"],
+         "--max-chars does not apply"),
         (["--step", "gen", "--data-dir", str(LOCOMO), "--profile", "quality"], "--retriever"),
         (["--step", "eval"], "run --step gen"),
         (["--step", "gen", "--data-dir", str(LOCOMO), "--rubric", "nope"], "--rubric: unknown"),

@@ -26,6 +26,7 @@ _NOT_FOR_PIPELINE = (
     "drop_unknown_judgments",
     "data_format",
     "prices",  # a staged folder is priced by `report` and `export --prices`
+    "max_chars",  # its eval holds judge grade's default limit
 )
 #: Options of `benchmark run` for the user's own system, which the pipeline does not take.
 _SYSTEM_OPTIONS = (
