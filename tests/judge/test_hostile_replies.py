@@ -111,3 +111,19 @@ def test_a_huge_reply_is_not_quoted_whole_into_the_re_ask() -> None:
     assert reply.status == "ok" and reply.value == Verdict(score=1, reasoning="right")
     assert len(second) < 20_000  # it was over 10 MB
     assert "characters left out" in second and "lasagna lasagna" in second
+
+
+def test_a_huge_reply_is_not_quoted_whole_into_instructors_own_re_ask() -> None:
+    pytest.importorskip("anthropic")
+    huge = "lasagna " * 1_300_000  # 10 MB of text where a tool call was asked for
+    with FakeLLMServer(reply=[huge, json.dumps({"score": 2, "reasoning": "ok"})]) as server:
+        llm = make_llm("anthropic/claude-test", base_url=server.url, api_key="ak", cache=False)
+
+        async def go() -> Any:
+            async with llm:
+                return await llm.structured(USER, Verdict, max_validation_retries=1)
+
+        reply = asyncio.run(go())
+        second = json.dumps(server.requests[1], ensure_ascii=False)
+    assert reply.status == "ok" and reply.value == Verdict(score=2, reasoning="ok")
+    assert len(second) < 20_000 and "characters left out" in second

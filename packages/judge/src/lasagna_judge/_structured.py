@@ -93,7 +93,7 @@ async def _instructor_structured(
     _quiet_instructor()
     parse_errors = _parse_errors()
     try:
-        value, completion = await create(max_retries=retries, **kwargs)
+        value, completion = await create(max_retries=retries, hooks=_capping_hooks(), **kwargs)
     except InstructorRetryException as exc:
         cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
         if _is_transport_failure(cause):
@@ -232,16 +232,56 @@ def _capped_text(text: str) -> str:
 
 def capped_message(message: Any) -> Any:
     """A message a re-ask adds (the reply quoted back, the validation error), its content
-    and any tool call's arguments cut to `REASK_QUOTE_CHARS`."""
+    (Anthropic's blocks too) and any tool call's arguments cut to `REASK_QUOTE_CHARS`."""
     if not isinstance(message, dict):
         return message
     capped = dict(message)
     if isinstance(capped.get("content"), str):
         capped["content"] = _capped_text(capped["content"])
+    elif isinstance(capped.get("content"), list):
+        capped["content"] = [_capped_block(block) for block in capped["content"]]
     calls = capped.get("tool_calls")
     if isinstance(calls, list):
         capped["tool_calls"] = [_capped_call(call) for call in calls]
     return capped
+
+
+def _capped_block(block: Any) -> Any:
+    """An Anthropic content block: a text, a tool result's text, a tool call's input (an
+    object it must stay: a long one is quoted as one field)."""
+    if not isinstance(block, dict):
+        return block
+    capped = dict(block)
+    for name in ("text", "content"):
+        if isinstance(capped.get(name), str):
+            capped[name] = _capped_text(capped[name])
+    if "input" in capped:
+        text = json.dumps(capped["input"], ensure_ascii=False)
+        if len(text) > REASK_QUOTE_CHARS:
+            capped["input"] = {"quoted": _capped_text(text)}
+    return capped
+
+
+def _capping_hooks() -> Any:
+    """Per-call instructor hooks that cut what instructor's own re-asks quote (its
+    Anthropic loop, which `drive_structured` does not run): the messages after the first
+    request's are capped in place before each request leaves."""
+    from instructor.v2.core.hooks import Hooks
+
+    first: list[int] = []
+
+    def cap(*_: Any, **kwargs: Any) -> None:
+        messages = kwargs.get("messages")
+        if not isinstance(messages, list):
+            return
+        if not first:
+            first.append(len(messages))
+            return
+        messages[first[0] :] = [capped_message(m) for m in messages[first[0] :]]
+
+    hooks = Hooks()
+    hooks.on("completion:kwargs", cap)
+    return hooks
 
 
 def _capped_call(call: Any) -> Any:
