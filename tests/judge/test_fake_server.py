@@ -211,6 +211,8 @@ def test_the_testing_module_exports() -> None:
     assert sorted(lasagna_judge.testing.__all__) == [
         "FakeLLMServer",
         "Fault",
+        "RateLimits",
         "Reply",
         "hashed_embedding",
+        "lognormal_latency",
     ]

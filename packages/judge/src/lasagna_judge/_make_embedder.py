@@ -110,7 +110,7 @@ def make_embedder(
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            sender=_sender(concurrency, None, policy, meter, None, proxies, ca_file),
+            sender=_sender(concurrency, None, False, policy, meter, None, proxies, ca_file),
             deadline=deadline or 5 * timeout,
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,

@@ -46,6 +46,8 @@ def make_llm(
     cache: bool | Path | str = True,
     concurrency: int = 8,
     requests_per_minute: float | None = None,
+    tokens_per_minute: float | None = None,
+    adaptive: bool = True,
     max_retries: int = 5,
     timeout: float = 60.0,
     prices: Prices | None = None,
@@ -70,7 +72,11 @@ def make_llm(
 
     `cache`: True for the default file (`<user cache dir>/lasagna/llm-cache.sqlite`), a
     path for that file, False for none. `concurrency` bounds requests in flight;
-    `requests_per_minute` spaces them; `max_retries` transport retries with backoff.
+    `requests_per_minute` and `tokens_per_minute` space them (a request's tokens estimated
+    from its size as it leaves, then its reply's usage); `adaptive` (the default) slows the
+    pace after a 429, 503 or 529, holds every call for its Retry-After, and speeds up again
+    while calls succeed (False: `concurrency` calls in flight whatever the server says);
+    `max_retries` transport retries with backoff.
     `mode` picks how structured output is asked for: "tools" (default for openai and
     anthropic), "json_schema" (response_format json_schema; default for ollama), "json"
     (JSON mode, schema in the prompt) or "md_json". `temperature` is sent when a call
@@ -101,8 +107,12 @@ def make_llm(
         raise JudgeError(f"deadline must be > 0 seconds, got {deadline}")
     if ca_file is not None and not Path(ca_file).is_file():
         raise JudgeError(f"ca_file: expected a PEM file of certificates, found no file {ca_file}")
-    if requests_per_minute is not None and not requests_per_minute > 0:
-        raise JudgeError(f"requests_per_minute must be > 0, got {requests_per_minute}")
+    for limit, value in (
+        ("requests_per_minute", requests_per_minute),
+        ("tokens_per_minute", tokens_per_minute),
+    ):
+        if value is not None and not value > 0:
+            raise JudgeError(f"{limit} must be > 0, got {value}")
     if mode is not None and mode not in STRUCTURED_MODES:
         raise JudgeError(f"mode must be one of {', '.join(STRUCTURED_MODES)}, got {mode!r}")
     if provider == "anthropic" and mode not in (None, "tools", "json"):
@@ -141,7 +151,12 @@ def make_llm(
                     f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
                     "which needs none"
                 )
-        sender = _sender(concurrency, requests_per_minute, policy, meter, seed, proxies, ca_file)
+        limiter = (
+            RateLimiter(requests_per_minute, tokens_per_minute)
+            if requests_per_minute or tokens_per_minute
+            else None
+        )
+        sender = _sender(concurrency, limiter, adaptive, policy, meter, seed, proxies, ca_file)
         if provider == "anthropic":
             from lasagna_judge._anthropic import AnthropicBackend
             from lasagna_judge._transport import httpx_bridge
@@ -238,13 +253,15 @@ def _check_base_url(base_url: str) -> None:
 
 def _sender(
     concurrency: int,
-    requests_per_minute: float | None,
+    limiter: RateLimiter | None,
+    adaptive: bool,
     policy: RetryPolicy,
     meter: Meter,
     seed: int | None,
     proxies: Proxies | None = None,
     ca_file: str | Path | None = None,
 ) -> Any:
+    from lasagna_judge._adaptive import AdaptivePace
     from lasagna_judge._transport import RetryingSender
     from lasagna_judge._wire import HttpSender
 
@@ -253,6 +270,7 @@ def _sender(
         policy=policy,
         concurrency=concurrency,
         meter=meter,
-        limiter=RateLimiter(requests_per_minute) if requests_per_minute else None,
+        limiter=limiter,
+        pace=AdaptivePace() if adaptive else None,
         rng=random.Random(seed) if seed is not None else None,
     )

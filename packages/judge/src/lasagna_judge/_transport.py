@@ -4,6 +4,9 @@ provider.
 
 - A slot of the LLM's semaphore is held only while a request is on the wire, not during
   backoff, so waiting retries do not starve other calls.
+- The rate limit (`RateLimiter`: requests and tokens a minute) and the adaptive pace
+  (`AdaptivePace`: slower after a 429, Retry-After honoured by every call, faster while
+  calls succeed) space the requests within that bound.
 - 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
   is not JSON are retried with full-jitter backoff, honouring Retry-After.
 - Certificate failures, a proxy's 407, a reply that breaks HTTP or passes the size cap and a
@@ -29,6 +32,7 @@ import random
 import time
 from typing import TYPE_CHECKING
 
+from lasagna_judge._adaptive import AdaptivePace
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._usage import BadUsage, Meter, record_attempt, usage_from_body
@@ -37,6 +41,9 @@ from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     import httpx2
+
+REFUSALS = frozenset({429, 503, 529})
+"""A provider saying "too many": rate limited, unavailable, overloaded."""
 
 
 class RetryingSender:
@@ -50,6 +57,7 @@ class RetryingSender:
         concurrency: int,
         meter: Meter,
         limiter: RateLimiter | None = None,
+        pace: AdaptivePace | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self._sender = sender
@@ -59,6 +67,7 @@ class RetryingSender:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._meter = meter
         self._limiter = limiter
+        self._pace = pace
         self._rng = rng or random.Random()
 
     async def send(self, request: WireRequest) -> WireResponse:
@@ -93,8 +102,10 @@ class RetryingSender:
         call's deadline starts with its first attempt on the wire (`ends`), not while it
         waits for a slot, and each later attempt gets what is left of it."""
         async with self._semaphore:
+            tokens = len(request.body) // 4 + 1  # the prompt's tokens, about (and the JSON's)
             if self._limiter is not None:
-                await self._limiter.acquire()
+                await self._limiter.acquire(tokens)
+            paced = await self._pace.acquire() if self._pace is not None else 0.0
             sent = request
             if request.deadline is not None:
                 now = asyncio.get_running_loop().time()
@@ -112,6 +123,11 @@ class RetryingSender:
             seconds = time.perf_counter() - start
 
         status = response.status
+        if self._pace is not None and status in REFUSALS:
+            retry_after = parse_retry_after(response.headers, time.time())
+            self._pace.refused(paced, retry_after or 0.0)
+        elif self._pace is not None and 200 <= status < 300:
+            self._pace.admitted(paced)
         if is_retryable_status(status):
             after = parse_retry_after(response.headers, time.time())
             record_attempt(self._meter, seconds=seconds, status=status, failure=f"HTTP {status}")
@@ -133,6 +149,8 @@ class RetryingSender:
                 failure = f"HTTP {status} with {exc}"
                 record_attempt(self._meter, seconds=seconds, status=status, failure=failure)
                 return None, WireError("reply", failure), None
+            if usage is not None and self._limiter is not None:
+                self._limiter.settle(tokens, usage.input_tokens + usage.output_tokens)
             record_attempt(self._meter, seconds=seconds, usage=usage, status=status)
             return response, None, None
         final_failure = None if 200 <= status < 300 else f"HTTP {status}"

@@ -5,5 +5,6 @@ as production; nothing of lasagna's own is mocked.
 """
 
 from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply, hashed_embedding
+from lasagna_judge.testing._provider import RateLimits, lognormal_latency
 
-__all__ = ["FakeLLMServer", "Fault", "Reply", "hashed_embedding"]
+__all__ = ["FakeLLMServer", "Fault", "RateLimits", "Reply", "hashed_embedding", "lognormal_latency"]

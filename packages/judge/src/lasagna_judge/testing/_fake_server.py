@@ -24,15 +24,18 @@ import json
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from lasagna_judge.testing._native_routes import native_reply, native_route
+from lasagna_judge.testing._provider import RateLimits
 from lasagna_judge.testing._responses import (
     _anthropic_message,
     _error_body,
     _http,
     _http_raw,
     _openai_completion,
+    _usage,
 )
 from lasagna_judge.testing._schema_dummy import _schema_dummy
 from lasagna_judge.testing._script import Fault, Reply, ReplySpec, ReplyValue, _ReplyError
@@ -50,14 +53,17 @@ class FakeLLMServer:
     answered with HTTP 500 and recorded in `errors`. With `tls` (a server-side SSLContext)
     it speaks HTTPS, and its URLs start with https://. With `keep_requests=False` it keeps
     none of them (only `calls` counts): a benchmark's long-lived server stays as fast at
-    its millionth request as at its first.
+    its millionth request as at its first. `latency` is seconds, or a function drawing them
+    for each reply (`lognormal_latency`); `limits` (`RateLimits`) answers 429 with
+    Retry-After past a requests- or tokens-per-minute limit, as a provider does.
     """
 
     def __init__(
         self,
         reply: ReplySpec | None = None,
         *,
-        latency: float = 0.0,
+        latency: float | Callable[[], float] = 0.0,
+        limits: RateLimits | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         embedding_dimension: int = 32,
@@ -65,6 +71,7 @@ class FakeLLMServer:
         keep_requests: bool = True,
     ) -> None:
         self.latency = latency
+        self.limits = limits
         self.embedding_dimension = embedding_dimension
         # Served, in order, to /embeddings requests before they get vectors.
         self.embedding_faults: list[Fault] = []
@@ -273,6 +280,14 @@ class FakeLLMServer:
             return _http(400, _error_body(anthropic, 400, "the request body is not an object"))
 
         self._note(request, headers, route)
+        admitted = None
+        if self.limits is not None:
+            admitted = self.limits.admit(request, time.monotonic())
+            if isinstance(admitted, float):
+                message = "FakeLLMServer: rate limit reached; retry after the time given"
+                return _http(
+                    429, _error_body(anthropic, 429, message), self.limits.refusal_headers(admitted)
+                )
         self._ids += 1
         call_id = self._ids
         self.in_flight += 1
@@ -283,7 +298,7 @@ class FakeLLMServer:
             except _ReplyError as exc:
                 self.errors.append(str(exc))
                 return _http(500, _error_body(anthropic, 500, f"FakeLLMServer: {exc}"))
-            delay = self.latency + (reply.delay if isinstance(reply, Fault) else 0.0)
+            delay = self._latency() + (reply.delay if isinstance(reply, Fault) else 0.0)
             if delay > 0:
                 await asyncio.sleep(delay)
             if isinstance(reply, Fault):
@@ -295,6 +310,8 @@ class FakeLLMServer:
                 reply = Reply(reply.content)
             if isinstance(reply, str):
                 reply = Reply(reply)
+            if admitted is not None and self.limits is not None:
+                self.limits.settle(admitted, sum(_usage(request, reply)))
             if anthropic:
                 return _http(200, _anthropic_message(request, reply, call_id))
             if native:
@@ -302,6 +319,9 @@ class FakeLLMServer:
             return _http(200, _openai_completion(request, reply, call_id))
         finally:
             self.in_flight -= 1
+
+    def _latency(self) -> float:
+        return self.latency() if callable(self.latency) else self.latency
 
     def _note(self, request: dict[str, Any], headers: dict[str, str], route: str) -> None:
         self._calls += 1
@@ -320,8 +340,9 @@ class FakeLLMServer:
         except (ValueError, KeyError, TypeError):
             return _http(400, _error_body(False, 400, "expected {'model': ..., 'input': [...]}"))
         self._note(request, headers, route.split("?", 1)[0].rstrip("/"))
-        if self.latency > 0:
-            await asyncio.sleep(self.latency)
+        latency = self._latency()
+        if latency > 0:
+            await asyncio.sleep(latency)
         if self.embedding_faults:
             fault = self.embedding_faults.pop(0)
             if fault.delay > 0:
