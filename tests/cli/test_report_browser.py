@@ -233,3 +233,25 @@ def test_pooled_gold_is_said_and_the_key_is_the_terminals(
     )
     assert wide and max(wide) <= browser.execute_script("return window.innerWidth")
     browser.set_window_size(1300, 1000)
+
+
+def test_the_claim_diagnosis_table(browser: Any, tmp_path: Path) -> None:
+    from tests.cli.test_run_diagnostics import flags, reply, run
+
+    out = tmp_path / "diagnosed"
+    with FakeLLMServer(reply=reply) as server:
+        assert run(tmp_path, server, *flags(out, "--diagnostics")).exit_code == 0
+    page = report_of([out], tmp_path / "report.html")
+    logs = open_page(browser, page)
+    assert [entry for entry in logs if entry["level"] in ("SEVERE", "WARNING")] == []
+    (result,) = json.loads((out / "results.json").read_text())["results"]
+    found = result["metrics"]["diagnostics"]
+    table = browser.find_element("css selector", "table.diagnosis")
+    cells = table.find_elements("css selector", "td[data-value]")
+    assert len(cells) == 11
+    for cell in cells:
+        name = cell.find_element("xpath", "..").get_attribute("data-metric").split("/", 1)[1]
+        assert float(cell.get_attribute("data-value")) == found[name]["mean"]
+        assert f"[{found[name]['ci95_low']:.3f}, {found[name]['ci95_high']:.3f}]" in cell.text
+    assert "retriever" in table.text and "hallucination ↓" in table.text
+    assert not browser.find_elements("css selector", "table.leaderboard[data-track='diagnostics']")

@@ -162,6 +162,7 @@ class Diagnosis:
     input_tokens: int = 0
     output_tokens: int = 0
     prompt_id: str = CLAIMS_PROMPT
+    model: str = ""
     error_messages: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,6 +235,7 @@ async def diagnose(
         errors=sum(c.status == "error" for c in done),
         input_tokens=sum(c.input_tokens for c in done),
         output_tokens=sum(c.output_tokens for c in done),
+        model=llm.model,
         error_messages=[c.error for c in done if c.error],
         **sets,
     )

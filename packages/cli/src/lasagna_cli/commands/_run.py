@@ -101,6 +101,14 @@ def run(
         str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
     ] = "binary",
     max_chars: JudgeMaxCharsOption = JUDGE_MAX_CHARS,
+    diagnostics: Annotated[
+        bool,
+        typer.Option(
+            "--diagnostics",
+            help="The judge's claim-level diagnosis of each generated answer (RAGChecker's "
+            "metrics: retriever vs generator); needs --judge.",
+        ),
+    ] = False,
     n_samples: Annotated[
         int | None,
         typer.Option("-n", help="Questions to draw per benchmark (seeded) [default: all]."),
@@ -326,6 +334,7 @@ def run(
             judge=judge,
             rubric=rubric,
             judge_max_chars=max_chars,
+            diagnostics=diagnostics,
             n_samples=n_samples,
             seed=seed,
             split=split,

@@ -91,6 +91,7 @@ async def run_benchmarks(
         judge_endpoint=config.judge_endpoint,
         rubric=load_judge_rubric(config.rubric) if config.judge is not None else None,
         judge_max_chars=config.judge_max_chars,
+        diagnostics=config.diagnostics,
         resume=resume,
         concurrency=executor.concurrency,
         vector_folder=vector_folder,

@@ -343,5 +343,7 @@ class RunConfig:
     concurrency: int = DEFAULT_CONCURRENCY
     judge_max_chars: int = JUDGE_MAX_CHARS
     """Question, references and answer past this are not sent to the judge (--max-chars)."""
+    diagnostics: bool = False
+    """The judge's claim-level diagnosis of each generated answer (--diagnostics)."""
     source: str = ""
     """The PATH or file the run was started with, as given."""

@@ -65,6 +65,8 @@ class Flags:
     judge: str | None = None
     rubric: str = "binary"
     judge_max_chars: int = JUDGE_MAX_CHARS
+    diagnostics: bool = False
+    """--diagnostics: the judge's claim-level diagnosis of each generated answer."""
     n_samples: int | None = None
     seed: int = DEFAULT_SEED
     split: str = "test"
@@ -292,6 +294,18 @@ def check_setup_name(name: object, where: str) -> str:
     return name
 
 
+def check_diagnostics(diagnostics: object, judge: str | None, where: str) -> bool:
+    """Claim diagnostics are the judge's work: asked for without one, a usage error."""
+    if not isinstance(diagnostics, bool):
+        raise usage(f"{where}: expected true or false, got {quoted(diagnostics)}")
+    if diagnostics and judge is None:
+        raise usage(
+            f"{where} needs a judge: it extracts and checks the claims; add --judge MODEL "
+            "(or `judge:` in a sweep file)"
+        )
+    return diagnostics
+
+
 def default_setup_name(flags: Flags) -> str:
     name = f"{flags.retriever}-k{flags.top_k}"
     if flags.generator:
@@ -332,6 +346,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         profile=flags.profile,
         concurrency=check_positive(flags.concurrency, "--concurrency") or 1,
         judge_max_chars=flags.judge_max_chars,
+        diagnostics=check_diagnostics(flags.diagnostics, flags.judge, "--diagnostics"),
         source=path,
     )
 

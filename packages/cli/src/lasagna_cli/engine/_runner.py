@@ -132,6 +132,8 @@ class RunOptions:
     judge_endpoint: str | None = None
     rubric: Rubric | None = None
     judge_max_chars: int = JUDGE_MAX_CHARS  # question, references and answer sent at most
+    diagnostics: bool = False
+    """The judge's claim-level diagnosis of each generated answer (`_diagnostics`)."""
     resume: bool = False
     retry_failed: bool = True
     """Failed tasks are run again on resume (kag's sweep keeps them unless asked)."""
@@ -174,6 +176,10 @@ def judge_identity(options: RunOptions) -> dict[str, Any] | None:
     }
     if options.judge_endpoint is not None:  # its server is part of who graded
         identity["endpoint"] = options.judge_endpoint
+    if options.diagnostics:  # the claims prompt's version: a new one regrades
+        from lasagna_judge import CLAIMS_PROMPT
+
+        identity["diagnostics"] = CLAIMS_PROMPT
     return identity
 
 

@@ -28,6 +28,7 @@
         system: {predictions: preds.jsonl}
     tracks: [retrieval]              # optional defaults for every setup
     judge: {model: openai/gpt-4o-mini, rubric: binary}
+    diagnostics: true                # the judge's claim-level diagnosis (needs a judge)
     seed: 42
 
 Values in the file win over the command's flags; the flags fill in what the file leaves out.
@@ -45,6 +46,7 @@ from lasagna_cli.engine._config import ChunkingSpec, ModelSpec, RetrieverSpec, R
 from lasagna_cli.engine._errors import quoted
 from lasagna_cli.engine._flags import (
     Flags,
+    check_diagnostics,
     check_keys,
     check_positive,
     check_profile,
@@ -77,6 +79,7 @@ _TOP_KEYS = (
     "concurrency",
     "profile",
     "chunking",
+    "diagnostics",
 )
 _SETUP_KEYS = ("name", "retriever", "generator", "tracks", "system", "chunking")
 _JUDGE_KEYS = ("model", "rubric")
@@ -181,6 +184,9 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         profile=str(profile),
         concurrency=concurrency or 1,
         judge_max_chars=flags.judge_max_chars,
+        diagnostics=check_diagnostics(
+            data.get("diagnostics", flags.diagnostics), judge, f"{label}: diagnostics"
+        ),
         source=path,
     )
 

@@ -23,6 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 from lasagna_cli.engine._data import Corpus, Dataset, Question
+from lasagna_cli.engine._diagnostics import (
+    DIAGNOSED_SECTION,
+    diagnose_section,
+    diagnostics_on,
+    passages_read,
+)
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._executor import Recipe
 from lasagna_cli.engine._plan import Task, judged_fingerprint
@@ -84,7 +90,7 @@ class TaskWorker:
     async def __call__(self, work: Work) -> Record:
         question = work.task.question if work.task is not None else None
         if work.regrade is not None:
-            return await grade_task(work.regrade, self.ctx, question)
+            return await grade_task(work.regrade, self.ctx, question, work.task)
         assert work.task is not None
         return await run_task(work.task, self.ctx)
 
@@ -178,7 +184,7 @@ async def run_task(task: Task, ctx: TaskContext) -> Record:
         if "closed-book" in planned.tracks:
             assert llm is not None
             record["closed-book"] = await _generate(task, llm, None, "closed-book")
-    await _grade_sections(task.question, record, ctx)
+    await _grade_sections(task.question, record, ctx, task)
     return record
 
 
@@ -264,27 +270,34 @@ def section_question(section: Mapping[str, Any], question: Question | None) -> Q
     )
 
 
-async def _grade_sections(question: Question | None, record: Record, ctx: TaskContext) -> None:
+async def _grade_sections(
+    question: Question | None, record: Record, ctx: TaskContext, task: Task | None = None
+) -> None:
     for name in ANSWER_SECTIONS:
         section = record.get(name)
         if isinstance(section, dict):
+            asked = section_question(section, question)
             section["judge"] = await judge_grade(
-                str(section["prediction"]),
-                section_question(section, question),
-                ctx.judge,
-                ctx.rubric,
-                ctx.judge_max_chars,
+                str(section["prediction"]), asked, ctx.judge, ctx.rubric, ctx.judge_max_chars
             )
+            if name == DIAGNOSED_SECTION and diagnostics_on(ctx.judge_identity):
+                passages = passages_read(record, section, task, ctx)
+                section["diagnostics"] = await diagnose_section(section, asked, passages, ctx)
+            else:  # a regrade without them keeps no stale diagnosis
+                section.pop("diagnostics", None)
 
 
-async def grade_task(record: Record, ctx: TaskContext, question: Question | None) -> Record:
+async def grade_task(
+    record: Record, ctx: TaskContext, question: Question | None, task: Task | None = None
+) -> Record:
     """The record with its answers graded anew by the context's judge (or ungraded without
-    one), and the fingerprint that says so."""
+    one), and the fingerprint that says so; `task` (when known) gives the passages the
+    claim diagnostics check."""
     graded = dict(record)
     for name in ANSWER_SECTIONS:
         if isinstance(graded.get(name), dict):
             graded[name] = dict(graded[name])
-    await _grade_sections(question, graded, ctx)
+    await _grade_sections(question, graded, ctx, task)
     graded["fingerprint"] = judged_fingerprint(
         str(graded.get("answer_fingerprint")), ctx.judge_identity if ctx.judge else None
     )

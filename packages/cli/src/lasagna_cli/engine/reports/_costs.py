@@ -57,12 +57,14 @@ def _call_cost(part: Mapping[str, Any], prices: Prices, tally: _Tally) -> float 
 def section_cost(
     section: Mapping[str, Any], prices: Prices, tally: _Tally | None = None
 ) -> float | None:
-    """An answer's cost, its grade's included (None: some model has no price)."""
+    """An answer's cost, its grade's and claim diagnosis's included (None: some model has
+    no price)."""
     tally = tally or _Tally()
     parts = [_call_cost(section, prices, tally)]
-    grade = section.get("judge")
-    if isinstance(grade, Mapping):
-        parts.append(_call_cost(grade, prices, tally))
+    for judged in ("judge", "diagnostics"):
+        grade = section.get(judged)
+        if isinstance(grade, Mapping):
+            parts.append(_call_cost(grade, prices, tally))
     return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
 
 

@@ -4,7 +4,8 @@ it with the page's script.
 Results are grouped as results.json groups them: one group per benchmark and comparability
 key (results with one key measured the same questions the same way), across every run
 folder given. Each group carries its results (metric summaries as results.json has them,
-counts, usage, cost, mean latency), its breakdowns (the headline metrics by category and by
+counts, usage, cost, mean latency, the claim diagnosis's retriever-vs-generator table),
+its breakdowns (the headline metrics by category and by
 question type, plain means with their counts), its paired comparisons (the first result
 against each other one, `_compare`) and its questions: the text, the references, and one
 cell per result (status, every metric's value, answers with their grades, the ranking with
@@ -20,6 +21,7 @@ from typing import Any
 
 from lasagna_cli.engine._records import ANSWER_SECTIONS
 from lasagna_cli.engine.reports._compare import group_key
+from lasagna_cli.engine.reports._diagnosis import diagnosis_table
 from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
 
 HEADLINE = (
@@ -33,6 +35,10 @@ HEADLINE = (
     "generation/accuracy",
     "closed-book/f1",
     "closed-book/judge_score",
+    "diagnostics/claim_recall",
+    "diagnostics/context_utilization",
+    "diagnostics/hallucination",
+    "diagnostics/faithfulness",
 )
 BREAKDOWN_KEYS = ("category", "question_type")
 
@@ -218,6 +224,7 @@ def report_payload(
                     "metrics": result.get("metrics", {}),
                     "usage": result.get("usage", {}),
                     "latency": _latency(result),
+                    "diagnosis": diagnosis_table(result),
                 }
                 for index, result in found
             ],

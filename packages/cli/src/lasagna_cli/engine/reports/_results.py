@@ -24,6 +24,7 @@ from lasagna_cli.engine._bm25 import Analyzer
 from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, Task, metrics_version
 from lasagna_cli.engine._records import ANSWER_SECTIONS
 from lasagna_cli.engine._store import Record
+from lasagna_cli.engine.reports._diagnosis import diagnosed, diagnostics_metrics, query_diagnostics
 
 RESULTS_FORMAT = "lasagna-results/1"
 CONFIDENCE = 0.95
@@ -177,6 +178,11 @@ def usage_of(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
                     usage.setdefault("judge_output_tokens", 0)
                     usage["judge_input_tokens"] += section["judge"]["input_tokens"]
                     usage["judge_output_tokens"] += section["judge"]["output_tokens"]
+                found = diagnosed(section)
+                if found is not None:  # the claim calls, apart from the grade's
+                    for way in ("input", "output"):
+                        key = f"diagnostics_{way}_tokens"
+                        usage[key] = usage.get(key, 0) + int(found.get(f"{way}_tokens") or 0)
     return usage
 
 
@@ -208,6 +214,9 @@ def summarize_result(
     for track in ANSWER_SECTIONS:
         if track in planned.tracks:
             metrics[track] = generation_metrics([r[track] for r in ok], seed)
+    diagnosis = diagnostics_metrics([r.get("generation") or {} for r in ok], seed, summaries)
+    if diagnosis is not None:
+        metrics["diagnostics"] = diagnosis
     counts = {
         "questions": len(tasks),
         "scored": len(ok),
@@ -316,6 +325,9 @@ def per_query(
                 "judge_score": grade["score"] if grade else None,
                 "judge_status": grade["status"] if grade else None,
             }
+    found = query_diagnostics(record.get("generation"))
+    if found is not None:
+        entry["diagnostics"] = found
     return entry
 
 

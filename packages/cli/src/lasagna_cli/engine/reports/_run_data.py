@@ -29,6 +29,7 @@ from typing import Any
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._records import ANSWER_SECTIONS
 from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_cli.engine.reports._diagnosis import call_facts
 from lasagna_metrics import parse_json
 
 Prices = Mapping[str, tuple[float, float]]
@@ -125,6 +126,9 @@ def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
                 shown[key] = section[key]
         grade = section.get("judge")
         if isinstance(grade, dict):
+            facts = call_facts(section)
+            if facts is not None:
+                shown["diagnostics"] = facts
             shown["judge"] = {
                 key: grade.get(key)
                 for key in (
@@ -183,6 +187,11 @@ def query_values(result: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[st
         if track in metrics and isinstance(section, dict):
             for name, value in _generation_values(section, metrics[track]).items():
                 values[f"{track}/{name}"] = value
+    found = entry.get("diagnostics")
+    if "diagnostics" in metrics and isinstance(found, Mapping):
+        for name in metrics["diagnostics"]:
+            if name in found:  # None: a check that did not parse, missing as in the mean
+                values[f"diagnostics/{name}"] = found[name]
     return values
 
 

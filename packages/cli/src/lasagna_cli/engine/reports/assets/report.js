@@ -122,6 +122,7 @@
       if (tracks.indexOf(t) < 0) tracks.push(t);
     });
     tracks.forEach(function (track) {
+      if (track === "diagnostics") return;  // shown as the diagnosis table below
       var names = group.metrics.filter(function (m) { return m.split("/")[0] === track; });
       var table = el("table", {class: "leaderboard", "data-track": track});
       var head = el("tr", null, el("th", {class: "name", text: "setup"}));
@@ -164,6 +165,7 @@
       pendingCharts.push([box, group, metric]);
     });
     section.appendChild(charts);
+    diagnosis(group, section);
     breakdowns(group, section);
     comparisons(group, section);
     return section;
@@ -196,6 +198,47 @@
     };
     var view = new vega.View(vega.parse(vegaLite.compile(spec).spec), {renderer: "svg", container: box, hover: true});
     return view.runAsync();
+  }
+
+  // The claim diagnosis (RAGChecker's metrics), one column per setup: the retriever's
+  // numbers apart from the generator's, so a low score says which part to fix.
+  function diagnosis(group, section) {
+    var results = group.results.filter(function (r) { return r.diagnosis; });
+    if (!results.length) return;
+    section.appendChild(el("h3", {text: "diagnosis: retriever vs generator"}));
+    var table = el("table", {class: "diagnosis"});
+    table.appendChild(el("caption", {class: "muted", text: "claim-level metrics (RAGChecker) · " +
+      "mean and 95% bootstrap interval · ↓ lower is better"}));
+    var head = el("tr", null, el("th", {class: "name", text: "part"}), el("th", {class: "name", text: "metric"}));
+    results.forEach(function (r) { head.appendChild(el("th", {text: r.label})); });
+    table.appendChild(head);
+    results[0].diagnosis.rows.forEach(function (first) {
+      var tr = el("tr", {"data-metric": "diagnostics/" + first.metric},
+        el("td", {class: "name", text: first.group}),
+        el("td", {class: "name", text: first.metric.replace(/_/g, " ") + (first.lower_is_better ? " ↓" : "")}));
+      results.forEach(function (r) {
+        var row = r.diagnosis.rows.filter(function (x) { return x.metric === first.metric; })[0];
+        var td = el("td");
+        if (row && row.mean !== null && row.mean !== undefined) {
+          td.setAttribute("data-value", String(row.mean));
+          td.title = row.count + " answers";
+          td.appendChild(document.createTextNode(fmt(row.mean)));
+          td.appendChild(el("span", {class: "ci", text: "[" + fmt(row.ci95_low) + ", " + fmt(row.ci95_high) + "]"}));
+        } else {
+          td.textContent = "–";
+        }
+        tr.appendChild(td);
+      });
+      table.appendChild(tr);
+    });
+    var calls = el("tr", {class: "muted"}, el("td", {class: "name", text: "judge calls"}),
+      el("td", {class: "name", text: "made · unparsed · failed"}));
+    results.forEach(function (r) {
+      var c = r.diagnosis.calls || {};
+      calls.appendChild(el("td", {text: (c.made || 0) + " · " + (c.unparsed || 0) + " · " + (c.error || 0)}));
+    });
+    table.appendChild(calls);
+    section.appendChild(el("div", {class: "wide"}, table));
   }
 
   function breakdowns(group, section) {

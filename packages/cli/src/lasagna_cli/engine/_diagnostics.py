@@ -1,0 +1,75 @@
+"""Claim-level diagnostics of a generated answer (`--diagnostics`, `diagnostics: true`):
+the judge's claims and entailment checks (`lasagna_judge.diagnose`), RAGChecker's metrics.
+
+They run where the grade runs, when the judge's identity carries "diagnostics" (the claims
+prompt's id: a new prompt, or turning them on, changes the fingerprint, so a resumed run
+regrades without regenerating). The passages checked are those the generator read, read
+back from the record the same way on a first run and on a regrade: the ranking's top-k
+documents, or the passages a system returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._store import Record
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._plan import Task
+    from lasagna_cli.engine._tasks import TaskContext
+
+#: The answer section diagnosed: the one that read passages.
+DIAGNOSED_SECTION = "generation"
+
+
+def diagnostics_on(identity: Mapping[str, Any] | None) -> bool:
+    """Whether a judge identity asks for claim diagnostics."""
+    return bool(identity and identity.get("diagnostics"))
+
+
+def claim_calls(passages: int, with_reference: bool = True) -> int:
+    """The judge calls one diagnosed answer costs at most: 2 extractions and a check of each
+    claim list against the other text and every passage (1 + passages without a reference)."""
+    return 2 + 2 * (passages + 1) if with_reference else 1 + passages
+
+
+def passages_read(
+    record: Record, section: Mapping[str, Any], task: Task | None, ctx: TaskContext
+) -> list[str]:
+    """The passages the answer was generated from: none for a closed-book answer."""
+    if section.get("mode") == "closed-book":
+        return []
+    shown = section.get("passages")
+    if isinstance(shown, list):  # a system's own passages
+        return [str(p) for p in shown]
+    retrieval = record.get("retrieval")
+    if task is None or not isinstance(retrieval, Mapping):
+        return []
+    corpus = ctx.corpus(task)
+    if corpus is None:
+        return []
+    ranking = retrieval.get("ranking") or []
+    top = [str(doc) for doc, _ in ranking[: task.setup.top_k]]
+    return [corpus.texts[doc] for doc in top if doc in corpus.texts]
+
+
+async def diagnose_section(
+    section: Mapping[str, Any], question: Question, passages: Sequence[str], ctx: TaskContext
+) -> dict[str, Any] | None:
+    """The claim diagnosis of one answer; None when it has none (no judge, or a
+    multiple-choice answer, which makes no claims)."""
+    if ctx.judge is None or question.options is not None:
+        return None
+    from lasagna_judge import diagnose
+
+    references: Sequence[str] = () if question.unanswerable else question.references
+    found = await diagnose(
+        ctx.judge,
+        question=question.text,
+        response=str(section.get("prediction") or ""),
+        references=references,
+        passages=passages,
+    )
+    return found.to_dict()
