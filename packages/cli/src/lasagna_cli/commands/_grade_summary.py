@@ -34,6 +34,16 @@ JudgeMaxCharsOption = Annotated[
     ),
 ]
 
+#: `benchmark run --diagnostics`: the judge's claim-level diagnosis (`engine._diagnostics`).
+DiagnosticsOption = Annotated[
+    bool,
+    typer.Option(
+        "--diagnostics",
+        help="--judge: also diagnose each generated answer claim by claim (RAGChecker's "
+        "metrics: retriever vs generator); 2 + 2 x (passages + 1) judge calls per question.",
+    ),
+]
+
 
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())

@@ -23,7 +23,7 @@ from lasagna_cli.commands._errors import (
     user_errors,
 )
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
-from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption
+from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._retrieval_flags import (
     CollectionOption,
@@ -101,14 +101,7 @@ def run(
         str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
     ] = "binary",
     max_chars: JudgeMaxCharsOption = JUDGE_MAX_CHARS,
-    diagnostics: Annotated[
-        bool,
-        typer.Option(
-            "--diagnostics",
-            help="The judge's claim-level diagnosis of each generated answer (RAGChecker's "
-            "metrics: retriever vs generator); needs --judge.",
-        ),
-    ] = False,
+    diagnostics: DiagnosticsOption = False,
     n_samples: Annotated[
         int | None,
         typer.Option("-n", help="Questions to draw per benchmark (seeded) [default: all]."),

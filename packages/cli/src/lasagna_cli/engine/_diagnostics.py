@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._data import Corpus, Question
 from lasagna_cli.engine._store import Record
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._plan import Task
-    from lasagna_cli.engine._tasks import TaskContext
+    from lasagna_judge import LLM
 
 #: The answer section diagnosed: the one that read passages.
 DIAGNOSED_SECTION = "generation"
@@ -36,37 +35,35 @@ def claim_calls(passages: int, with_reference: bool = True) -> int:
 
 
 def passages_read(
-    record: Record, section: Mapping[str, Any], task: Task | None, ctx: TaskContext
+    record: Record, section: Mapping[str, Any], corpus: Corpus | None, top_k: int
 ) -> list[str]:
-    """The passages the answer was generated from: none for a closed-book answer."""
+    """The passages the answer was generated from (the ranking's `top_k` documents of
+    `corpus`, the task's): none for a closed-book answer."""
     if section.get("mode") == "closed-book":
         return []
     shown = section.get("passages")
     if isinstance(shown, list):  # a system's own passages
         return [str(p) for p in shown]
     retrieval = record.get("retrieval")
-    if task is None or not isinstance(retrieval, Mapping):
-        return []
-    corpus = ctx.corpus(task)
-    if corpus is None:
+    if corpus is None or not isinstance(retrieval, Mapping):
         return []
     ranking = retrieval.get("ranking") or []
-    top = [str(doc) for doc, _ in ranking[: task.setup.top_k]]
+    top = [str(doc) for doc, _ in ranking[:top_k]]
     return [corpus.texts[doc] for doc in top if doc in corpus.texts]
 
 
 async def diagnose_section(
-    section: Mapping[str, Any], question: Question, passages: Sequence[str], ctx: TaskContext
+    section: Mapping[str, Any], question: Question, passages: Sequence[str], judge: LLM | None
 ) -> dict[str, Any] | None:
     """The claim diagnosis of one answer; None when it has none (no judge, or a
     multiple-choice answer, which makes no claims)."""
-    if ctx.judge is None or question.options is not None:
+    if judge is None or question.options is not None:
         return None
     from lasagna_judge import diagnose
 
     references: Sequence[str] = () if question.unanswerable else question.references
     found = await diagnose(
-        ctx.judge,
+        judge,
         question=question.text,
         response=str(section.get("prediction") or ""),
         references=references,

@@ -281,8 +281,10 @@ async def _grade_sections(
                 str(section["prediction"]), asked, ctx.judge, ctx.rubric, ctx.judge_max_chars
             )
             if name == DIAGNOSED_SECTION and diagnostics_on(ctx.judge_identity):
-                passages = passages_read(record, section, task, ctx)
-                section["diagnostics"] = await diagnose_section(section, asked, passages, ctx)
+                corpus = ctx.corpus(task) if task is not None else None
+                top_k = task.setup.top_k if task is not None else 0
+                passages = passages_read(record, section, corpus, top_k)
+                section["diagnostics"] = await diagnose_section(section, asked, passages, ctx.judge)
             else:  # a regrade without them keeps no stale diagnosis
                 section.pop("diagnostics", None)
 
