@@ -55,6 +55,8 @@ class QueryResult:
     ranking: tuple[tuple[str, float], ...] = ()
     generation: Mapping[str, Any] | None = None
     closed_book: Mapping[str, Any] | None = None
+    diagnostics: Mapping[str, float | None] | None = None
+    """The claim-level metrics of its answer (`--diagnostics`); None without them."""
     error: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -69,7 +71,8 @@ class BenchmarkResult:
     comparability_key: str
     counts: Mapping[str, int]
     metrics: Mapping[str, Mapping[str, MetricSummary]]
-    """Track ("retrieval", "generation", "closed-book") -> metric name -> summary."""
+    """Track ("retrieval", "generation", "closed-book", "diagnostics") -> metric name ->
+    summary."""
     per_query: tuple[QueryResult, ...]
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -93,6 +96,7 @@ def _query(data: Mapping[str, Any]) -> QueryResult:
         ranking=tuple((str(d), float(s)) for d, s in data.get("ranking", ())),
         generation=data.get("generation"),
         closed_book=data.get("closed-book"),
+        diagnostics=data.get("diagnostics"),
         error=data.get("error"),
         raw=data,
     )
