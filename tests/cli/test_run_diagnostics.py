@@ -169,3 +169,23 @@ def test_a_sweep_file_turns_them_on(tmp_path: Path) -> None:
     with FakeLLMServer(reply=reply) as server:
         refused = run(tmp_path, server, "run", str(bad), "-o", str(tmp_path / "b"))
     assert refused.exit_code == 2 and "bad.yaml: diagnostics needs a judge" in refused.output
+
+
+def test_an_answer_over_max_chars_is_not_sent_and_counted(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with FakeLLMServer(reply=reply) as server:
+        result = run(
+            tmp_path, server, *flags(out, "--diagnostics", "--max-chars", "200", "-n", "3")
+        )
+        assert result.exit_code == 0, result.output
+        claim_calls = [r for r in server.requests if "claim" in r["messages"][-1]["content"][:40]]
+    (found,) = json.loads((out / "results.json").read_text(encoding="utf-8"))["results"]
+    calls = found["metrics"]["diagnostics"]["calls"]
+    unsent = [r for r in records(out).values() if r["generation"]["diagnostics"]["calls"] == 0]
+    # Every passage is longer than 200 characters; the grades (no passage) are still sent.
+    assert len(unsent) == 3 and calls["error"] == 3
+    assert all(r["generation"]["judge"]["status"] == "ok" for r in records(out).values())
+    assert all("over --max-chars 200" in r["generation"]["diagnostics"]["error_messages"][0]
+               for r in unsent)  # fmt: skip
+    assert found["metrics"]["diagnostics"]["precision"]["missing"] >= len(unsent)
+    assert claim_calls == [] and calls["made"] == 0

@@ -53,19 +53,37 @@ def passages_read(
 
 
 async def diagnose_section(
-    section: Mapping[str, Any], question: Question, passages: Sequence[str], judge: LLM | None
+    section: Mapping[str, Any],
+    question: Question,
+    passages: Sequence[str],
+    judge: LLM | None,
+    max_chars: int,
 ) -> dict[str, Any] | None:
     """The claim diagnosis of one answer; None when it has none (no judge, or a
-    multiple-choice answer, which makes no claims)."""
+    multiple-choice answer, which makes no claims). An answer whose largest call would send
+    more than `max_chars` (question, answer, reference and the longest passage) is not sent,
+    as its grade is not: every metric missing, one error saying why."""
     if judge is None or question.options is not None:
         return None
-    from lasagna_judge import diagnose
+    from lasagna_judge import Diagnosis, diagnose
+    from lasagna_metrics import CLAIM_METRICS
 
     references: Sequence[str] = () if question.unanswerable else question.references
+    prediction = str(section.get("prediction") or "")
+    size = len(question.text) + len(prediction) + len(next(iter(references), ""))
+    size += max((len(p) for p in passages), default=0)
+    if size > max_chars:
+        message = (
+            f"claims not sent to the judge: {size:,} characters in question, answer, reference "
+            f"and passage, over --max-chars {max_chars:,}; raise --max-chars and run again "
+            "with --resume to diagnose it"
+        )
+        unsent = Diagnosis(None, None, None, None, None, None, dict.fromkeys(CLAIM_METRICS))
+        return unsent.to_dict() | {"errors": 1, "error_messages": [message], "model": judge.model}
     found = await diagnose(
         judge,
         question=question.text,
-        response=str(section.get("prediction") or ""),
+        response=prediction,
         references=references,
         passages=passages,
     )

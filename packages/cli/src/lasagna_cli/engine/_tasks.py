@@ -284,7 +284,9 @@ async def _grade_sections(
                 corpus = ctx.corpus(task) if task is not None else None
                 top_k = task.setup.top_k if task is not None else 0
                 passages = passages_read(record, section, corpus, top_k)
-                section["diagnostics"] = await diagnose_section(section, asked, passages, ctx.judge)
+                section["diagnostics"] = await diagnose_section(
+                    section, asked, passages, ctx.judge, ctx.judge_max_chars
+                )
             else:  # a regrade without them keeps no stale diagnosis
                 section.pop("diagnostics", None)
 
