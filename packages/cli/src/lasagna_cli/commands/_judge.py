@@ -17,6 +17,7 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -142,6 +143,8 @@ def grade_command(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Answers graded at once.")
     ] = 8,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     out: Annotated[
@@ -195,6 +198,7 @@ def grade_command(
         from lasagna_cli.commands._executors import executor_choice
 
         chosen = executor_choice(executor, ray_address)
+        limits = rate_limits(rpm, tpm)
         models = model or []
         if len(models) > 1:
             if bias_check:
@@ -204,11 +208,11 @@ def grade_command(
                     USAGE_ERROR,
                 )
             _grade_jury(input_path, models, rubric, base_url, concurrency, out, no_cache,
-                        prices, max_chars, chosen)  # fmt: skip
+                        prices, max_chars, chosen, limits)  # fmt: skip
             return
         _grade(
             input_path, models[0] if models else None, rubric, base_url, concurrency, out,
-            no_cache, prices, max_chars, chosen, bias_check,
+            no_cache, prices, max_chars, chosen, bias_check, limits,
         )  # fmt: skip
 
 
@@ -240,6 +244,7 @@ def _grade_jury(
     prices: Path | None,
     max_chars: int,
     chosen: ExecutorChoice,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> None:
     from lasagna_cli.commands._jury import grade_with_jury
 
@@ -252,7 +257,7 @@ def _grade_jury(
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
     grade_with_jury(
         models, rubric, rows, base_url=base_url, concurrency=concurrency, no_cache=no_cache,
-        prices=prices, out=out,
+        prices=prices, out=out, limits=limits,
     )  # fmt: skip
 
 
@@ -284,6 +289,7 @@ def _grade(
     max_chars: int = 0,
     chosen: ExecutorChoice | None = None,
     bias_check: int = 0,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> None:
 
     from lasagna_cli.commands._grade_summary import (
@@ -304,6 +310,8 @@ def _grade(
         "concurrency": concurrency,
         "no_cache": no_cache,
         "prices": price_table,
+        "requests_per_minute": limits[0],
+        "tokens_per_minute": limits[1],
     }
     llm = build_llm(**llm_settings)
     items = [

@@ -25,6 +25,7 @@ def grade_with_jury(
     no_cache: bool,
     prices: Path | None,
     out: Path | None,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> None:
     """Grade `rows` (`_judge._Row`) with every model of `models` and write the rows."""
 
@@ -47,7 +48,16 @@ def grade_with_jury(
         )
     table = load_prices(prices) if prices is not None else None
     llms: list[LLM] = [
-        build_llm(m, base_url, concurrency, no_cache=no_cache, prices=table) for m in models
+        build_llm(
+            m,
+            base_url,
+            concurrency,
+            no_cache=no_cache,
+            prices=table,
+            requests_per_minute=limits[0],
+            tokens_per_minute=limits[1],
+        )
+        for m in models
     ]
     items = [
         {"question": r.question, "references": r.references, "prediction": r.prediction}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 # (track, metric, column heading); a column appears when any result in the group has it.
@@ -129,3 +130,12 @@ def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
         if i:
             console.print()
         console.print(table)
+
+
+def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """What `--format json` prints: each result without its per-question records (those
+    are in results.json)."""
+    return {
+        "results_file": str(out / "results.json"),
+        "results": [{k: v for k, v in r.items() if k != "per_query"} for r in results],
+    }

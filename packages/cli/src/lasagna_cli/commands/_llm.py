@@ -149,6 +149,7 @@ def build_llm(
     *,
     no_cache: bool = False,
     requests_per_minute: float | None = None,
+    tokens_per_minute: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
     env: Mapping[str, str] | None = None,
     flag: str | None = "--model",
@@ -163,7 +164,10 @@ def build_llm(
     `flag` is the option the user gave the model with ("--generator", "--judge"; None when
     it came from a file) and `base_url_flag` the command's server option (None when it has
     none), so that every message names what the user can actually type.
+    `requests_per_minute` and `tokens_per_minute` are the run's limits: a Ray worker's LLM
+    takes its share of them (`engine._rate_share`).
     """
+    from lasagna_cli.engine._rate_share import shared
     from lasagna_judge import JudgeError, make_llm
 
     env = os.environ if env is None else env
@@ -211,7 +215,8 @@ def build_llm(
             api_key=api_key,
             cache=cache_setting(cache and not no_cache, env),
             concurrency=concurrency,
-            requests_per_minute=requests_per_minute,
+            requests_per_minute=shared(requests_per_minute),
+            tokens_per_minute=shared(tokens_per_minute),
             prices=prices,
             proxies=proxies_of(env),
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -25,6 +25,7 @@ from lasagna_cli.commands._errors import (
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._retrieval_flags import (
     CollectionOption,
     EmbedderOption,
@@ -145,6 +146,8 @@ def run(
     concurrency: Annotated[
         int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
     ] = 8,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     output_format: Annotated[
@@ -278,6 +281,8 @@ def run(
         ingest_mode=ingest_mode,
         ingest_workers=ingest_workers,
         base_url=base_url,
+        rpm=rpm,
+        tpm=tpm,
     ):
         return
     with user_errors():
@@ -286,6 +291,7 @@ def run(
         from lasagna_cli.commands._executors import executor_choice
 
         chosen = executor_choice(executor, ray_address)
+        requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
         from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
 
         if predictions_from_data and is_sweep_file(path):
@@ -336,6 +342,8 @@ def run(
             top_k=top_k,
             filters=parse_filter_flags(filters or []),
             concurrency=concurrency,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
             drop_unknown_judgments=drop_unknown_judgments,
             data_format=data_format,
             system=system_spec,
@@ -360,6 +368,8 @@ def run(
         run = run_engine(config, out, resume, price_table, chosen, base_url)
         results = run.results["results"]
         if output_format == "json":
+            from lasagna_cli.commands._leaderboard import leaderboard_json
+
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
         else:
             from lasagna_cli.commands._leaderboard import print_leaderboard
@@ -387,12 +397,3 @@ def run(
                 err=True,
             )
             raise typer.Exit(DATA_ERROR)
-
-
-def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:
-    """What `--format json` prints: each result without its per-question records (those
-    are in results.json)."""
-    return {
-        "results_file": str(out / "results.json"),
-        "results": [{k: v for k, v in r.items() if k != "per_query"} for r in results],
-    }

@@ -46,6 +46,8 @@ def run_engine(
             spec.name,
             run_server(spec.name, base_url),
             concurrency=config.concurrency,
+            requests_per_minute=config.requests_per_minute,
+            tokens_per_minute=config.tokens_per_minute,
             flag=flag,
             base_url_flag="--base-url",
         )

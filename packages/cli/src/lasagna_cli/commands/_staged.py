@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._rates import rate_limits
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
@@ -126,6 +127,7 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
         from lasagna_cli.commands._executors import executor_choice
 
         chosen = executor_choice(options.get("executor") or "local", options.get("ray_address"))
+        requests_per_minute, tokens_per_minute = rate_limits(options.get("rpm"), options.get("tpm"))
         _run_pipeline(
             PipelineOptions(
                 name=path,
@@ -141,6 +143,8 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 judge=options.get("judge"),
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
                 concurrency=options.get("concurrency", 8),
+                requests_per_minute=requests_per_minute,
+                tokens_per_minute=tokens_per_minute,
                 endpoints=_endpoints(options.get("base_url")),
                 retriever=options.get("retriever") or "bm25",
                 embedder=options.get("embedder"),
@@ -191,6 +195,8 @@ def _run_pipeline(
             spec.name,
             run_server(spec.name, base_url),
             concurrency=options.concurrency,
+            requests_per_minute=options.requests_per_minute,
+            tokens_per_minute=options.tokens_per_minute,
             flag=flag,
             base_url_flag="--base-url",
         )

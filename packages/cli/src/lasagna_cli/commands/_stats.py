@@ -16,6 +16,7 @@ from lasagna_cli.commands._errors import (
     user_errors,
 )
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.kag import Damaged, Result
@@ -71,12 +72,15 @@ def stats(
     concurrency: Annotated[
         int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
     ] = 8,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
 ) -> None:
     """kag's report of a sweep's results per setup, overall and per dataset, ranked by ACC,
     then lasagna's own figures (option extraction, EM/F1, judge grades, missing results)."""
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
+        limits = rate_limits(rpm, tpm)  # before anything is read
         from lasagna_cli.engine.kag import is_run_folder
 
         if datasets is None and not is_run_folder(results):
@@ -99,6 +103,7 @@ def stats(
                 base_url,
                 concurrency,
                 damaged,
+                limits,
             )
         )
         _refuse_damaged(damaged, is_run_folder(results) and datasets is None)
@@ -131,6 +136,7 @@ def _report(
     base_url: str | None,
     concurrency: int,
     damaged: list[Damaged],
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> str:
     import json
 
@@ -167,7 +173,7 @@ def _report(
             )
     grades = None
     if judge is not None:
-        grades = _grade(found, judge, rubric_name, base_url, concurrency)
+        grades = _grade(found, judge, rubric_name, base_url, concurrency, limits)
         from lasagna_cli.engine._scoring import constant_judge
 
         warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
@@ -191,6 +197,7 @@ def _grade(
     rubric_name: str,
     base_url: str | None,
     concurrency: int,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> dict[Path, Any]:
     """Judge grades of the free-form results that have references, keyed by result file.
     The judge's answers are cached (the LLM cache), so a second `stats` costs nothing."""
@@ -204,7 +211,10 @@ def _grade(
     from lasagna_judge import grade_batch
 
     rubric = load_rubric_option(rubric_name)
-    llm = build_llm(judge, base_url=base_url, concurrency=concurrency, flag="--judge")
+    llm = build_llm(
+        judge, base_url=base_url, concurrency=concurrency, flag="--judge",
+        requests_per_minute=limits[0], tokens_per_minute=limits[1],
+    )  # fmt: skip
     todo = [r for r in found if needs_grading(r)]
     items = [
         {

@@ -10,73 +10,18 @@ import typer
 from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
+from lasagna_cli.commands._sweep_llms import make_setup_llms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine._config import ModelSpec, ProviderSpec, Setup
+    from lasagna_cli.engine._config import ModelSpec, Setup
     from lasagna_judge import LLM
 
 DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
 MAX_LOGGED_ERRORS = 5
-
-
-def provider_api_key(provider: ProviderSpec, setup: str) -> str | None:
-    """The key of a config.toml provider: its own `key` (kag's), else the value of the
-    variable it names (CLI layer only)."""
-    from lasagna_cli.commands._llm import key_from_variable
-
-    if provider.api_key is not None:
-        return provider.api_key
-    if provider.api_key_env is None:
-        return None
-    value = key_from_variable(provider.api_key_env)
-    if value is None:
-        raise CliError(
-            f"setup {setup!r}: provider {provider.name!r} reads its API key from "
-            f"${provider.api_key_env}, which is not set; export it, or point the setup at "
-            "another provider (e.g. local, which needs no key)",
-            USAGE_ERROR,
-        )
-    return value
-
-
-def make_setup_llms(setups: list[Setup], parallel: int) -> dict[tuple[str, str], LLM]:
-    """One LLM object per (provider, model), all built (and every key checked) before any
-    call. Built-in providers go through `build_llm`, so they read the same variables as
-    every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
-    config.toml providers use their base_url and the key variable they name."""
-    from lasagna_cli.commands._llm import build_llm, proxies_of
-    from lasagna_cli.engine._config import BUILTIN_PROVIDERS
-    from lasagna_judge import make_llm
-
-    llms: dict[tuple[str, str], LLM] = {}
-    for setup in setups:
-        model = setup.generator
-        if model is None or model.key in llms:
-            continue
-        provider = model.provider
-        assert provider is not None
-        # The result files are the sweep's record and --continue its resume: no LLM cache.
-        if provider == BUILTIN_PROVIDERS.get(provider.name):
-            try:
-                llms[model.key] = build_llm(
-                    model.name, concurrency=parallel, cache=False, flag=None, base_url_flag=None
-                )
-            except CliError as exc:
-                raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
-        else:
-            llms[model.key] = make_llm(
-                model.name,
-                base_url=provider.base_url,
-                api_key=provider_api_key(provider, setup.name),
-                cache=False,
-                concurrency=parallel,
-                proxies=proxies_of(),
-                wire=provider.wire,
-            )
-    return llms
 
 
 def _with_endpoint(setup: Setup) -> Setup:
@@ -146,6 +91,8 @@ def sweep(
             "--concurrency", "-p", "--parallel", min=1, help="Tasks in flight at most (kag's 1)."
         ),
     ] = 1,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     resume: Annotated[
@@ -200,6 +147,7 @@ def sweep(
         from lasagna_cli.commands._llm import load_prices
 
         chosen = executor_choice(executor, ray_address)
+        limits = rate_limits(rpm, tpm)
         price_table = load_prices(prices) if prices is not None else None  # before any call
         with fewer_collections():  # from the reading of the files: thousands of objects
             exit_code = _sweep(
@@ -215,6 +163,7 @@ def sweep(
                 chosen,
                 overwrite=overwrite,
                 missing_as_errors=missing_as_errors,
+                limits=limits,
             )
         if price_table is not None:
             from lasagna_cli.commands._costs import sweep_costs
@@ -238,6 +187,7 @@ def _sweep(
     *,
     overwrite: bool = False,
     missing_as_errors: bool = False,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> int:
     import asyncio
     import os
@@ -310,7 +260,7 @@ def _sweep(
 
         def make(spec: ModelSpec, role: str) -> LLM:
             # Asked for by the runner only for pending tasks, each before any call is made.
-            return make_setup_llms([by_model[spec.key]], parallel)[spec.key]
+            return make_setup_llms([by_model[spec.key]], parallel, limits)[spec.key]
 
         logged = [0]
 

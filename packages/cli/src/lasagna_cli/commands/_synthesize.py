@@ -16,6 +16,7 @@ import typer
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import load_prices
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._synthesize_lines import _spent_line, dry_run_lines, summary_lines
 
 if TYPE_CHECKING:
@@ -117,6 +118,8 @@ def synthesize_command(
             "input, expected_output, context); each reads back as the same rows.",
         ),
     ] = "lasagna",
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
 ) -> None:
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
@@ -138,6 +141,7 @@ def synthesize_command(
             no_cache=no_cache,
             out_format=out_format,
             include_license=include_license,
+            limits=rate_limits(rpm, tpm),
         )
 
 
@@ -158,6 +162,7 @@ def _synthesize(
     prices: Path | None,
     no_cache: bool,
     out_format: str = "lasagna",
+    limits: tuple[float | None, float | None] = (None, None),
     include_license: bool = False,
 ) -> None:
     from lasagna_synth import check_chunking, parse_mix
@@ -216,7 +221,10 @@ def _synthesize(
 
     # Before any (paid) call: the questions must have somewhere to go.
     check_output_file(out, f"--out {out}", "its folder")
-    llm = build_llm(model, base_url, concurrency, no_cache=no_cache, prices=price_table)
+    llm = build_llm(
+        model, base_url, concurrency, no_cache=no_cache, prices=price_table,
+        requests_per_minute=limits[0], tokens_per_minute=limits[1],
+    )  # fmt: skip
     result = _run(
         llm,
         corpus,

@@ -133,6 +133,10 @@ class ProviderSpec:
     api_key: str | None = field(default=None, repr=False)
     """A key written in config.toml itself (kag's `key`, usually `{{ env(...) }}`); never
     recorded anywhere."""
+    requests_per_minute: float | None = None
+    """Each of its models' requests a minute at most (lasagna's key, beside kag's; not
+    recorded: a limit changes when answers come, not what they are)."""
+    tokens_per_minute: float | None = None
 
     def describe(self) -> dict[str, Any]:
         """What result files record: the key variable's name, never its value."""
@@ -345,5 +349,9 @@ class RunConfig:
     """Question, references and answer past this are not sent to the judge (--max-chars)."""
     diagnostics: bool = False
     """The judge's claim-level diagnosis of each generated answer (--diagnostics)."""
+    requests_per_minute: float | None = None
+    """Each model's requests a minute at most, the run's workers together (--rpm)."""
+    tokens_per_minute: float | None = None
+    """Each model's tokens a minute at most (--tpm)."""
     source: str = ""
     """The PATH or file the run was started with, as given."""

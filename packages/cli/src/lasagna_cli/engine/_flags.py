@@ -76,6 +76,8 @@ class Flags:
     top_k: int = DEFAULT_TOP_K
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     concurrency: int = DEFAULT_CONCURRENCY
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
     drop_unknown_judgments: bool = False
     data_format: str | None = None
     """--data-format: how the data file is read (lasagna, ragas, deepeval, hf)."""
@@ -347,6 +349,8 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         concurrency=check_positive(flags.concurrency, "--concurrency") or 1,
         judge_max_chars=flags.judge_max_chars,
         diagnostics=check_diagnostics(flags.diagnostics, flags.judge, "--diagnostics"),
+        requests_per_minute=flags.requests_per_minute,
+        tokens_per_minute=flags.tokens_per_minute,
         source=path,
     )
 

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, RemoteTaskError
 from lasagna_cli.engine._executor import Executor, OnOutcome, Outcome, Recipe, Shippable
+from lasagna_cli.engine._rate_share import set_rate_share
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -215,13 +216,14 @@ class _Pool:
     def __init__(self, ray: Any, recipe: Any, count: int) -> None:
         self.ray = ray
         self.recipe = recipe
+        self.share = 1.0 / count  # of the run's rate limits, for each actor's models
         self.actors = [self._new() for _ in range(count)]
 
     def _new(self) -> Any:
         return (
             self.ray.remote(TaskActor)
             .options(num_cpus=0, max_concurrency=1000, scheduling_strategy="SPREAD")
-            .remote(self.recipe)
+            .remote(self.recipe, self.share)
         )
 
     def replace(self, worker: int, dead: Any) -> bool:
@@ -255,7 +257,10 @@ class TaskActor:
     """A Ray actor: makes the task function from its recipe on first use, and computes
     tasks with it; an exception is returned (as itself when it pickles), never raised."""
 
-    def __init__(self, recipe: Recipe[Any, Any]) -> None:
+    def __init__(self, recipe: Recipe[Any, Any], share: float = 1.0) -> None:
+        # Its process's models take `share` of the run's rate limits (--rpm, --tpm): the
+        # workers together stay under them.
+        set_rate_share(share)
         self._recipe = recipe
         self._fn: Any = None
         self._opening: asyncio.Lock | None = None

@@ -30,6 +30,8 @@
     judge: {model: openai/gpt-4o-mini, rubric: binary}
     diagnostics: true                # the judge's claim-level diagnosis (needs a judge)
     seed: 42
+    requests_per_minute: 500         # optional: each model's limits (--rpm, --tpm)
+    tokens_per_minute: 200000
 
 Values in the file win over the command's flags; the flags fill in what the file leaves out.
 Every unknown key is an error with a did-you-mean, so a typo never silently changes a run.
@@ -57,6 +59,7 @@ from lasagna_cli.engine._flags import (
     system_setup,
     usage,
 )
+from lasagna_cli.engine._rate_share import check_rate
 from lasagna_cli.engine._sweepfile_entries import sweep_benchmarks
 
 if TYPE_CHECKING:
@@ -77,6 +80,8 @@ _TOP_KEYS = (
     "top_k",
     "generator",
     "concurrency",
+    "requests_per_minute",
+    "tokens_per_minute",
     "profile",
     "chunking",
     "diagnostics",
@@ -186,6 +191,13 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         judge_max_chars=flags.judge_max_chars,
         diagnostics=check_diagnostics(
             data.get("diagnostics", flags.diagnostics), judge, f"{label}: diagnostics"
+        ),
+        requests_per_minute=check_rate(
+            data.get("requests_per_minute", flags.requests_per_minute),
+            f"{label}: requests_per_minute",
+        ),
+        tokens_per_minute=check_rate(
+            data.get("tokens_per_minute", flags.tokens_per_minute), f"{label}: tokens_per_minute"
         ),
         source=path,
     )

@@ -48,13 +48,15 @@ from lasagna_cli.engine.kag._kag_entries import (
     DATABASE_TYPES as KAG_DATABASE_TYPES,
 )
 from lasagna_cli.engine.kag._kag_entries import (
-    RETRIEVER_TYPES as KAG_RETRIEVER_TYPES,
-)
-from lasagna_cli.engine.kag._kag_entries import (
+    RATE_KEYS,
     kag_database,
     kag_provider,
     kag_retriever,
+    rate_keys,
     untyped_retriever_error,
+)
+from lasagna_cli.engine.kag._kag_entries import (
+    RETRIEVER_TYPES as KAG_RETRIEVER_TYPES,
 )
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
 from lasagna_cli.engine.kag._templates import render_template_file
@@ -97,7 +99,7 @@ def _table(path: Path, data: dict[str, Any], section: str) -> dict[str, dict[str
 
 def _provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
     where = f"providers.{name}"
-    check_keys(path, where, body, ("api", "base_url", "api_key_env"))
+    check_keys(path, where, body, ("api", "base_url", "api_key_env", *RATE_KEYS))
     api = string(path, where, body, "api") or (name if name in APIS else "openai")
     if api not in APIS:
         raise EngineError(
@@ -115,7 +117,7 @@ def _provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
     base_url = string(path, where, body, "base_url")
     if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
         raise EngineError(f"{path}: {where}.base_url: expected an http(s) URL, found {base_url!r}")
-    return ProviderSpec(name, api, base_url, key_env)
+    return ProviderSpec(name, api, base_url, key_env, **rate_keys(f"{path}: {where}", body))
 
 
 def _database(path: Path, name: str, body: dict[str, Any]) -> DatabaseSpec:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from lasagna_cli.engine._config import ProviderSpec
 from lasagna_cli.engine._errors import EngineError, did_you_mean
+from lasagna_cli.engine._rate_share import check_rate
 from lasagna_cli.engine.kag._entries import (
     GraphDatabase,
     Retriever,
@@ -61,13 +62,24 @@ def _url(path: Path, where: str, body: dict[str, Any], default: str) -> str:
     return url
 
 
+RATE_KEYS = ("requests_per_minute", "tokens_per_minute")
+"""lasagna's own keys of a provider table (kag has none): its models' limits a minute."""
+
+
+def rate_keys(where: str, body: dict[str, Any]) -> dict[str, float | None]:
+    return {key: check_rate(body.get(key), f"{where}.{key}") for key in RATE_KEYS}
+
+
 def kag_provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
     where = f"providers.{name}"
     kind = _tag(path, where, body, PROVIDER_TYPES)
+    limits = rate_keys(f"{path}: {where}", body)
     if kind == "Ollama":
-        check_keys(path, where, body, ("type", "url"))
-        return ProviderSpec(name, "ollama", _url(path, where, body, OLLAMA_URL), wire="ollama-chat")
-    check_keys(path, where, body, ("type", "url", "key"))
+        check_keys(path, where, body, ("type", "url", *RATE_KEYS))
+        return ProviderSpec(
+            name, "ollama", _url(path, where, body, OLLAMA_URL), wire="ollama-chat", **limits
+        )
+    check_keys(path, where, body, ("type", "url", "key", *RATE_KEYS))
     if "key" not in body:
         raise EngineError(
             f"{path}: {where}: an OpenAI provider needs `key`, e.g. "
@@ -82,6 +94,7 @@ def kag_provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
         _url(path, where, body, OPENAI_URL),
         wire="responses",
         api_key=key.strip() or None,
+        **limits,
     )
 
 

@@ -43,6 +43,9 @@ class PipelineOptions:
     judge: str | None = None
     rubric: str | None = None  # None: the benchmark's own (binary for LoCoMo, else scale)
     concurrency: int = DEFAULT_CONCURRENCY
+    requests_per_minute: float | None = None
+    """Each model's requests a minute at most, all workers together (--rpm)."""
+    tokens_per_minute: float | None = None
     endpoints: Mapping[str, str] = field(default_factory=dict)
     """Provider -> the server its calls go to, when not its own (OPENAI_BASE_URL, ...)."""
     retriever: str = "bm25"
