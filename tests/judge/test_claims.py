@@ -197,3 +197,16 @@ def test_one_call_checks_every_claim_and_no_claims_need_no_call() -> None:
     assert (claims.status, claims.value) == ("ok", CLAIMS[RESPONSE])
     assert (labels.status, labels.value) == ("ok", [E, N])
     assert (nothing.status, nothing.value, nothing.called) == ("ok", [], False)
+
+
+def test_every_call_caps_its_output() -> None:
+    with FakeLLMServer(scripted()) as server:
+        run_diagnose(server)
+        caps = sorted(
+            {
+                (r["messages"][-1]["content"].startswith("Break"), r.get("max_tokens"))
+                for r in server.requests
+            }
+        )
+    # Extractions: 1024; checks: 16 per claim and 64 (five response claims, two reference).
+    assert caps == [(False, 16 * 2 + 64), (False, 16 * 5 + 64), (True, 1024)]

@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 CLAIMS_PROMPT = "claims-v1"
 """The version of the extraction and checking prompts; change it when they change."""
 
+#: Output caps when the caller sets none: a schema-constrained small model can list claims
+#: (or labels) until its context ends; a reply cut short does not validate, so it is
+#: "unparsed", counted, never a silent result.
+EXTRACT_MAX_TOKENS = 1024
+CHECK_TOKENS_PER_CLAIM = 16
+
 CallStatus = Literal["ok", "unparsed", "error"]
 Label = Literal["entailment", "neutral", "contradiction"]
 
@@ -103,11 +109,13 @@ async def extract_claims(
     max_validation_retries: int = 2,
     max_tokens: int | None = None,
 ) -> ClaimCall:
-    """The claims `text` makes about `question`, in one schema-enforced call; blank claims
-    are dropped. An "unparsed" or "error" call has `value` None."""
+    """The claims `text` makes about `question`, in one schema-enforced call (at most
+    `max_tokens` out, `EXTRACT_MAX_TOKENS` when None); blank claims are dropped. An
+    "unparsed" or "error" call has `value` None."""
     prompt = _EXTRACT.format(question=question.strip(), text=text.strip())
+    cap = max_tokens if max_tokens is not None else EXTRACT_MAX_TOKENS
     status, value, tin, tout, error = await _call(
-        llm, prompt, ClaimsModel, max_validation_retries, max_tokens
+        llm, prompt, ClaimsModel, max_validation_retries, cap
     )
     claims = None
     if isinstance(value, ClaimsModel):
@@ -126,13 +134,15 @@ async def check_claims(
 ) -> ClaimCall:
     """One label per claim ("entailment", "neutral", "contradiction") against `premise`, in
     ONE call; no claims need no call. A reply with a different number of labels than claims
-    is "unparsed": every label None (a misaligned list cannot say which claim is which)."""
+    is "unparsed": every label None (a misaligned list cannot say which claim is which).
+    At most `max_tokens` out (None: `CHECK_TOKENS_PER_CLAIM` per claim, and 64)."""
     if not claims:
         return ClaimCall("ok", [], called=False)
     numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
     prompt = _CHECK.format(question=question.strip(), premise=premise.strip(), claims=numbered)
+    cap = max_tokens if max_tokens is not None else CHECK_TOKENS_PER_CLAIM * len(claims) + 64
     status, value, tin, tout, error = await _call(
-        llm, prompt, LabelsModel, max_validation_retries, max_tokens
+        llm, prompt, LabelsModel, max_validation_retries, cap
     )
     if isinstance(value, LabelsModel) and len(value.labels) == len(claims):
         return ClaimCall("ok", list(value.labels), tin, tout)
