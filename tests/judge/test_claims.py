@@ -1,7 +1,8 @@
 """Claim-level diagnosis at the wire: the fake server, scripted with claims and verdicts, is
-the oracle. Every metric equals the value worked out by hand below and `claim_metrics` on the
-same labels (itself pinned against RAGChecker 0.1.9 in tests/metrics/test_claims.py); an
-unparsed or failed check is counted apart and leaves its metrics None, never false."""
+the oracle. Every metric equals the value worked out by hand below, `claim_metrics` on the
+same labels, and RAGChecker 0.1.9's own functions on them (pinned below, as
+tests/metrics/test_claims.py pins its cases); an unparsed or failed check is counted apart
+and leaves its metrics None, never false."""
 
 from __future__ import annotations
 
@@ -50,6 +51,29 @@ HAND = {
     "hallucination": 1 / 5,  # r5: in no passage, and wrong
     "self_knowledge": 1 / 5,  # r4: in no passage, and right
     "faithfulness": 3 / 5,  # r1, r2, r3 in some passage
+}
+
+# RAGChecker 0.1.9's own metric functions (ragchecker.computation, run as
+# tests/metrics/data/make_ragchecker_cases.py runs them) on the labels this script produces
+# (RAGCHECKER_LABELS, in its spelling "Entailment", ...):
+RAGCHECKER_LABELS = {
+    "answer2response": [E, N, C, E, N],
+    "response2answer": [E, N],
+    "retrieved2answer": [[E, N, N], [N, E, N]],
+    "retrieved2response": [[E, N, N], [N, N, E], [N, E, N], [N, N, N], [N, N, N]],
+}
+RAGCHECKER = {
+    "precision": 0.4,
+    "recall": 0.5,
+    "f1": 0.4444444444444445,
+    "claim_recall": 1.0,
+    "context_precision": 0.6666666666666666,
+    "context_utilization": 0.5,
+    "noise_sensitivity_in_relevant": 0.2,
+    "noise_sensitivity_in_irrelevant": 0.2,
+    "hallucination": 0.2,
+    "self_knowledge": 0.2,
+    "faithfulness": 0.6,
 }
 
 
@@ -110,14 +134,8 @@ def test_every_metric_equals_the_hand_computed_value_and_claim_metrics() -> None
         assert server.calls == 2 + 2 * (len(PASSAGES) + 1) == found.calls
     assert found.response_claims == CLAIMS[RESPONSE]
     assert found.reference_claims == CLAIMS[REFERENCE]
-    assert found.answer2response == [E, N, C, E, N]
-    assert found.retrieved2response == [
-        [E, N, N],
-        [N, N, E],
-        [N, E, N],
-        [N, N, N],
-        [N, N, N],
-    ]
+    labels = {name: getattr(found, name) for name in RAGCHECKER_LABELS}
+    assert labels == RAGCHECKER_LABELS
     assert (found.unparsed, found.errors) == (0, 0)
     assert found.input_tokens > 0 and found.output_tokens > 0
     same = claim_metrics(
@@ -130,6 +148,7 @@ def test_every_metric_equals_the_hand_computed_value_and_claim_metrics() -> None
     for name in CLAIM_METRICS:
         assert found.metrics[name] == pytest.approx(HAND[name]), name
         assert found.metrics[name] == same[name], name
+        assert found.metrics[name] == pytest.approx(RAGCHECKER[name], abs=1e-12), name
     row = found.to_dict()
     assert row["prompt_id"] == CLAIMS_PROMPT and json.loads(json.dumps(row)) == row
 
