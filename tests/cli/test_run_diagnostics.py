@@ -189,3 +189,29 @@ def test_an_answer_over_max_chars_is_not_sent_and_counted(tmp_path: Path) -> Non
                for r in unsent)  # fmt: skip
     assert found["metrics"]["diagnostics"]["precision"]["missing"] >= len(unsent)
     assert claim_calls == [] and calls["made"] == 0
+
+
+def test_from_python(tmp_path: Path) -> None:
+    import asyncio
+
+    from lasagna_cli import EngineUsageError, arun_benchmark
+    from lasagna_judge import make_llm
+
+    async def main() -> Any:
+        llm = make_llm("openai/fake", base_url=server.base_url, api_key="test", cache=False)
+        models: dict[str, Any] = {"llms": {"openai/fake": llm}, "generator": "openai/fake"}
+        try:
+            found = await arun_benchmark(
+                PASTA, tmp_path / "api", judge=llm, diagnostics=True, **models
+            )
+            with pytest.raises(EngineUsageError, match="diagnostics needs a judge"):
+                await arun_benchmark(PASTA, tmp_path / "no", diagnostics=True, **models)
+            return found
+        finally:
+            await llm.aclose()
+
+    with FakeLLMServer(reply=reply) as server:
+        results = asyncio.run(main())
+    (found,) = results.results
+    assert found.metric("diagnostics", "faithfulness").count == 14
+    assert found.per_query[0].diagnostics is not None

@@ -21,6 +21,7 @@ with await, or `run_benchmark`, which then runs the engine on a thread of its ow
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +44,12 @@ def config_of(
     generator: str | None = None,
     judge: str | None = None,
     env: Mapping[str, str] | None = None,
+    diagnostics: bool = False,
 ) -> RunConfig:
     """A RunConfig as given, or read from a data file, BEIR folder or sweep file with the
     command's defaults (`env` fills `${VAR}` in a sweep file's system headers)."""
     if isinstance(source, RunConfig):
-        return source
+        return replace(source, diagnostics=True) if diagnostics else source
     from lasagna_cli.engine._config import DEFAULT_TOP_K
     from lasagna_cli.engine._flags import Flags, config_from_path, parse_tracks
     from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
@@ -57,6 +59,7 @@ def config_of(
         top_k=top_k if top_k is not None else DEFAULT_TOP_K,
         generator=generator,
         judge=judge,
+        diagnostics=diagnostics,
         split_given=False,
     )
     path = str(source)
@@ -79,6 +82,7 @@ async def arun_benchmark(
     text_cache: str | Path | None = None,
     embedders: Mapping[str, Embedder] | None = None,
     vector_folder: str | Path | None = None,
+    diagnostics: bool = False,
 ) -> Results:
     """Run the benchmark(s) and return their results (see the module docstring).
 
@@ -89,7 +93,8 @@ async def arun_benchmark(
     `vector_folder` keeps a corpus's vectors between runs. The caller owns these objects:
     they are used, never closed. `executor` runs the tasks: `LocalExecutor(concurrency)` by
     default, or `RayExecutor(concurrency, address=...)` on a Ray cluster, where each worker
-    gets its own copy of the LLM objects (and its own usage counts).
+    gets its own copy of the LLM objects (and its own usage counts). `diagnostics` adds the
+    judge's claim-level diagnosis of each answer (`benchmark run --diagnostics`).
     """
     run_config = config_of(
         config,
@@ -97,11 +102,13 @@ async def arun_benchmark(
         top_k=top_k,
         generator=generator,
         judge=judge.model if judge is not None else None,
+        diagnostics=diagnostics,
     )
     if judge is not None and run_config.judge is None:
-        from dataclasses import replace
-
         run_config = replace(run_config, judge=judge.model)
+    from lasagna_cli.engine._flags import check_diagnostics
+
+    check_diagnostics(run_config.diagnostics, run_config.judge, "diagnostics")
     out = Path(output)
     run = await run_benchmarks(
         run_config,
@@ -130,6 +137,7 @@ def run_benchmark(
     text_cache: str | Path | None = None,
     embedders: Mapping[str, Embedder] | None = None,
     vector_folder: str | Path | None = None,
+    diagnostics: bool = False,
 ) -> Results:
     """`arun_benchmark`, from code that is not async; safe inside a running event loop."""
     kwargs: dict[str, Any] = {
@@ -143,6 +151,7 @@ def run_benchmark(
         "text_cache": text_cache,
         "embedders": embedders,
         "vector_folder": vector_folder,
+        "diagnostics": diagnostics,
     }
     from lasagna_synth import run_blocking
 
