@@ -128,8 +128,15 @@ def test_resumed_with_diagnostics_regrades_without_generating_again(tmp_path: Pa
         assert again.exit_code == 0, again.output
         asked = server.requests[first:]
         other = tmp_path / "other"
+        before = server.calls
         assert run(tmp_path, server, *flags(other, "--diagnostics")).exit_code == 0
+        assert server.calls == before  # the same run again: every call from the cache
         diffed = run(tmp_path, server, "compare", str(out), str(other))
+        # Resumed without them, the records keep no stale diagnosis.
+        assert run(tmp_path, server, *flags(other, "--resume")).exit_code == 0
+    assert all("diagnostics" not in r["generation"] for r in records(other).values())
+    plain = json.loads((other / "results.json").read_text(encoding="utf-8"))["results"][0]
+    assert "diagnostics" not in plain["metrics"] and "diagnostics" not in plain["per_query"][0]
     assert diffed.exit_code == 0, diffed.output
     assert "diagnostics/faithfulness" in diffed.output
     generated = [r for r in asked if "Passages:" in r["messages"][-1]["content"]]
