@@ -178,7 +178,7 @@ def make_llm(
 
             if wire == "responses":
                 url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/responses"
-                kind: type[ResponsesBackend] = ResponsesBackend
+                kind: type[ResponsesBackend | OllamaChatBackend] = ResponsesBackend
             else:
                 url = (base_url or OLLAMA_NATIVE_URL).rstrip("/") + "/api/chat"
                 kind = OllamaChatBackend
