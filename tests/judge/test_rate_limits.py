@@ -147,8 +147,8 @@ def test_the_pace_climbs_while_calls_succeed_and_stops_pacing_far_above() -> Non
         refused = await pace.acquire()
         pace.refused(refused, 2.0)
         assert pace.rate is not None and pace.cuts == 1
-        # 100 admitted over 10 s + 2 s of wait: ~8.3 a second, cut to 90%.
-        assert pace.rate == pytest.approx(0.9 * 100 / 12.0, rel=0.05)
+        # 100 admitted over 10 s + 2 s of wait: ~8.3 a second, cut to 95%.
+        assert pace.rate == pytest.approx(0.95 * 100 / 12.0, rel=0.05)
         cut = pace.rate
         clock.now += 2.0
         for _ in range(200):
