@@ -282,12 +282,13 @@ class FakeLLMServer:
         self._note(request, headers, route)
         admitted = None
         if self.limits is not None:
-            admitted = self.limits.admit(request, time.monotonic())
-            if isinstance(admitted, float):
+            place = self.limits.admit(request, time.monotonic())
+            if isinstance(place, float):
                 message = "FakeLLMServer: rate limit reached; retry after the time given"
                 return _http(
-                    429, _error_body(anthropic, 429, message), self.limits.refusal_headers(admitted)
+                    429, _error_body(anthropic, 429, message), self.limits.refusal_headers(place)
                 )
+            admitted = place
         self._ids += 1
         call_id = self._ids
         self.in_flight += 1

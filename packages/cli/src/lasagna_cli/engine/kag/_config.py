@@ -117,7 +117,10 @@ def _provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
     base_url = string(path, where, body, "base_url")
     if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
         raise EngineError(f"{path}: {where}.base_url: expected an http(s) URL, found {base_url!r}")
-    return ProviderSpec(name, api, base_url, key_env, **rate_keys(f"{path}: {where}", body))
+    rpm, tpm = rate_keys(f"{path}: {where}", body)
+    return ProviderSpec(
+        name, api, base_url, key_env, requests_per_minute=rpm, tokens_per_minute=tpm
+    )
 
 
 def _database(path: Path, name: str, body: dict[str, Any]) -> DatabaseSpec:

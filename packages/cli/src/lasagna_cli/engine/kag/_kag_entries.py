@@ -66,19 +66,22 @@ RATE_KEYS = ("requests_per_minute", "tokens_per_minute")
 """lasagna's own keys of a provider table (kag has none): its models' limits a minute."""
 
 
-def rate_keys(where: str, body: dict[str, Any]) -> dict[str, float | None]:
-    return {key: check_rate(body.get(key), f"{where}.{key}") for key in RATE_KEYS}
+def rate_keys(where: str, body: dict[str, Any]) -> tuple[float | None, float | None]:
+    """A provider table's (requests_per_minute, tokens_per_minute), checked."""
+    rpm, tpm = (check_rate(body.get(key), f"{where}.{key}") for key in RATE_KEYS)
+    return rpm, tpm
 
 
 def kag_provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
     where = f"providers.{name}"
     kind = _tag(path, where, body, PROVIDER_TYPES)
-    limits = rate_keys(f"{path}: {where}", body)
+    rpm, tpm = rate_keys(f"{path}: {where}", body)
     if kind == "Ollama":
         check_keys(path, where, body, ("type", "url", *RATE_KEYS))
         return ProviderSpec(
-            name, "ollama", _url(path, where, body, OLLAMA_URL), wire="ollama-chat", **limits
-        )
+            name, "ollama", _url(path, where, body, OLLAMA_URL), wire="ollama-chat",
+            requests_per_minute=rpm, tokens_per_minute=tpm,
+        )  # fmt: skip
     check_keys(path, where, body, ("type", "url", "key", *RATE_KEYS))
     if "key" not in body:
         raise EngineError(
@@ -94,7 +97,8 @@ def kag_provider(path: Path, name: str, body: dict[str, Any]) -> ProviderSpec:
         _url(path, where, body, OPENAI_URL),
         wire="responses",
         api_key=key.strip() or None,
-        **limits,
+        requests_per_minute=rpm,
+        tokens_per_minute=tpm,
     )
 
 
