@@ -407,3 +407,31 @@ def test_the_readmes_sweep_with_the_local_model_answers_the_same_on_ray(tmp_path
             for p in out.rglob("*.json")
         }
     assert len(answers["ray"]) == 18 and answers["ray"] == answers["local"]
+
+
+def test_ray_workers_share_the_rate_limit_so_the_run_stays_under_it(tmp_path: Path) -> None:
+    # --rpm 240: 4 requests a second for the whole run. Two workers pace at 2 a second
+    # each; at the full limit each, any second would see about 8.
+    rows = [
+        {"id": f"r{i}", "question": f"q {i}", "answers": ["yes"], "prediction": "yes"}
+        for i in range(16)
+    ]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with FakeLLMServer(reply=json.dumps({"reasoning": "same", "score": 4})) as server:
+        environment = env(
+            tmp_path, OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-test",
+            LASAGNA_RAY_WORKERS="2",
+        )  # fmt: skip
+        result = lasagna(
+            ["judge", "grade", str(tmp_path / "rows.jsonl"), "--model", "openai/j", "-o",
+             str(tmp_path / "graded.jsonl"), "--no-cache", "--executor", "ray", "--rpm", "240"],
+            environment,
+        )  # fmt: skip
+        arrivals = sorted(server.times)
+    assert result.returncode == 0, result.stderr
+    assert len(arrivals) == 16
+    busiest = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
+    assert busiest <= 6, arrivals
+    # 8 a worker, 0.5 s apart: 3.5 s (the first may go late, waiting for its connection);
+    # undivided, 1.75 s.
+    assert arrivals[-1] - arrivals[0] >= 3.0, arrivals
