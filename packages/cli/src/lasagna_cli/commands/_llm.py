@@ -263,6 +263,28 @@ def run_server(model: str, base_url: str | None) -> str | None:
     return base_url if base_url is not None and not model.startswith("local/") else None
 
 
+def run_llm(
+    model: str,
+    *,
+    base_url: str | None,
+    concurrency: int,
+    requests_per_minute: float | None,
+    tokens_per_minute: float | None,
+    flag: str | None,
+) -> LLM:
+    """A model of `benchmark run` (data, sweep file or staged pipeline): `build_llm` with the
+    run's --base-url where the model calls a server (`run_server`)."""
+    return build_llm(
+        model,
+        run_server(model, base_url),
+        concurrency=concurrency,
+        requests_per_minute=requests_per_minute,
+        tokens_per_minute=tokens_per_minute,
+        flag=flag,
+        base_url_flag="--base-url",
+    )
+
+
 def endpoint_of(
     model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
 ) -> str | None:

@@ -33,7 +33,7 @@ def run_engine(
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import LOCAL, make_executor
-    from lasagna_cli.commands._llm import build_llm, run_server, text_cache
+    from lasagna_cli.commands._llm import run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._benchmark import run_benchmarks
     from lasagna_cli.engine._runner import Models
@@ -42,14 +42,13 @@ def run_engine(
 
     def make(spec: ModelSpec, role: str) -> LLM:
         flag = "--generator" if role == "generator" else "--judge"
-        return build_llm(
+        return run_llm(
             spec.name,
-            run_server(spec.name, base_url),
+            base_url=base_url,
             concurrency=config.concurrency,
             requests_per_minute=config.requests_per_minute,
             tokens_per_minute=config.tokens_per_minute,
             flag=flag,
-            base_url_flag="--base-url",
         )
 
     progress = TaskProgress(0, "tasks")

@@ -176,7 +176,7 @@ def _run_pipeline(
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import LOCAL, make_executor
-    from lasagna_cli.commands._llm import build_llm, resolve_model, run_server, text_cache
+    from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
@@ -191,14 +191,13 @@ def _run_pipeline(
     def make(spec: ModelSpec, role: str) -> LLM:
         # A judge named only by the run's record (the generator) is named without a flag.
         flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
-        return build_llm(
+        return run_llm(
             spec.name,
-            run_server(spec.name, base_url),
+            base_url=base_url,
             concurrency=options.concurrency,
             requests_per_minute=options.requests_per_minute,
             tokens_per_minute=options.tokens_per_minute,
             flag=flag,
-            base_url_flag="--base-url",
         )
 
     models = Models(
