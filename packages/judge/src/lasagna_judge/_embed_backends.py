@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
 from lasagna_judge._http_url import endpoint
-from lasagna_judge._openai_compat import OPENAI_BASE_URL, post_json, user_agent
+from lasagna_judge._openai_compat import OPENAI_BASE_URL, json_headers, post_json
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
 from lasagna_judge._wire import WireRequest
@@ -54,13 +54,7 @@ class HttpEmbedBackend:
         self._timeout = timeout
         self._deadline = deadline
         self._sender = sender
-        self._headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-            ("User-Agent", user_agent()),
-        ]
-        if api_key:
-            self._headers.append(("Authorization", f"Bearer {api_key}"))
+        self._headers = json_headers(api_key)
 
     async def embed_batch(self, texts: list[str]) -> list[Sequence[float]]:
         body: dict[str, Any] = {"model": self.name, "input": texts, "encoding_format": "float"}

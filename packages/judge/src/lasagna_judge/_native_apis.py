@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from lasagna_judge._openai_compat import post_json, user_agent
+from lasagna_judge._openai_compat import json_headers, post_json
 from lasagna_judge._providers import (
     Backend,
     CallOptions,
@@ -59,13 +59,7 @@ class _TextBackend(Backend):
         self._timeout = timeout
         self._deadline = deadline
         self._sender = sender
-        self._headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-            ("User-Agent", user_agent()),
-        ]
-        if api_key:
-            self._headers.append(("Authorization", f"Bearer {api_key}"))
+        self._headers = json_headers(api_key)
 
     def _body(self, messages: list[Message], options: CallOptions) -> dict[str, Any]:
         raise NotImplementedError

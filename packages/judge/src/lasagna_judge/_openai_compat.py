@@ -53,6 +53,18 @@ def user_agent() -> str:
         return "lasagna-judge"
 
 
+def json_headers(api_key: str | None) -> list[tuple[str, str]]:
+    """The headers of a JSON POST to an OpenAI-style API: the key as a Bearer token."""
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json"),
+        ("User-Agent", user_agent()),
+    ]
+    if api_key:
+        headers.append(("Authorization", f"Bearer {api_key}"))
+    return headers
+
+
 def _error_detail(body: bytes) -> str:
     """The server's own words from an error reply: OpenAI's {"error": {"message": ...}}."""
     try:
@@ -136,13 +148,7 @@ class OpenAICompatBackend(Backend):
         self._timeout = timeout
         self._deadline = deadline
         self._sender = sender
-        self._headers = [
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-            ("User-Agent", user_agent()),
-        ]
-        if api_key:
-            self._headers.append(("Authorization", f"Bearer {api_key}"))
+        self._headers = json_headers(api_key)
 
     def _options(self, options: CallOptions) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
