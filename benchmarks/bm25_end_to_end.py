@@ -208,7 +208,7 @@ Ranking = list[tuple[str, float]]
 
 
 def lasagna_rankings(out: Path) -> dict[str, Ranking]:
-    from lasagna_cli.engine._store import RunStore, iter_records
+    from lasagna_cli.engine.records._store import RunStore, iter_records
 
     return {
         str(r["task"]["item"]): [(doc, score) for doc, score in r["retrieval"]["ranking"]][:10]

@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--hnsw", type=int, default=50_000, help="vectors in the HNSW test")
     args = parser.parse_args()
 
-    from lasagna_cli.engine import _vectors
+    from lasagna_cli.engine.retrieval import _vectors
     from lasagna_judge import make_embedder
 
     short = passages(args.beir / "msmarco")

@@ -31,7 +31,7 @@ fake server share the CPUs, so a second worker cannot help, and Ray's start (ray
 5-6 s quiet) dominates a few thousand tasks: Ray pays off when the calls, not this machine,
 are the limit (more hosts to call from, local models on several hosts). A Ray started once
 (`ray start --head`, then `--ray-address auto`) saves the start of each command. Tasks go
-to the actors 16 to a Ray call (engine/_ray.py's CHUNK), 16 times fewer Ray calls than one
+to the actors 16 to a Ray call (engine/run/_ray.py's CHUNK), 16 times fewer Ray calls than one
 per task; on this machine the two measured within its noise (3000 tasks: 14.2-18.6 s one
 per call, 13.4-16.5 s in chunks), so the chunks matter on a driver feeding many hosts.
 

@@ -63,7 +63,7 @@ def generated(
     """Passages whose words follow MS MARCO's word frequencies; seeded, so identical each run."""
     import numpy as np
 
-    from lasagna_cli.engine._bm25 import LUCENE_ENGLISH_STOPWORDS
+    from lasagna_cli.engine.retrieval._bm25 import LUCENE_ENGLISH_STOPWORDS
 
     counts: Counter[str] = Counter()
     for line in (MSMARCO / "corpus.jsonl").read_text(encoding="utf-8").split("\n"):
@@ -101,7 +101,7 @@ def mean_ndcg(rankings: list[list[str]], qrels: list[dict[str, int]]) -> float:
 
 
 def run_ours(args: argparse.Namespace) -> dict[str, Any]:
-    from lasagna_cli.engine._bm25 import BM25Index
+    from lasagna_cli.engine.retrieval._bm25 import BM25Index
 
     ids, texts, queries, qrels = load(args.corpus, args.passages, args.queries)
     BM25Index.build(["warm"], ["imports loaded before the clock starts"])
@@ -141,7 +141,7 @@ def run_rank_bm25(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
     from rank_bm25 import BM25Okapi
 
-    from lasagna_cli.engine._bm25 import Analyzer
+    from lasagna_cli.engine.retrieval._bm25 import Analyzer
 
     ids, texts, queries, qrels = load(args.corpus, args.passages, args.queries)
     mapper = Analyzer().term_mapper()

@@ -199,10 +199,10 @@ async def raw_calls(base_url: str, bodies: list[dict[str, Any]], parallel: int) 
 def sweep_in_process(folder: Path, output: Path, parallel: int) -> float:
     """The same tasks through the engine's runner in this process (kag's door, its store)."""
     from lasagna_cli.commands._sweep import make_setup_llms
-    from lasagna_cli.engine._executor import LocalExecutor
-    from lasagna_cli.engine._runner import Models, RunOptions, execute
-    from lasagna_cli.engine._system_tasks import SystemState
     from lasagna_cli.engine.kag import KagStore, load_sweep, sweep_tasks
+    from lasagna_cli.engine.run._executor import LocalExecutor
+    from lasagna_cli.engine.run._runner import Models, RunOptions, execute
+    from lasagna_cli.engine.run._system_tasks import SystemState
 
     sweep = load_sweep(
         folder / "datasets.json", folder / "setups.toml", folder / "config.toml", [], {}

@@ -154,7 +154,7 @@ def test_llm_objects_answer_and_are_left_open(tmp_path: Path) -> None:
 
 def test_a_model_without_an_llm_object_is_one_clear_error(tmp_path: Path) -> None:
     from lasagna_cli import EngineUsageError, RunConfig, run_benchmark
-    from lasagna_cli.engine._flags import Flags, config_from_path
+    from lasagna_cli.engine.config._flags import Flags, config_from_path
 
     config = config_from_path(str(EXAMPLES / "pasta.jsonl"), Flags(generator="openai/gen"))
     assert isinstance(config, RunConfig)

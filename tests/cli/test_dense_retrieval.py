@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_cli.engine.records._store import RunStore, iter_records
 from lasagna_judge.testing import FakeLLMServer
 
 np = pytest.importorskip("numpy")
@@ -149,8 +149,8 @@ def test_an_unreachable_embedder_is_one_line_before_any_question(
 def test_fusion_and_the_exact_and_hnsw_indexes_agree_with_brute_force(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lasagna_cli.engine import _vectors
-    from lasagna_cli.engine._rankings import fuse
+    from lasagna_cli.engine.retrieval import _vectors
+    from lasagna_cli.engine.retrieval._rankings import fuse
 
     assert fuse([[("a", 9.0), ("b", 8.0)], [("b", 0.9), ("c", 0.8)]], [1.0, 1.0], 60) == [
         ("b", 1 / 62 + 1 / 61),

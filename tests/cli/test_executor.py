@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from lasagna_cli.engine._executor import LocalExecutor, Outcome
+from lasagna_cli.engine.run._executor import LocalExecutor, Outcome
 
 
 def test_bounded_concurrency_and_failures_do_not_stop_others() -> None:

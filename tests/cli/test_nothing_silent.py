@@ -152,7 +152,7 @@ def test_the_server_of_the_calls_is_recorded_without_credentials(
 
 
 def test_a_recorded_endpoint_drops_credentials_and_query() -> None:
-    from lasagna_cli.engine._config import endpoint_url
+    from lasagna_cli.engine.config._config import endpoint_url
 
     url = "https://user:pw@gateway.example:8443/v1/?api-key=secret#frag"
     assert endpoint_url(url) == "https://gateway.example:8443/v1"

@@ -171,7 +171,7 @@ def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -
 
 def disk_full_after(writes: int, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The engine's record writer fills the disk after `writes` files; returns those kept."""
-    from lasagna_cli.engine import _writer
+    from lasagna_cli.engine.records import _writer
 
     real, kept = _writer.write_bytes_atomic, []
 

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from lasagna_cli._app import app
 from lasagna_cli.commands._llm import build_llm
-from lasagna_cli.engine import _rate_share
-from lasagna_cli.engine._flags import Flags
-from lasagna_cli.engine._sweepfile import config_from_sweep
+from lasagna_cli.engine.config._flags import Flags
+from lasagna_cli.engine.config._sweepfile import config_from_sweep
 from lasagna_cli.engine.kag._config import load_config
+from lasagna_cli.engine.run import _rate_share
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer, RateLimits
 
@@ -123,7 +123,7 @@ def test_config_toml_providers_take_lasagna_s_limit_keys(tmp_path: Path, table: 
 
 
 def test_ray_workers_divide_the_run_s_limits() -> None:
-    from lasagna_cli.engine._ray import TaskActor, _Pool
+    from lasagna_cli.engine.run._ray import TaskActor, _Pool
 
     made: list[tuple[Any, ...]] = []
 

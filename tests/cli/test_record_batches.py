@@ -15,7 +15,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine._store import RunStore, folder_records, iter_records, write_batch
+from lasagna_cli.engine.records._store import RunStore, folder_records, iter_records, write_batch
 
 LASAGNA = Path(sys.executable).with_name("lasagna")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "data"

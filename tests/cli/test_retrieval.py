@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from lasagna_cli.engine._bm25 import BM25Index, RetrievalError
+from lasagna_cli.engine.retrieval._bm25 import BM25Index, RetrievalError
 
 DOCS = {
     "d1": "The cat sat on the mat.",

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_cli.engine.records._store import RunStore, iter_records
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"

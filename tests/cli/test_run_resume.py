@@ -16,7 +16,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_cli.engine.records._store import RunStore, iter_records
 from lasagna_judge.testing import FakeLLMServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "data"

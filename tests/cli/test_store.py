@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lasagna_cli.engine._store import (
+from lasagna_cli.engine.records._store import (
     TEMP_PREFIX,
     dump_json,
     dump_task_json,
@@ -128,7 +128,7 @@ def test_task_files_are_one_line_and_reports_are_indented() -> None:
 
 
 def test_indented_files_are_json_s_layout_with_long_lists_one_item_a_line() -> None:
-    from lasagna_cli.engine._json_layout import LONG_LIST
+    from lasagna_cli.engine.records._json_layout import LONG_LIST
 
     small = {"z": [1, {"b": [], "a": {}}], "é": None, 3: 1.5, "nested": [[True, "x"]]}
     with pytest.raises(TypeError):  # json refuses to sort mixed keys; so does the layout
@@ -151,7 +151,7 @@ def test_a_run_s_records_skip_the_fsyncs_and_are_flushed_in_groups(
 ) -> None:
     import asyncio
 
-    from lasagna_cli.engine import _writer
+    from lasagna_cli.engine.records import _writer
 
     fsyncs: list[int] = []
     flushes: list[Path] = []
@@ -183,7 +183,7 @@ def test_records_are_written_off_the_event_loop(
     import asyncio
     import threading
 
-    from lasagna_cli.engine import _writer
+    from lasagna_cli.engine.records import _writer
 
     threads: list[str] = []
     real = _writer.write_bytes_atomic

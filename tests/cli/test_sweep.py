@@ -168,7 +168,7 @@ def test_every_result_file_is_json_s_own_encoding_of_its_content(
 ) -> None:
     """The store encodes each setup's description once and splices it in: the bytes must be
     those json.dumps(sort_keys=True) gives for the whole content, whatever the setup."""
-    from lasagna_cli.engine._store import dump_task_json
+    from lasagna_cli.engine.records._store import dump_task_json
 
     paths = make_files(tmp_path, server.base_url)
     assert sweep(paths).exit_code == 0
@@ -501,9 +501,9 @@ def test_progress_summary_counts_to_stderr(tmp_path: Path, server: Any) -> None:
     st.dictionaries(st.text(min_size=1, max_size=3), st.text(), min_size=1, max_size=4),
 )
 def test_prompts_carry_the_question_verbatim(text: str, options: dict[str, str]) -> None:
-    from lasagna_cli.engine._config import PromptSpec
     from lasagna_cli.engine._data import Question
-    from lasagna_cli.engine._prompts import build_messages
+    from lasagna_cli.engine.config._config import PromptSpec
+    from lasagna_cli.engine.plan._prompts import build_messages
 
     prompt = PromptSpec("template", "sys {{CHOICE}}", "<{{INPUT}}>")
     question = Question("q", text, options=options or None)

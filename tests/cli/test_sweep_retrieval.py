@@ -9,8 +9,8 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine._bm25 import BM25Index
 from lasagna_cli.engine.kag import load_config, load_databases
+from lasagna_cli.engine.retrieval._bm25 import BM25Index
 from lasagna_judge.testing import FakeLLMServer
 
 WORDS = " ".join(f"filler{i}" for i in range(30))

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._api import arun_benchmark, run_benchmark
-    from lasagna_cli.engine._config import (
+    from lasagna_cli.engine._errors import EngineError, EngineUsageError
+    from lasagna_cli.engine.benchmarks import BenchmarkAdapter, register_benchmark
+    from lasagna_cli.engine.config._config import (
         BenchmarkEntry,
         DatabaseSpec,
         ModelSpec,
@@ -26,10 +28,6 @@ if TYPE_CHECKING:
         RunConfig,
         Setup,
     )
-    from lasagna_cli.engine._errors import EngineError, EngineUsageError
-    from lasagna_cli.engine._executor import Executor, LocalExecutor, Outcome
-    from lasagna_cli.engine._ray import RayExecutor
-    from lasagna_cli.engine.benchmarks import BenchmarkAdapter, register_benchmark
     from lasagna_cli.engine.reports._typed import (
         BenchmarkResult,
         MetricSummary,
@@ -37,6 +35,8 @@ if TYPE_CHECKING:
         Results,
         load_results,
     )
+    from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome
+    from lasagna_cli.engine.run._ray import RayExecutor
     from lasagna_cli.engine.systems import (
         RetrievedItem,
         Row,
@@ -54,18 +54,18 @@ _LAZY = {
     "BenchmarkResult": "lasagna_cli.engine.reports._typed",
     "MetricSummary": "lasagna_cli.engine.reports._typed",
     "QueryResult": "lasagna_cli.engine.reports._typed",
-    "RunConfig": "lasagna_cli.engine._config",
-    "BenchmarkEntry": "lasagna_cli.engine._config",
-    "Setup": "lasagna_cli.engine._config",
-    "RetrieverSpec": "lasagna_cli.engine._config",
-    "ModelSpec": "lasagna_cli.engine._config",
-    "ProviderSpec": "lasagna_cli.engine._config",
-    "PromptSpec": "lasagna_cli.engine._config",
-    "DatabaseSpec": "lasagna_cli.engine._config",
-    "Executor": "lasagna_cli.engine._executor",
-    "LocalExecutor": "lasagna_cli.engine._executor",
-    "Outcome": "lasagna_cli.engine._executor",
-    "RayExecutor": "lasagna_cli.engine._ray",
+    "RunConfig": "lasagna_cli.engine.config._config",
+    "BenchmarkEntry": "lasagna_cli.engine.config._config",
+    "Setup": "lasagna_cli.engine.config._config",
+    "RetrieverSpec": "lasagna_cli.engine.config._config",
+    "ModelSpec": "lasagna_cli.engine.config._config",
+    "ProviderSpec": "lasagna_cli.engine.config._config",
+    "PromptSpec": "lasagna_cli.engine.config._config",
+    "DatabaseSpec": "lasagna_cli.engine.config._config",
+    "Executor": "lasagna_cli.engine.run._executor",
+    "LocalExecutor": "lasagna_cli.engine.run._executor",
+    "Outcome": "lasagna_cli.engine.run._executor",
+    "RayExecutor": "lasagna_cli.engine.run._ray",
     "EngineError": "lasagna_cli.engine._errors",
     "EngineUsageError": "lasagna_cli.engine._errors",
     "System": "lasagna_cli.engine.systems",

@@ -207,7 +207,7 @@ def sample_command(
             mode=mode,
             unit=spec.sampling_unit,
         )
-        from lasagna_cli.engine._store import check_writable
+        from lasagna_cli.engine.records._store import check_writable
 
         check_writable(output, f"-o {output}", "the sample folder")
         written = write_sample(sample, bench, data_dir, output)

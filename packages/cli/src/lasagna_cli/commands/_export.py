@@ -54,7 +54,7 @@ def export(
             )
         if export_format == "parquet" and output is None:
             raise CliError("--format parquet: give the file with -o FILE.parquet", USAGE_ERROR)
-        from lasagna_cli.engine._store import check_output_file, write_bytes_atomic
+        from lasagna_cli.engine.records._store import check_output_file, write_bytes_atomic
         from lasagna_cli.engine.reports import export_text, flat_rows, to_parquet
 
         if output is not None:

@@ -34,7 +34,7 @@ JudgeMaxCharsOption = Annotated[
     ),
 ]
 
-#: `benchmark run --diagnostics`: the judge's claim-level diagnosis (`engine._diagnostics`).
+#: `benchmark run --diagnostics`: the judge's claim-level diagnosis (`engine.run._diagnostics`).
 DiagnosticsOption = Annotated[
     bool,
     typer.Option(

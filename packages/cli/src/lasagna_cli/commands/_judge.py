@@ -18,7 +18,7 @@ from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.engine._config import JUDGE_MAX_CHARS
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -227,7 +227,7 @@ def _checked_input(
     rows = _read_grade_input(input_path)
     _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
     if out is not None:
-        from lasagna_cli.engine._store import check_output_file
+        from lasagna_cli.engine.records._store import check_output_file
 
         check_output_file(out, f"--out {out}", "its folder")
     return rubric, rows
@@ -360,7 +360,7 @@ def _grade(
         calls=calls,
         cost=cost_line(llm, summary, prices, llm.cost_of(spent)),
     )
-    from lasagna_cli.engine._scoring import constant_judge
+    from lasagna_cli.engine.run._scoring import constant_judge
 
     warning = constant_judge([g.score for g in grades if g.status == "ok"])
     if warning:

@@ -165,9 +165,9 @@ def build_llm(
     it came from a file) and `base_url_flag` the command's server option (None when it has
     none), so that every message names what the user can actually type.
     `requests_per_minute` and `tokens_per_minute` are the run's limits: a Ray worker's LLM
-    takes its share of them (`engine._rate_share`).
+    takes its share of them (`engine.run._rate_share`).
     """
-    from lasagna_cli.engine._rate_share import shared
+    from lasagna_cli.engine.run._rate_share import shared
     from lasagna_judge import JudgeError, make_llm
 
     env = os.environ if env is None else env
@@ -291,7 +291,7 @@ def endpoint_of(
     """The server a model's calls go to, as results record it (scheme, host, port, path;
     never credentials or a query): the flag's or the environment's base URL; None for a
     provider's own endpoint and for in-process models."""
-    from lasagna_cli.engine._config import endpoint_url
+    from lasagna_cli.engine.config._config import endpoint_url
 
     env = os.environ if env is None else env
     provider = model.partition("/")[0]

@@ -12,7 +12,7 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._config import ModelSpec
+    from lasagna_cli.engine.config._config import ModelSpec
     from lasagna_cli.engine.staged import OpenVikingConfig, PipelineOptions
     from lasagna_judge import LLM
 
@@ -59,8 +59,8 @@ def pipeline_options(
     import os
 
     from lasagna_cli.commands._llm import cache_setting, proxies_of
-    from lasagna_cli.engine._config import endpoint_url
     from lasagna_cli.engine.benchmarks import get_benchmark_spec
+    from lasagna_cli.engine.config._config import endpoint_url
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import JudgeError, make_llm
 

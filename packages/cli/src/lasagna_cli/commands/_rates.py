@@ -1,6 +1,6 @@
 """--rpm and --tpm, for every command that calls a model: each model's requests and
 tokens a minute, the run's Ray workers together (each takes its share:
-`engine._rate_share`)."""
+`engine.run._rate_share`)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,6 @@ TpmOption = Annotated[
 
 def rate_limits(rpm: object, tpm: object) -> tuple[float | None, float | None]:
     """--rpm and --tpm checked: numbers > 0, or None."""
-    from lasagna_cli.engine._rate_share import check_rate
+    from lasagna_cli.engine.run._rate_share import check_rate
 
     return check_rate(rpm, "--rpm"), check_rate(tpm, "--tpm")

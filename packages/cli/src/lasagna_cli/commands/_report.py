@@ -69,7 +69,7 @@ def report(
     with 95% intervals and charts, breakdowns, paired comparisons, and every question with
     each setup's answer, grade, ranking and errors."""
     with user_errors():
-        from lasagna_cli.engine._store import check_output_file, write_bytes_atomic
+        from lasagna_cli.engine.records._store import check_output_file, write_bytes_atomic
         from lasagna_cli.engine.reports import build_report
 
         target = output if output is not None else folders[0] / "report.html"

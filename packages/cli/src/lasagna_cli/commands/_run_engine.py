@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
-from lasagna_cli.engine._first_calls import ModelsUnreachable
+from lasagna_cli.engine.run._first_calls import ModelsUnreachable
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._benchmark import BenchmarkRun
-    from lasagna_cli.engine._config import ModelSpec, RunConfig
+    from lasagna_cli.engine.config._config import ModelSpec, RunConfig
     from lasagna_judge import LLM
 
 
@@ -36,8 +36,8 @@ def run_engine(
     from lasagna_cli.commands._llm import run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine._benchmark import run_benchmarks
-    from lasagna_cli.engine._runner import Models
     from lasagna_cli.engine.datasets import DatasetLoader
+    from lasagna_cli.engine.run._runner import Models
     from lasagna_synth import run_blocking
 
     def make(spec: ModelSpec, role: str) -> LLM:
@@ -92,7 +92,7 @@ def checked_base_url(
     own models, so it is taken as it is)."""
     from lasagna_cli.commands._errors import USAGE_ERROR
     from lasagna_cli.commands._llm import run_server
-    from lasagna_cli.engine._sweepfile import is_sweep_file
+    from lasagna_cli.engine.config._sweepfile import is_sweep_file
 
     if base_url is None or is_sweep_file(path):
         return base_url

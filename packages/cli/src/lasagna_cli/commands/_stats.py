@@ -174,7 +174,7 @@ def _report(
     grades = None
     if judge is not None:
         grades = _grade(found, judge, rubric_name, base_url, concurrency, limits)
-        from lasagna_cli.engine._scoring import constant_judge
+        from lasagna_cli.engine.run._scoring import constant_judge
 
         warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
         if warning:
@@ -206,8 +206,8 @@ def _grade(
     from lasagna_cli.commands._judge import load_rubric_option
     from lasagna_cli.commands._llm import build_llm
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._scoring import judge_references
     from lasagna_cli.engine.kag import needs_grading
+    from lasagna_cli.engine.run._scoring import judge_references
     from lasagna_judge import grade_batch
 
     rubric = load_rubric_option(rubric_name)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine._config import ModelSpec, Setup
+    from lasagna_cli.engine.config._config import ModelSpec, Setup
     from lasagna_judge import LLM
 
 DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
@@ -32,7 +32,7 @@ def _with_endpoint(setup: Setup) -> Setup:
 
     from lasagna_cli.commands._embedders import with_embedder_endpoint
     from lasagna_cli.commands._llm import endpoint_of
-    from lasagna_cli.engine._config import BUILTIN_PROVIDERS
+    from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS
 
     setup = with_embedder_endpoint(setup)
     model = setup.generator
@@ -195,10 +195,6 @@ def _sweep(
 
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._folder_lock import FolderLock
-    from lasagna_cli.engine._runner import Models, RunOptions, execute, prepare
-    from lasagna_cli.engine._store import check_writable, remove_stale_temp_files
-    from lasagna_cli.engine._system_tasks import SystemState
     from lasagna_cli.engine.kag import (
         KagStore,
         broken_tasks,
@@ -210,6 +206,10 @@ def _sweep(
         sweep_tasks,
         task_count,
     )
+    from lasagna_cli.engine.records._folder_lock import FolderLock
+    from lasagna_cli.engine.records._store import check_writable, remove_stale_temp_files
+    from lasagna_cli.engine.run._runner import Models, RunOptions, execute, prepare
+    from lasagna_cli.engine.run._system_tasks import SystemState
 
     if retry_errors and not resume:
         raise CliError("--retry-errors goes with --continue", USAGE_ERROR)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._config import ProviderSpec, Setup
+    from lasagna_cli.engine.config._config import ProviderSpec, Setup
     from lasagna_judge import LLM
 
 
@@ -43,8 +43,8 @@ def make_setup_llms(
     config.toml providers use their base_url and the key variable they name. `limits`
     (--rpm, --tpm) hold for each model; a config.toml provider's own keys beat them."""
     from lasagna_cli.commands._llm import build_llm, proxies_of
-    from lasagna_cli.engine._config import BUILTIN_PROVIDERS
-    from lasagna_cli.engine._rate_share import shared
+    from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS
+    from lasagna_cli.engine.run._rate_share import shared
     from lasagna_judge import make_llm
 
     llms: dict[tuple[str, str], LLM] = {}

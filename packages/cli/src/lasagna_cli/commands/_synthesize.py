@@ -217,7 +217,7 @@ def _synthesize(
         return
 
     from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.engine._store import check_output_file
+    from lasagna_cli.engine.records._store import check_output_file
 
     # Before any (paid) call: the questions must have somewhere to go.
     check_output_file(out, f"--out {out}", "its folder")

@@ -218,7 +218,7 @@ def validate_data(
     """
     with user_errors():
         check_data_format(data_format)
-        from lasagna_cli.engine._sweepfile import SWEEP_SUFFIXES
+        from lasagna_cli.engine.config._sweepfile import SWEEP_SUFFIXES
         from lasagna_synth import DataError, load_data_and_outputs
 
         if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():

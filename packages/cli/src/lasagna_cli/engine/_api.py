@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._benchmark import run_benchmarks
-from lasagna_cli.engine._config import RunConfig
-from lasagna_cli.engine._executor import Executor, LocalExecutor
-from lasagna_cli.engine._runner import Models
+from lasagna_cli.engine.config._config import RunConfig
 from lasagna_cli.engine.datasets import DatasetLoader
 from lasagna_cli.engine.reports._typed import Results
+from lasagna_cli.engine.run._executor import Executor, LocalExecutor
+from lasagna_cli.engine.run._runner import Models
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Embedder
@@ -50,9 +50,9 @@ def config_of(
     command's defaults (`env` fills `${VAR}` in a sweep file's system headers)."""
     if isinstance(source, RunConfig):
         return replace(source, diagnostics=True) if diagnostics else source
-    from lasagna_cli.engine._config import DEFAULT_TOP_K
-    from lasagna_cli.engine._flags import Flags, config_from_path, parse_tracks
-    from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
+    from lasagna_cli.engine.config._config import DEFAULT_TOP_K
+    from lasagna_cli.engine.config._flags import Flags, config_from_path, parse_tracks
+    from lasagna_cli.engine.config._sweepfile import config_from_sweep, is_sweep_file
 
     flags = Flags(
         tracks=parse_tracks(list(tracks), "tracks") if tracks is not None else None,
@@ -106,7 +106,7 @@ async def arun_benchmark(
     )
     if judge is not None and run_config.judge is None:
         run_config = replace(run_config, judge=judge.model)
-    from lasagna_cli.engine._flags import check_diagnostics
+    from lasagna_cli.engine.config._flags import check_diagnostics
 
     check_diagnostics(run_config.diagnostics, run_config.judge, "diagnostics")
     out = Path(output)

@@ -14,12 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import RunConfig
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
-from lasagna_cli.engine._executor import Executor
-from lasagna_cli.engine._plan import build_plan
-from lasagna_cli.engine._records import is_current
-from lasagna_cli.engine._runner import (
+from lasagna_cli.engine._steps import Step, no_step
+from lasagna_cli.engine.config._config import RunConfig
+from lasagna_cli.engine.datasets import DatasetLoader
+from lasagna_cli.engine.plan._plan import build_plan
+from lasagna_cli.engine.records._records import is_current
+from lasagna_cli.engine.records._store import RunStore, open_folder, write_json_atomic
+from lasagna_cli.engine.reports._manifest import manifest
+from lasagna_cli.engine.reports._results import build_results
+from lasagna_cli.engine.run._executor import Executor
+from lasagna_cli.engine.run._runner import (
     Models,
     RunOptions,
     RunOutcome,
@@ -28,12 +33,7 @@ from lasagna_cli.engine._runner import (
     plan_tasks,
     prepare,
 )
-from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import RunStore, open_folder, write_json_atomic
-from lasagna_cli.engine._system_tasks import SystemState
-from lasagna_cli.engine.datasets import DatasetLoader
-from lasagna_cli.engine.reports._manifest import manifest
-from lasagna_cli.engine.reports._results import build_results
+from lasagna_cli.engine.run._system_tasks import SystemState
 
 if TYPE_CHECKING:
     from lasagna_judge import Rubric

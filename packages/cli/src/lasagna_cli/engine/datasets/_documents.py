@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lasagna_cli.engine._config import ChunkingSpec
 from lasagna_cli.engine._data import Corpus, Documents
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine.config._config import ChunkingSpec
 from lasagna_synth import BenchmarkRow, EvidenceSpan
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from lasagna_cli.engine._config import BenchmarkEntry
 from lasagna_cli.engine._data import Dataset
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.benchmarks import LoadedBenchmark
+from lasagna_cli.engine.config._config import BenchmarkEntry
 from lasagna_cli.engine.datasets._named import named_dataset, read_named
 from lasagna_cli.engine.datasets._own import own_dataset, read_own
 

@@ -28,7 +28,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
-from lasagna_cli.engine._config import BenchmarkEntry
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._steps import Step, no_step
@@ -38,6 +37,7 @@ from lasagna_cli.engine.benchmarks import (
     LoadedBenchmark,
     load_benchmark,
 )
+from lasagna_cli.engine.config._config import BenchmarkEntry
 from lasagna_cli.engine.datasets._passages import CHUNK_RULE, cut_documents
 from lasagna_synth import TrackSupport, dataset_name
 

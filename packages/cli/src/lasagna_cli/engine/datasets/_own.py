@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lasagna_cli.engine._config import BenchmarkEntry, ChunkingSpec
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.config._config import BenchmarkEntry, ChunkingSpec
 from lasagna_metrics import parse_json
 from lasagna_synth import BenchmarkData, BenchmarkRow, EvidenceSpan, TrackSupport
 

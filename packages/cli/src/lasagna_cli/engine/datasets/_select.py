@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 
-from lasagna_cli.engine._config import BenchmarkEntry
 from lasagna_cli.engine._data import Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.config._config import BenchmarkEntry
 
 
 def select_questions(dataset: Dataset, entry: BenchmarkEntry, seed: int) -> list[Question]:

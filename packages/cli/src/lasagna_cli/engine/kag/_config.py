@@ -41,8 +41,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from lasagna_cli.engine._config import BUILTIN_PROVIDERS, DEFAULT_TOP_K, DatabaseSpec, ProviderSpec
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+from lasagna_cli.engine.config._config import (
+    BUILTIN_PROVIDERS,
+    DEFAULT_TOP_K,
+    DatabaseSpec,
+    ProviderSpec,
+)
 from lasagna_cli.engine.kag._entries import GraphDatabase, Retriever, check_keys, string
 from lasagna_cli.engine.kag._kag_entries import (
     DATABASE_TYPES as KAG_DATABASE_TYPES,

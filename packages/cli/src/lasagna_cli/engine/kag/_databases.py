@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lasagna_cli.engine._config import DatabaseSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine.config._config import DatabaseSpec
 from lasagna_cli.engine.datasets import chunk_rule, cut_documents
 from lasagna_synth import Chunker
 

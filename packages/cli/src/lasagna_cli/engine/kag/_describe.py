@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lasagna_cli.engine._config import Setup
+from lasagna_cli.engine.config._config import Setup
 
 
 def describe_setup(setup: Setup) -> dict[str, Any]:

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from lasagna_cli.engine._config import ProviderSpec
 from lasagna_cli.engine._errors import EngineError, did_you_mean
-from lasagna_cli.engine._rate_share import check_rate
+from lasagna_cli.engine.config._config import ProviderSpec
 from lasagna_cli.engine.kag._entries import (
     GraphDatabase,
     Retriever,
@@ -29,6 +28,7 @@ from lasagna_cli.engine.kag._entries import (
     string,
 )
 from lasagna_cli.engine.kag._names import is_component_name, one_of
+from lasagna_cli.engine.run._rate_share import check_rate
 
 PROVIDER_TYPES = ("Ollama", "OpenAI")
 DATABASE_TYPES = ("Neo4j",)

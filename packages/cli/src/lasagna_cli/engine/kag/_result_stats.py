@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lasagna_cli.engine._config import Setup
+from lasagna_cli.engine.config._config import Setup
 
 NANOS = 1_000_000_000
 U64_MAX = 2**64 - 1

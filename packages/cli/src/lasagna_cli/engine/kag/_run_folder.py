@@ -20,10 +20,10 @@ import os
 from pathlib import Path
 
 from lasagna_cli.engine._data import Question
-from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import BATCH_PREFIX, RunStore, iter_records
 from lasagna_cli.engine.kag._datasets import Datasets
 from lasagna_cli.engine.kag._result_files import Damaged, Recorded, Result, json_problem
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._store import BATCH_PREFIX, RunStore, iter_records
 from lasagna_synth import TEMP_PREFIX
 
 

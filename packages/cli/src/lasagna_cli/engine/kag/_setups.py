@@ -30,18 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import DatabaseSpec, ModelSpec, PromptSpec, RetrieverSpec, Setup
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
-from lasagna_cli.engine._prompts import (
-    DEFAULT_TEMPLATE,
-    PLACEHOLDERS,
-    needs,
-    uses,
+from lasagna_cli.engine.config._config import (
+    DatabaseSpec,
+    ModelSpec,
+    PromptSpec,
+    RetrieverSpec,
+    Setup,
 )
 from lasagna_cli.engine.kag._config import Config, Retriever, parse_toml, read_text_file
 from lasagna_cli.engine.kag._missing import MissingComponent, NeedsNeo4j, neo4j_error
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
 from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
+from lasagna_cli.engine.plan._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, needs, uses
 
 TRACKS = ("generation",)
 SETUP_KEYS = (
@@ -386,7 +387,7 @@ def _retriever_spec(
 ) -> RetrieverSpec:
     """A config retriever over a database: a dense or hybrid one takes its embedder (and
     vector store) from the retriever, else from a `type = "vector"` database."""
-    from lasagna_cli.engine._flags import retriever_spec
+    from lasagna_cli.engine.config._flags import retriever_spec
 
     values: dict[str, Any] = {"top_k": found.top_k, "kind": found.type, **dict(found.settings)}
     if found.type != "bm25" and database is not None and database.vector:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from lasagna_cli.engine._scoring import gradable, score_answer
 from lasagna_cli.engine.kag._datasets import Datasets, dataset_of
 from lasagna_cli.engine.kag._kag_metrics import (
     RUST_WHITESPACE,
@@ -34,6 +33,7 @@ from lasagna_cli.engine.kag._kag_metrics import (
 )
 from lasagna_cli.engine.kag._result_files import Result
 from lasagna_cli.engine.kag._result_stats import kag_timing
+from lasagna_cli.engine.run._scoring import gradable, score_answer
 
 # -- what each result is --------------------------------------------------------------------
 

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import Setup
-from lasagna_cli.engine._records import TASK_FORMAT
-from lasagna_cli.engine._store import Record, TaskKey, dump_task_json, task_json
+from lasagna_cli.engine.config._config import Setup
 from lasagna_cli.engine.kag._describe import describe_setup
 from lasagna_cli.engine.kag._result_stats import duration, kag_config
+from lasagna_cli.engine.records._records import TASK_FORMAT
+from lasagna_cli.engine.records._store import Record, TaskKey, dump_task_json, task_json
 
 
 def result_path(output: Path, dataset: str, question: str, prefix: str, setup: str) -> Path:

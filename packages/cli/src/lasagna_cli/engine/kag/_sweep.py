@@ -18,14 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
-from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, Task, make_tasks
-from lasagna_cli.engine._store import dump_task_json, is_finished, write_bytes_atomic
+from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
 from lasagna_cli.engine.kag._config import Config, load_config
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, load_datasets
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._store import KagStore
+from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, make_tasks
+from lasagna_cli.engine.records._store import dump_task_json, is_finished, write_bytes_atomic
 
 
 @dataclass

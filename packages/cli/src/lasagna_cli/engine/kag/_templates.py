@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._prompts import PLACEHOLDERS
+from lasagna_cli.engine.plan._prompts import PLACEHOLDERS
 
 PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
 # Any expression starting with a name in capitals (a misspelt placeholder too, so the setup

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lasagna_cli.engine._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 
 Prices = Mapping[str, tuple[float, float]]
 

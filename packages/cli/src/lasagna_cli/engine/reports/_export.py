@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, MissingExtraError
-from lasagna_cli.engine._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 
 FORMATS = ("csv", "jsonl", "parquet", "trec", "qrels")
 ANSWER_FIELDS = (

@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from lasagna_cli.engine._config import RunConfig
-from lasagna_cli.engine._plan import PlannedDataset
+from lasagna_cli.engine.config._config import RunConfig
+from lasagna_cli.engine.plan._plan import PlannedDataset
 
 MANIFEST_FORMAT = "lasagna-run-manifest/1"
 _VERSIONED = (

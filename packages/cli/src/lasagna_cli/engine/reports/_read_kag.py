@@ -17,17 +17,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import DEFAULT_SEED
-from lasagna_cli.engine._scoring import answer_fields
-from lasagna_cli.engine._store import read_json
+from lasagna_cli.engine.config._config import DEFAULT_SEED
 from lasagna_cli.engine.kag import iter_results, load_datasets
 from lasagna_cli.engine.kag._datasets import dataset_of
+from lasagna_cli.engine.records._store import read_json
 from lasagna_cli.engine.reports._results import (
     comparability_key,
     generation_metrics,
     summary,
 )
 from lasagna_cli.engine.reports._run_data import RunData
+from lasagna_cli.engine.run._scoring import answer_fields
 
 PRICES_FILE = "lasagna-prices.json"
 SETUP_FIELDS = ("model_id", "provider", "retriever", "temperature", "tokens")

@@ -16,10 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import DEFAULT_SEED
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import Record, read_json
+from lasagna_cli.engine.config._config import DEFAULT_SEED
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._store import Record, read_json
 from lasagna_cli.engine.reports._results import (
     RESULTS_FORMAT,
     comparability_key,

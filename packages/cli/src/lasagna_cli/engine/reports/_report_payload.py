@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from lasagna_cli.engine._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.reports._compare import group_key
 from lasagna_cli.engine.reports._diagnosis import diagnosis_table
 from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values

@@ -20,11 +20,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lasagna_cli.engine._bm25 import Analyzer
-from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, Task, metrics_version
-from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import Record
+from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, metrics_version
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._store import Record
 from lasagna_cli.engine.reports._diagnosis import diagnosed, diagnostics_metrics, query_diagnostics
+from lasagna_cli.engine.retrieval._bm25 import Analyzer
 
 RESULTS_FORMAT = "lasagna-results/1"
 CONFIDENCE = 0.95

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._records import ANSWER_SECTIONS
-from lasagna_cli.engine._store import RunStore, iter_records
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
+from lasagna_cli.engine.records._store import RunStore, iter_records
 from lasagna_cli.engine.reports._diagnosis import call_facts
 from lasagna_metrics import parse_json
 

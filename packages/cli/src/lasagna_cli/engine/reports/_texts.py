@@ -20,16 +20,16 @@ from lasagna_cli.engine._errors import EngineError
 from lasagna_synth import SynthError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._config import RunConfig
     from lasagna_cli.engine._data import Dataset
+    from lasagna_cli.engine.config._config import RunConfig
     from lasagna_cli.engine.reports._run_data import RunData
 
 PASSAGE_CHARS = 600
 
 
 def _config(source: str) -> RunConfig:
-    from lasagna_cli.engine._flags import Flags, config_from_path
-    from lasagna_cli.engine._sweepfile import config_from_sweep, is_sweep_file
+    from lasagna_cli.engine.config._flags import Flags, config_from_path
+    from lasagna_cli.engine.config._sweepfile import config_from_sweep, is_sweep_file
 
     if is_sweep_file(source):
         return config_from_sweep(source, Flags(split_given=False), {})

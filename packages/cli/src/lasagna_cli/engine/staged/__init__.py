@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._executor import Executor
-from lasagna_cli.engine._runner import Models, Reporter
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import open_folder
+from lasagna_cli.engine.records._store import open_folder
+from lasagna_cli.engine.run._executor import Executor
+from lasagna_cli.engine.run._runner import Models, Reporter
 from lasagna_cli.engine.staged._eval import stage_eval
 from lasagna_cli.engine.staged._gen import stage_gen
 from lasagna_cli.engine.staged._index import INDEX_DIR, drop_index

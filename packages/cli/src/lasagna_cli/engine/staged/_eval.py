@@ -21,22 +21,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lasagna_cli.engine._config import ModelSpec
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._executor import Executor
-from lasagna_cli.engine._records import TASK_FORMAT
-from lasagna_cli.engine._runner import Models, Reporter, grade_records
-from lasagna_cli.engine._scoring import NO_ANSWER, answer_fields, constant_judge
-from lasagna_cli.engine._store import (
+from lasagna_cli.engine.benchmarks import get_benchmark_spec
+from lasagna_cli.engine.config._config import ModelSpec
+from lasagna_cli.engine.records._records import TASK_FORMAT
+from lasagna_cli.engine.records._store import (
     Record,
     read_json,
     read_record,
     write_bytes_atomic,
     write_json_atomic,
 )
-from lasagna_cli.engine._tasks import TaskContext
-from lasagna_cli.engine.benchmarks import get_benchmark_spec
+from lasagna_cli.engine.run._executor import Executor
+from lasagna_cli.engine.run._runner import Models, Reporter, grade_records
+from lasagna_cli.engine.run._scoring import NO_ANSWER, answer_fields, constant_judge
+from lasagna_cli.engine.run._tasks import TaskContext
 from lasagna_cli.engine.staged._log import eval_lines
 from lasagna_cli.engine.staged._openviking import dataset_spelling
 from lasagna_cli.engine.staged._options import (

@@ -14,17 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._bm25 import Analyzer
-from lasagna_cli.engine._config import BenchmarkEntry, Setup
-from lasagna_cli.engine._executor import Executor
-from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, make_tasks
-from lasagna_cli.engine._prompts import prompt_sha256
-from lasagna_cli.engine._runner import Models, Reporter, RunOptions, execute
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import write_json_atomic
-from lasagna_cli.engine._system_tasks import SystemState
-from lasagna_cli.engine._vectors import VectorFacts
 from lasagna_cli.engine.benchmarks import load_benchmark
+from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
 from lasagna_cli.engine.datasets import (
     CHUNK_RULE,
     JUDGED_DOCUMENTS,
@@ -36,6 +28,14 @@ from lasagna_cli.engine.datasets import (
     named_dataset,
     select_questions,
 )
+from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, make_tasks
+from lasagna_cli.engine.plan._prompts import prompt_sha256
+from lasagna_cli.engine.records._store import write_json_atomic
+from lasagna_cli.engine.retrieval._bm25 import Analyzer
+from lasagna_cli.engine.retrieval._vectors import VectorFacts
+from lasagna_cli.engine.run._executor import Executor
+from lasagna_cli.engine.run._runner import Models, Reporter, RunOptions, execute
+from lasagna_cli.engine.run._system_tasks import SystemState
 from lasagna_cli.engine.staged._index import load_index, save_index
 from lasagna_cli.engine.staged._log import gen_lines
 from lasagna_cli.engine.staged._openviking import dataset_spelling

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._store import read_json, write_bytes_atomic, write_json_atomic
+from lasagna_cli.engine.records._store import read_json, write_bytes_atomic, write_json_atomic
 from lasagna_metrics import parse_json
 
 INDEX_DIR = "index"

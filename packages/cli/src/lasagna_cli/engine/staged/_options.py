@@ -8,7 +8,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from lasagna_cli.engine._config import (
+from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.config._config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_TOP_K,
     ModelSpec,
@@ -16,9 +18,7 @@ from lasagna_cli.engine._config import (
     RetrieverSpec,
     Setup,
 )
-from lasagna_cli.engine._data import Question
-from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._store import Record, TaskKey, dump_task_json
+from lasagna_cli.engine.records._store import Record, TaskKey, dump_task_json
 
 Step = Literal["all", "gen", "eval", "del"]
 STEPS: tuple[Step, ...] = ("all", "gen", "eval", "del")
@@ -145,7 +145,7 @@ def pipeline_setup(options: PipelineOptions) -> Setup:
 
 def retriever_of(options: PipelineOptions) -> RetrieverSpec:
     """The pipeline's retriever from its flags, checked as every door checks one."""
-    from lasagna_cli.engine._flags import flag_retriever
+    from lasagna_cli.engine.config._flags import flag_retriever
 
     spec = flag_retriever(
         options.top_k, options.retriever, options.embedder, options.vector_store, options.collection

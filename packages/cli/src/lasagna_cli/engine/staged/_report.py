@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._store import read_json, write_json_atomic
+from lasagna_cli.engine.records._store import read_json, write_json_atomic
 
 GENERATED_FILE = "generated_answers.json"
 EVALUATED_FILE = "qa_eval_detailed_results.json"

@@ -28,13 +28,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import PromptSpec
 from lasagna_cli.engine._data import Corpus, Question
-from lasagna_cli.engine._prompts import build_messages
-from lasagna_cli.engine._scoring import NO_ANSWER, gradable
-from lasagna_cli.engine._store import Record
-from lasagna_cli.engine._tasks import query_text
 from lasagna_cli.engine.benchmarks import BenchmarkDocument, BenchmarkQuestion
+from lasagna_cli.engine.config._config import PromptSpec
+from lasagna_cli.engine.plan._prompts import build_messages
+from lasagna_cli.engine.records._store import Record
+from lasagna_cli.engine.run._scoring import NO_ANSWER, gradable
+from lasagna_cli.engine.run._tasks import query_text
 
 REFUSAL_HEURISTIC = "Heuristic_Refusal_Check"
 #: OpenViking's names of its two judge prompts, lasagna's built-in rubrics of the same rules.
@@ -44,7 +44,7 @@ PROMPT_NAMES = {"binary": "Locomo_0or4", "scale": "Generic_0-4"}
 def write_documents(documents: Sequence[BenchmarkDocument], folder: Path) -> int:
     """The processed documents as Markdown files, `<id>_doc.md` (OpenViking's docs/);
     returns how many."""
-    from lasagna_cli.engine._store import slug, write_bytes_atomic
+    from lasagna_cli.engine.records._store import slug, write_bytes_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
     for document in documents:

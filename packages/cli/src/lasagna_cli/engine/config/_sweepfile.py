@@ -43,10 +43,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._chunking_flags import chunking_spec
-from lasagna_cli.engine._config import ChunkingSpec, ModelSpec, RetrieverSpec, RunConfig, Setup
 from lasagna_cli.engine._errors import quoted
-from lasagna_cli.engine._flags import (
+from lasagna_cli.engine.config._chunking_flags import chunking_spec
+from lasagna_cli.engine.config._config import (
+    ChunkingSpec,
+    ModelSpec,
+    RetrieverSpec,
+    RunConfig,
+    Setup,
+)
+from lasagna_cli.engine.config._flags import (
     Flags,
     check_diagnostics,
     check_keys,
@@ -59,8 +65,8 @@ from lasagna_cli.engine._flags import (
     system_setup,
     usage,
 )
-from lasagna_cli.engine._rate_share import check_rate
-from lasagna_cli.engine._sweepfile_entries import sweep_benchmarks
+from lasagna_cli.engine.config._sweepfile_entries import sweep_benchmarks
+from lasagna_cli.engine.run._rate_share import check_rate
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.systems import SystemSpec

@@ -21,12 +21,12 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any
 
-from lasagna_cli.engine._config import BenchmarkEntry, ChunkingSpec, RunConfig, Setup
 from lasagna_cli.engine._data import Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._prompts import prompt_sha256
-from lasagna_cli.engine._store import slug
+from lasagna_cli.engine.config._config import BenchmarkEntry, ChunkingSpec, RunConfig, Setup
 from lasagna_cli.engine.datasets import select_questions
+from lasagna_cli.engine.plan._prompts import prompt_sha256
+from lasagna_cli.engine.records._store import slug
 
 RUN_METRICS_VERSION = "run-metrics-2"
 

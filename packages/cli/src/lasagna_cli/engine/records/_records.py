@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from lasagna_cli.engine._errors import RemoteTaskError
-from lasagna_cli.engine._plan import Task
-from lasagna_cli.engine._store import Record
+from lasagna_cli.engine.plan._plan import Task
+from lasagna_cli.engine.records._store import Record
 
 TASK_FORMAT = "lasagna-task/1"
 ANSWER_SECTIONS = ("generation", "closed-book")

@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 from lasagna_cli.engine._data import Corpus, Question
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric

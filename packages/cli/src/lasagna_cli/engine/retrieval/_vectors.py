@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._store import write_bytes_atomic
+from lasagna_cli.engine.records._store import write_bytes_atomic
 
 if TYPE_CHECKING:
     from lasagna_judge import Embedder

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._store import (
+from lasagna_cli.engine.records._store import (
     batch_number,
     sync_filesystem,
     write_batch,

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, RemoteTaskError
-from lasagna_cli.engine._executor import Executor, OnOutcome, Outcome, Recipe, Shippable
-from lasagna_cli.engine._rate_share import set_rate_share
+from lasagna_cli.engine.run._executor import Executor, OnOutcome, Outcome, Recipe, Shippable
+from lasagna_cli.engine.run._rate_share import set_rate_share
 
 T = TypeVar("T")
 R = TypeVar("R")

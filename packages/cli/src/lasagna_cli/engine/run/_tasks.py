@@ -21,22 +21,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import JUDGE_MAX_CHARS
 from lasagna_cli.engine._data import Corpus, Dataset, Question
-from lasagna_cli.engine._diagnostics import (
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
+from lasagna_cli.engine.plan._plan import Task, judged_fingerprint
+from lasagna_cli.engine.plan._prompts import PROMPT_ID, build_messages, prompt_sha256, system_input
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS, new_record
+from lasagna_cli.engine.records._store import Record
+from lasagna_cli.engine.run._diagnostics import (
     DIAGNOSED_SECTION,
     diagnose_section,
     diagnostics_on,
     passages_read,
 )
-from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._executor import Recipe
-from lasagna_cli.engine._plan import Task, judged_fingerprint
-from lasagna_cli.engine._prompts import PROMPT_ID, build_messages, prompt_sha256, system_input
-from lasagna_cli.engine._records import ANSWER_SECTIONS, new_record
-from lasagna_cli.engine._scoring import answer_fields, judge_grade, retrieval_metrics
-from lasagna_cli.engine._store import Record
-from lasagna_cli.engine._system_tasks import SystemState, ask_system
+from lasagna_cli.engine.run._executor import Recipe
+from lasagna_cli.engine.run._scoring import answer_fields, judge_grade, retrieval_metrics
+from lasagna_cli.engine.run._system_tasks import SystemState, ask_system
 from lasagna_cli.engine.systems import SystemOutput, SystemOutputError, match_ranking
 
 if TYPE_CHECKING:

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._folder_lock import FolderLock
-from lasagna_cli.engine._json_layout import dumps_indented
+from lasagna_cli.engine.records._folder_lock import FolderLock
+from lasagna_cli.engine.records._json_layout import dumps_indented
 from lasagna_metrics import parse_json
 from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._config import BenchmarkEntry, Setup
 from lasagna_cli.engine._errors import did_you_mean, quoted
-from lasagna_cli.engine._flags import Flags, check_keys, check_positive, mapping, usage
+from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
+from lasagna_cli.engine.config._flags import Flags, check_keys, check_positive, mapping, usage
 
 #: `format:` of a `path:` entry, as `lasagna_synth.load_data` takes it (kept here so reading
 #: a sweep file does not import lasagna-synth).

@@ -22,8 +22,8 @@ from typing import Any
 
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._plan import PlannedDataset, PlannedSetup, Task
-from lasagna_cli.engine._prompts import system_input
+from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task
+from lasagna_cli.engine.plan._prompts import system_input
 from lasagna_cli.engine.systems import (
     CorpusMatcher,
     LoadedSystem,

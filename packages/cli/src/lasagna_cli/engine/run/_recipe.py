@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from lasagna_cli.engine._config import JUDGE_MAX_CHARS, ModelSpec
 from lasagna_cli.engine._data import Corpus, Dataset
-from lasagna_cli.engine._executor import Recipe
-from lasagna_cli.engine._store import Record
-from lasagna_cli.engine._system_tasks import SystemState
-from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS, ModelSpec
+from lasagna_cli.engine.records._store import Record
+from lasagna_cli.engine.run._executor import Recipe
+from lasagna_cli.engine.run._system_tasks import SystemState
+from lasagna_cli.engine.run._tasks import TaskContext, TaskWorker, Work
 from lasagna_cli.engine.systems import LoadedSystem, load_system
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
-from lasagna_cli.engine._term_matrix import TermMatrix, dense_rows
+from lasagna_cli.engine.retrieval._term_matrix import TermMatrix, dense_rows
 
 if TYPE_CHECKING:
     import numpy as np

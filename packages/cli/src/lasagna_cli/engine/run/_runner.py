@@ -16,21 +16,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lasagna_cli.engine._config import JUDGE_MAX_CHARS, ModelSpec, RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine._executor import Executor, Outcome
-from lasagna_cli.engine._first_calls import FirstCalls
-from lasagna_cli.engine._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
-from lasagna_cli.engine._rankings import rank_tasks
-from lasagna_cli.engine._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
-from lasagna_cli.engine._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._store import Record, RecordStore, read_records
-from lasagna_cli.engine._system_tasks import SystemState, settle_systems
-from lasagna_cli.engine._tasks import TaskContext, TaskWorker, Work
-from lasagna_cli.engine._vectors import VectorFacts
-from lasagna_cli.engine._writer import Writer
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS, ModelSpec, RetrieverSpec
+from lasagna_cli.engine.plan._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
+from lasagna_cli.engine.records._records import failed_grade, failure_record, resume_status
+from lasagna_cli.engine.records._store import Record, RecordStore, read_records
+from lasagna_cli.engine.records._writer import Writer
+from lasagna_cli.engine.retrieval._rankings import rank_tasks
+from lasagna_cli.engine.retrieval._vectors import VectorFacts
+from lasagna_cli.engine.run._executor import Executor, Outcome
+from lasagna_cli.engine.run._first_calls import FirstCalls
+from lasagna_cli.engine.run._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
+from lasagna_cli.engine.run._system_tasks import SystemState, settle_systems
+from lasagna_cli.engine.run._tasks import TaskContext, TaskWorker, Work
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Embedder, Rubric

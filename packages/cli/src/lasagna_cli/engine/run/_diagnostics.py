@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._data import Corpus, Question
-from lasagna_cli.engine._store import Record
+from lasagna_cli.engine.records._store import Record
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM

@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._bm25 import BM25Index
-from lasagna_cli.engine._config import RetrieverSpec
 from lasagna_cli.engine._data import Corpus
-from lasagna_cli.engine._plan import Task
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine._tasks import query_text
-from lasagna_cli.engine._vectors import VectorFacts
+from lasagna_cli.engine.config._config import RetrieverSpec
+from lasagna_cli.engine.plan._plan import Task
+from lasagna_cli.engine.retrieval._bm25 import BM25Index
+from lasagna_cli.engine.retrieval._vectors import VectorFacts
+from lasagna_cli.engine.run._tasks import query_text
 
 if TYPE_CHECKING:
     from lasagna_judge import Embedder
@@ -92,7 +92,7 @@ async def rank_tasks(
         else:
             if embedder_of is None:
                 raise RuntimeError("a dense retriever needs embedder_of")
-            from lasagna_cli.engine._dense import dense_rankings
+            from lasagna_cli.engine.retrieval._dense import dense_rankings
 
             rankings, seconds, facts[key] = await dense_rankings(
                 corpus,

@@ -27,9 +27,9 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import PromptSpec
 from lasagna_cli.engine._data import Question
-from lasagna_cli.engine._scoring import NO_ANSWER
+from lasagna_cli.engine.config._config import PromptSpec
+from lasagna_cli.engine.run._scoring import NO_ANSWER
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.benchmarks import BenchmarkSpec

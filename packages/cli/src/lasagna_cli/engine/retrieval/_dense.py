@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lasagna_cli.engine._config import RetrieverSpec
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine._vectors import (
+from lasagna_cli.engine.config._config import RetrieverSpec
+from lasagna_cli.engine.retrieval._vectors import (
     Ranking,
     VectorFacts,
     VectorIndex,
@@ -78,7 +78,7 @@ async def _in_store(
     label: str,
     say: Callable[[str], None],
 ) -> tuple[list[Ranking], list[float], VectorFacts]:
-    from lasagna_cli.engine._chroma import ChromaStore
+    from lasagna_cli.engine.retrieval._chroma import ChromaStore
 
     assert spec.store is not None
     dimension = int(embedder.dimension or 0)

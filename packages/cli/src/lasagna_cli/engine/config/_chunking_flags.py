@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lasagna_cli.engine._config import CHUNKER_NAMES, ChunkingSpec
 from lasagna_cli.engine._errors import did_you_mean, quoted
-from lasagna_cli.engine._flags import check_keys, check_positive, usage
+from lasagna_cli.engine.config._config import CHUNKER_NAMES, ChunkingSpec
+from lasagna_cli.engine.config._flags import check_keys, check_positive, usage
 
 CHUNKING_KEYS = ("chunker", "size", "overlap")
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._config import (
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean, quoted
+from lasagna_cli.engine.config._config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SEED,
     DEFAULT_TOP_K,
@@ -27,7 +28,6 @@ from lasagna_cli.engine._config import (
     RunConfig,
     Setup,
 )
-from lasagna_cli.engine._errors import EngineUsageError, did_you_mean, quoted
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.systems import SystemSpec
@@ -277,7 +277,7 @@ def _vector_settings(spec: RetrieverSpec, where: str, flags: Mapping[str, str]) 
 def _check_stemmer(stemmer: str, where: str) -> None:
     if stemmer == "none":
         return
-    from lasagna_cli.engine._bm25 import stemmer_languages
+    from lasagna_cli.engine.retrieval._bm25 import stemmer_languages
 
     languages = stemmer_languages()
     if stemmer not in languages:
