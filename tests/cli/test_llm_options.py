@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
-from lasagna_cli.commands._llm import ENV_VARIABLES, build_llm, load_prices
+from lasagna_cli.commands._llm import ENV_VARIABLES, auto_concurrency, build_llm, load_prices
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer
 
@@ -198,3 +198,42 @@ def test_the_judge_library_reads_no_environment_variable() -> None:
         if readers.search(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize(
+    ("models", "base_url", "env", "expected"),
+    [
+        (["openai/gpt-4o-mini"], None, {"OPENAI_API_KEY": "k"}, 64),
+        (["anthropic/claude-3-5-haiku-latest", "openai/gpt-4o"], None, {}, 64),
+        ([None], None, {"MODEL_NAME": "openai/gpt-4o-mini"}, 64),
+        # A server of one's own queues what it cannot serve: 8, whoever names it.
+        (["openai/m"], "http://127.0.0.1:8000/v1", {}, 8),
+        (["openai/m"], None, {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}, 8),
+        (["anthropic/m"], None, {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8000"}, 8),
+        (["ollama/llama3.2"], None, {}, 8),
+        (["local/smollm2"], None, {}, 8),
+        (["openai/gpt-4o", "local/smollm2"], None, {}, 8),
+        ([], None, {}, 8),
+        ([None], None, {}, 8),  # no model at all: the command's own check says so
+    ],
+)
+def test_the_default_concurrency_follows_where_the_calls_go(
+    models: list[str | None], base_url: str | None, env: dict[str, str], expected: int
+) -> None:
+    assert auto_concurrency(models, base_url, env) == expected
+
+
+def test_a_run_asking_a_users_system_keeps_8(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lasagna_cli.commands._run_engine import run_concurrency
+    from lasagna_cli.engine.config._config import BenchmarkEntry, ModelSpec, RunConfig, Setup
+    from lasagna_cli.engine.systems import SystemSpec
+
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "MODEL_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    entry = BenchmarkEntry(where="b.jsonl", path=Path("b.jsonl"))
+    hosted = Setup(name="g", generator=ModelSpec("openai/gpt-4o-mini"))
+    assert run_concurrency(RunConfig((entry,), (hosted,), judge="openai/gpt-4o"), None) == 64
+    mine = Setup(name="s", system=SystemSpec(kind="http", target="http://127.0.0.1:9"))
+    assert run_concurrency(RunConfig((entry,), (hosted, mine)), None) == 8
+    served = Setup(name="v", generator=ModelSpec("openai/m", endpoint="http://127.0.0.1:8000"))
+    assert run_concurrency(RunConfig((entry,), (served,)), None) == 8

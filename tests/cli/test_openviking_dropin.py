@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_judge.testing import FakeLLMServer
+from lasagna_judge.testing import FakeLLMServer, RateLimits
 
 HERE = Path(__file__).parent
 OPENVIKING = HERE / "fixtures" / "openviking"
@@ -224,6 +224,24 @@ def test_where_only_lasagnas_refusal_rule_fires_the_judge_is_asked_as_run_py_ask
                        "--base-url", fake.base_url)  # fmt: skip
         assert again.exit_code == 0, again.output
         assert "for OpenViking's Accuracy alone" not in again.output  # kept in eval/
+
+
+def test_rpm_paces_the_llm_calls_and_a_bad_one_is_one_line(rag: Path) -> None:
+    # The server admits 7 requests in any second; --rpm 150 sends one every 0.4 s (the
+    # first may wait for its connection: it comes later than its slot).
+    limits = RateLimits(requests_per_minute=7, minute=1.0)
+    with FakeLLMServer(reply=reply, limits=limits) as fake:
+        result = invoke("openviking", "config/qasper_config.yaml", "--base-url", fake.base_url,
+                        "--rpm", "150")  # fmt: skip
+        arrivals = sorted(fake.times)
+    assert result.exit_code == 0, result.output
+    assert limits.rejected == 0 and len(arrivals) >= 6
+    assert arrivals[-1] - arrivals[1] >= (len(arrivals) - 2) * 0.4 - 0.02, arrivals
+    for door in (["openviking", "config/qasper_config.yaml"], ["run", "--config", "config/qasper_config.yaml"]):  # fmt: skip  # noqa: E501
+        bad = invoke(*door, "--tpm", "lots")
+        assert bad.exit_code == 2, bad.output
+        assert bad.stderr.startswith("error: --tpm: expected a number a minute > 0")
+        assert len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_run_dash_dash_config_is_the_same_door(rag: Path, server: Any) -> None:

@@ -252,6 +252,25 @@ def test_judge_grades_free_form_answers_with_counts(folder: Path) -> None:
     assert report["lasagna"]["judge"] == {"model": "openai/judge", "rubric": "binary"}
 
 
+def test_max_chars_keeps_long_answers_from_the_judge_and_nothing_graded_exits_1(
+    folder: Path,
+) -> None:
+    with FakeLLMServer(reply=json.dumps({"reasoning": "ok", "score": 4})) as server:
+        judge = ("--judge", "openai/judge", "--base-url", server.base_url)
+        result = stats(folder, "--format", "json", *judge, "--max-chars", "5")
+        assert server.calls == 0  # every question is longer than 5 characters: none sent
+    # The report is printed, then one line says no answer got a grade (exit 1).
+    assert result.exit_code == 1, result.output
+    assert "judge" in json.loads(result.stdout)["lasagna"]
+    assert result.stderr.startswith("error: none of the ")
+    assert "over --max-chars 5" in result.stderr
+    assert "run the same stats command again" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    with FakeLLMServer(reply="no score here") as server:
+        unparsed = stats(folder, *judge[:2], "--base-url", server.base_url)
+    assert unparsed.exit_code == 1 and "unparsed" in unparsed.stderr
+
+
 def test_find_lists_matching_results_as_kag_counts_them(folder: Path) -> None:
     root = str(folder / "results")
     result = CliRunner().invoke(app, ["benchmark", "stats", "find", "-i", "^paris", "-r", root])

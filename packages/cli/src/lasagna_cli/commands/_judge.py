@@ -17,6 +17,7 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
+from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
 
@@ -140,9 +141,7 @@ def grade_command(
             "--base-url", help="An OpenAI-compatible server (vLLM, Ollama, llama.cpp, ...)."
         ),
     ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Answers graded at once.")
-    ] = 8,
+    concurrency: Annotated[int | None, concurrency_option("Answers graded at once", min=1)] = None,
     rpm: RpmOption = None,
     tpm: TpmOption = None,
     executor: ExecutorOption = "local",
@@ -200,6 +199,8 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
+        if concurrency is None:
+            concurrency = auto_concurrency(models or [None], base_url)
         if len(models) > 1:
             if bias_check:
                 raise CliError(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -261,6 +261,51 @@ def run_server(model: str, base_url: str | None) -> str | None:
     """A run's --base-url for one of its models: every model that calls a server
     (openai/, ollama/, anthropic/) goes to it; an in-process one (local/) never does."""
     return base_url if base_url is not None and not model.startswith("local/") else None
+
+
+HOSTED_CONCURRENCY = 64
+"""`--concurrency`'s default when every model is OpenAI's or Anthropic's own API."""
+OTHER_CONCURRENCY = 8
+"""`--concurrency`'s default for any other server, an in-process model or a user's system."""
+CONCURRENCY_HELP = (
+    "default: 64 when every model is OpenAI's or Anthropic's own API (the adaptive pace finds "
+    "its rate limit), else 8"
+)
+
+
+def concurrency_option(what: str, **options: Any) -> Any:
+    """A command's `--concurrency` (None when not given: `auto_concurrency`)."""
+    import typer
+
+    return typer.Option(
+        "--concurrency", show_default=False, help=f"{what} ({CONCURRENCY_HELP}).", **options
+    )
+
+
+def auto_concurrency(
+    models: Iterable[str | None],
+    base_url: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """`--concurrency` when not given: HOSTED_CONCURRENCY when every model goes to OpenAI's
+    or Anthropic's own API, whose limit the adaptive pace finds, so a generous bound lets a
+    run use the whole limit without guessing it; OTHER_CONCURRENCY otherwise (no model, a
+    `--base-url` or OPENAI_BASE_URL server, Ollama, an in-process model): a self-hosted
+    server queues what it cannot serve, and a call queued past the idle timeout fails.
+    `base_url` is the command's --base-url; a model left None is the environment's."""
+    env = os.environ if env is None else env
+    names = []
+    for model in models:
+        try:
+            names.append(resolve_model(model, env, None))
+        except CliError:  # no model configured: the command's own check says so
+            return OTHER_CONCURRENCY
+    hosted = bool(names) and all(
+        name.partition("/")[0] in ("openai", "anthropic")
+        and endpoint_of(name, env, run_server(name, base_url)) is None
+        for name in names
+    )
+    return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
 
 
 def run_llm(

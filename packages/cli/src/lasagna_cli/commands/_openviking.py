@@ -10,6 +10,7 @@ import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.config._config import ModelSpec
@@ -52,15 +53,19 @@ def _api_key(config: OpenVikingConfig, server: str | None) -> str | None:
 
 
 def pipeline_options(
-    config: OpenVikingConfig, step: str, base_url: str | None
+    config: OpenVikingConfig,
+    step: str,
+    base_url: str | None,
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> tuple[PipelineOptions, dict[str, LLM]]:
     """The pipeline's options from the config, and its one LLM (it answers and judges, as
-    in OpenViking), built before any stage runs."""
+    in OpenViking), built before any stage runs. `limits`: --rpm and --tpm, the run's."""
     import os
 
     from lasagna_cli.commands._llm import cache_setting, proxies_of
     from lasagna_cli.engine.benchmarks import get_benchmark_spec
     from lasagna_cli.engine.config._config import endpoint_url
+    from lasagna_cli.engine.run._rate_share import shared
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import JudgeError, make_llm
 
@@ -84,6 +89,8 @@ def pipeline_options(
                 api_key=_api_key(config, server),
                 cache=cache_setting(True, os.environ),
                 concurrency=config.max_workers,
+                requests_per_minute=shared(limits[0]),
+                tokens_per_minute=shared(limits[1]),
                 proxies=proxies_of(),
             )
         except JudgeError as exc:
@@ -104,6 +111,8 @@ def pipeline_options(
         generator=generator,
         judge=generator,  # llm.model grades whatever answers the file holds, as run.py does
         concurrency=config.max_workers,
+        requests_per_minute=limits[0],
+        tokens_per_minute=limits[1],
         endpoints=endpoints,
         ingest_mode=config.ingest_mode,
         ingest_workers=config.ingest_workers,
@@ -119,8 +128,14 @@ def pipeline_options(
     return options, llms
 
 
-def run_openviking(config_path: Path, step: str, base_url: str | None) -> None:
-    """Read the config (warning of every key it does not use) and run its stages."""
+def run_openviking(
+    config_path: Path,
+    step: str,
+    base_url: str | None,
+    limits: tuple[float | None, float | None] = (None, None),
+) -> None:
+    """Read the config (warning of every key it does not use) and run its stages; `limits`
+    are --rpm and --tpm."""
     from lasagna_cli.commands._staged import _run_pipeline
     from lasagna_cli.engine.staged import load_openviking_config
 
@@ -133,7 +148,7 @@ def run_openviking(config_path: Path, step: str, base_url: str | None) -> None:
             "add it, or run --step gen for retrieval alone",
             USAGE_ERROR,
         )
-    options, llms = pipeline_options(config, step, base_url)
+    options, llms = pipeline_options(config, step, base_url, limits)
 
     def make(spec: ModelSpec, role: str) -> LLM:
         if spec.name not in llms:  # eval of answers an earlier llm.model generated
@@ -149,11 +164,17 @@ def run_openviking(config_path: Path, step: str, base_url: str | None) -> None:
 
 #: `benchmark run` options that `--config` takes from the command line; the rest it reads
 #: from the config file.
-_RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url")
+_RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url", "rpm", "tpm")
 
 
 def run_config(
-    ctx: typer.Context, path: str | None, config: Path | None, step: str, base_url: str | None
+    ctx: typer.Context,
+    path: str | None,
+    config: Path | None,
+    step: str,
+    base_url: str | None,
+    rpm: str | None = None,
+    tpm: str | None = None,
 ) -> bool:
     """Called first by `lasagna benchmark run`: with `--config CONFIG.yaml`, run it as
     `benchmark openviking` does and return True; without, return False (PATH is run)."""
@@ -189,7 +210,7 @@ def run_config(
                     "run (see `lasagna benchmark openviking --help`)",
                     USAGE_ERROR,
                 )
-        run_openviking(config, step, base_url)
+        run_openviking(config, step, base_url, rate_limits(rpm, tpm))
     return True
 
 
@@ -206,7 +227,9 @@ def openviking(
     ],
     step: StepOption = "all",
     base_url: BaseUrlOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
 ) -> None:
     """Run OpenViking's RAG benchmark from its config: OpenViking's run.py --config FILE."""
     with user_errors():
-        run_openviking(config, step, base_url)
+        run_openviking(config, step, base_url, rate_limits(rpm, tpm))

@@ -25,6 +25,7 @@ from lasagna_cli.commands._errors import (
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._retrieval_flags import (
     CollectionOption,
@@ -144,8 +145,8 @@ def run(
         typer.Option("--resume", help="Continue the run in the folder: skip finished tasks."),
     ] = False,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Tasks (and model calls) in flight at most.")
-    ] = 8,
+        int | None, concurrency_option("Tasks (and model calls) in flight at most; 8 with --system")
+    ] = None,
     rpm: RpmOption = None,
     tpm: TpmOption = None,
     executor: ExecutorOption = "local",
@@ -252,7 +253,7 @@ def run(
     from lasagna_cli.commands._openviking import run_config
     from lasagna_cli.commands._staged import run_named_benchmark
 
-    if run_config(ctx, path, config_file, step, base_url):
+    if run_config(ctx, path, config_file, step, base_url, rpm, tpm):
         return
     assert path is not None  # run_config refuses a run with neither PATH nor --config
     with user_errors():

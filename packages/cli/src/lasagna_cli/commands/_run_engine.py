@@ -3,12 +3,14 @@ embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
+from lasagna_cli.commands._llm import OTHER_CONCURRENCY, auto_concurrency
 from lasagna_cli.engine.run._first_calls import ModelsUnreachable
 
 if TYPE_CHECKING:
@@ -40,12 +42,16 @@ def run_engine(
     from lasagna_cli.engine.run._runner import Models
     from lasagna_synth import run_blocking
 
+    if config.concurrency is None:
+        config = dataclasses.replace(config, concurrency=run_concurrency(config, base_url))
+    concurrency = config.concurrency or OTHER_CONCURRENCY
+
     def make(spec: ModelSpec, role: str) -> LLM:
         flag = "--generator" if role == "generator" else "--judge"
         return run_llm(
             spec.name,
             base_url=base_url,
-            concurrency=config.concurrency,
+            concurrency=concurrency,
             requests_per_minute=config.requests_per_minute,
             tokens_per_minute=config.tokens_per_minute,
             flag=flag,
@@ -59,7 +65,7 @@ def run_engine(
                     config,
                     out,
                     resume=resume,
-                    executor=make_executor(config.concurrency, executor or LOCAL),
+                    executor=make_executor(concurrency, executor or LOCAL),
                     models=Models(make, make_embedder=build_embedder),
                     loader=DatasetLoader(text_cache(), on_step=progress.step),
                     vector_folder=vector_folder(),
@@ -83,6 +89,19 @@ def run_engine(
     if not sys.stderr.isatty():
         typer.echo(progress.summary(), err=True)
     return run
+
+
+def run_concurrency(config: RunConfig, base_url: str | None) -> int:
+    """A run's tasks in flight when neither --concurrency nor its file says: the models'
+    default (`auto_concurrency`), and OTHER_CONCURRENCY when a setup asks the user's own
+    system, which no adaptive pace protects, or a model of a server the file names."""
+    generators = [setup.generator for setup in config.setups if setup.generator is not None]
+    if config.judge_endpoint or any(setup.system is not None for setup in config.setups):
+        return OTHER_CONCURRENCY
+    if any(model.provider is not None or model.endpoint for model in generators):
+        return OTHER_CONCURRENCY
+    models = [model.name for model in generators]
+    return auto_concurrency([*models, *([config.judge] if config.judge else [])], base_url)
 
 
 def checked_base_url(

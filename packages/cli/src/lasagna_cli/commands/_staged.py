@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._llm import auto_concurrency
 from lasagna_cli.commands._rates import rate_limits
 
 if TYPE_CHECKING:
@@ -142,7 +143,11 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                 generator=options.get("generator"),
                 judge=options.get("judge"),
                 rubric=options.get("rubric") if _given(ctx, "rubric") else None,
-                concurrency=options.get("concurrency", 8),
+                concurrency=options.get("concurrency")
+                or auto_concurrency(
+                    [m for m in (options.get("generator"), options.get("judge")) if m],
+                    options.get("base_url"),
+                ),
                 requests_per_minute=requests_per_minute,
                 tokens_per_minute=tokens_per_minute,
                 endpoints=_endpoints(options.get("base_url")),

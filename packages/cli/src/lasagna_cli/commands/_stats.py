@@ -15,8 +15,11 @@ from lasagna_cli.commands._errors import (
     check_format,
     user_errors,
 )
+from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption, nothing_graded
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
+from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.kag import Damaged, Result
@@ -69,11 +72,10 @@ def stats(
         str | None,
         typer.Option("--base-url", help="The judge's OpenAI-compatible server, if any."),
     ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
-    ] = 8,
+    concurrency: Annotated[int | None, concurrency_option("Judge calls in flight", min=1)] = None,
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    max_chars: JudgeMaxCharsOption = JUDGE_MAX_CHARS,
 ) -> None:
     """kag's report of a sweep's results per setup, overall and per dataset, ranked by ACC,
     then lasagna's own figures (option extraction, EM/F1, judge grades, missing results)."""
@@ -92,21 +94,29 @@ def stats(
             )
         check_format(output_format)
         damaged: list[Damaged] = []
-        typer.echo(
-            _report(
-                datasets,
-                results,
-                prefix,
-                output_format,
-                judge,
-                rubric,
-                base_url,
-                concurrency,
-                damaged,
-                limits,
-            )
-        )
+        grades: dict[Path, Any] = {}
+        report = _report(
+            datasets, results, prefix, output_format, judge, rubric, base_url,
+            concurrency, damaged, limits, max_chars, grades,
+        )  # fmt: skip
+        typer.echo(report)
         _refuse_damaged(damaged, is_run_folder(results) and datasets is None)
+        _refuse_ungraded(list(grades.values()))
+
+
+REDO = "run the same stats command again"
+"""How an answer over --max-chars is graded once it is raised (finished grades are cached)."""
+
+
+def _refuse_ungraded(grades: list[Any]) -> None:
+    """--judge that graded none of the answers fails the command (exit 1) after the report,
+    as `judge grade` does: its judge figures are not figures."""
+    if grades and not any(g.status == "ok" for g in grades):
+        by_status: dict[str, int] = {}
+        for g in grades:
+            by_status[g.status] = by_status.get(g.status, 0) + 1
+        first = next((g.error for g in grades if g.status == "error"), None)
+        raise nothing_graded(len(grades), by_status, first)
 
 
 def _refuse_damaged(damaged: list[Damaged], run_folder: bool) -> None:
@@ -134,10 +144,14 @@ def _report(
     judge: str | None,
     rubric_name: str,
     base_url: str | None,
-    concurrency: int,
+    concurrency: int | None,
     damaged: list[Damaged],
     limits: tuple[float | None, float | None] = (None, None),
+    max_chars: int = JUDGE_MAX_CHARS,
+    graded: dict[Path, Any] | None = None,
 ) -> str:
+    """The report's text (or JSON); `damaged` and `graded` (the judge's grades) are filled
+    for the checks that follow it."""
     import json
 
     from lasagna_cli.engine.kag import (
@@ -173,7 +187,11 @@ def _report(
             )
     grades = None
     if judge is not None:
-        grades = _grade(found, judge, rubric_name, base_url, concurrency, limits)
+        if concurrency is None:
+            concurrency = auto_concurrency([judge], base_url)
+        grades = _grade(found, judge, rubric_name, base_url, concurrency, limits, max_chars)
+        if graded is not None:
+            graded.update(grades)
         from lasagna_cli.engine.run._scoring import constant_judge
 
         warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
@@ -198,6 +216,7 @@ def _grade(
     base_url: str | None,
     concurrency: int,
     limits: tuple[float | None, float | None] = (None, None),
+    max_chars: int = JUDGE_MAX_CHARS,
 ) -> dict[Path, Any]:
     """Judge grades of the free-form results that have references, keyed by result file.
     The judge's answers are cached (the LLM cache), so a second `stats` costs nothing."""
@@ -207,7 +226,7 @@ def _grade(
     from lasagna_cli.commands._llm import build_llm
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine.kag import needs_grading
-    from lasagna_cli.engine.run._scoring import judge_references
+    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
     from lasagna_judge import grade_batch
 
     rubric = load_rubric_option(rubric_name)
@@ -215,7 +234,13 @@ def _grade(
         judge, base_url=base_url, concurrency=concurrency, flag="--judge",
         requests_per_minute=limits[0], tokens_per_minute=limits[1],
     )  # fmt: skip
-    todo = [r for r in found if needs_grading(r)]
+    graded = [r for r in found if needs_grading(r)]
+    unsent = {
+        r.path: g
+        for r in graded
+        if (g := too_long_to_grade(r.text or "", r.question, llm, rubric, max_chars, REDO))
+    }
+    todo = [r for r in graded if r.path not in unsent]
     items = [
         {
             "question": r.question.text,
@@ -251,7 +276,7 @@ def _grade(
             err=True,
         )
         raise typer.Exit(INTERRUPTED) from None
-    return {r.path: g for r, g in zip(todo, grades, strict=True)}
+    return unsent | {r.path: g for r, g in zip(todo, grades, strict=True)}
 
 
 @stats_app.command("find")

@@ -15,7 +15,7 @@ import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.commands._llm import load_prices
+from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._synthesize_lines import _spent_line, dry_run_lines, summary_lines
 
@@ -76,8 +76,8 @@ def synthesize_command(
         bool, typer.Option("--overwrite", help="Replace --out if it exists.")
     ] = False,
     concurrency: Annotated[
-        str, typer.Option("--concurrency", metavar="N", help="Questions in flight at once.")
-    ] = "8",
+        str | None, concurrency_option("Questions in flight at once", metavar="N")
+    ] = None,
     chunker: Annotated[
         str,
         typer.Option(
@@ -134,7 +134,11 @@ def synthesize_command(
             base_url=base_url,
             dry_run=dry_run,
             overwrite=overwrite,
-            concurrency=_whole_number(concurrency, "--concurrency", 1),
+            concurrency=(
+                auto_concurrency([model], base_url)
+                if concurrency is None
+                else _whole_number(concurrency, "--concurrency", 1)
+            ),
             chunker=chunker,
             chunk_words=_whole_number(chunk_words, "--chunk-words", 1),
             prices=prices,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._benchmark import run_benchmarks
-from lasagna_cli.engine.config._config import RunConfig
+from lasagna_cli.engine.config._config import DEFAULT_CONCURRENCY, RunConfig
 from lasagna_cli.engine.datasets import DatasetLoader
 from lasagna_cli.engine.reports._typed import Results
 from lasagna_cli.engine.run._executor import Executor, LocalExecutor
@@ -114,7 +114,7 @@ async def arun_benchmark(
         run_config,
         out,
         resume=resume,
-        executor=executor or LocalExecutor(run_config.concurrency),
+        executor=executor or LocalExecutor(run_config.concurrency or DEFAULT_CONCURRENCY),
         models=Models.shared(llms or {}, judge, embedders),
         loader=DatasetLoader(Path(text_cache) if text_cache is not None else None),
         vector_folder=Path(vector_folder) if vector_folder is not None else None,

@@ -344,7 +344,9 @@ class RunConfig:
     rubric: str = "binary"
     seed: int = DEFAULT_SEED
     profile: str = "speed"
-    concurrency: int = DEFAULT_CONCURRENCY
+    concurrency: int | None = None
+    """Tasks in flight at most; None leaves it to whoever runs the config: `run_benchmark`
+    takes DEFAULT_CONCURRENCY, the `lasagna` command a bound chosen from the models."""
     judge_max_chars: int = JUDGE_MAX_CHARS
     """Question, references and answer past this are not sent to the judge (--max-chars)."""
     diagnostics: bool = False

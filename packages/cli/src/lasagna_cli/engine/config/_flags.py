@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean, quoted
 from lasagna_cli.engine.config._config import (
-    DEFAULT_CONCURRENCY,
     DEFAULT_SEED,
     DEFAULT_TOP_K,
     JUDGE_MAX_CHARS,
@@ -75,7 +74,8 @@ class Flags:
     then runs its own default split (SQuAD and Qasper have no "test")."""
     top_k: int = DEFAULT_TOP_K
     filters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    concurrency: int = DEFAULT_CONCURRENCY
+    concurrency: int | None = None
+    """None: the caller's default (see `RunConfig.concurrency`)."""
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     drop_unknown_judgments: bool = False
@@ -346,7 +346,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         rubric=flags.rubric,
         seed=flags.seed,
         profile=flags.profile,
-        concurrency=check_positive(flags.concurrency, "--concurrency") or 1,
+        concurrency=check_positive(flags.concurrency, "--concurrency", allow_none=True),
         judge_max_chars=flags.judge_max_chars,
         diagnostics=check_diagnostics(flags.diagnostics, flags.judge, "--diagnostics"),
         requests_per_minute=flags.requests_per_minute,

@@ -184,7 +184,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise usage(f"{label}: seed: expected a whole number, got {quoted(seed)}")
     concurrency = check_positive(
-        data.get("concurrency", flags.concurrency), f"{label}: concurrency"
+        data.get("concurrency", flags.concurrency), f"{label}: concurrency", allow_none=True
     )
     return RunConfig(
         benchmarks=tuple(benchmarks),
@@ -193,7 +193,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         rubric=rubric,
         seed=seed,
         profile=str(profile),
-        concurrency=concurrency or 1,
+        concurrency=concurrency,
         judge_max_chars=flags.judge_max_chars,
         diagnostics=check_diagnostics(
             data.get("diagnostics", flags.diagnostics), judge, f"{label}: diagnostics"

@@ -29,7 +29,7 @@ from lasagna_cli.engine._data import Corpus, Question
 from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, Rubric
+    from lasagna_judge import LLM, Grade, Rubric
 
 NO_ANSWER = "Not mentioned"
 
@@ -111,7 +111,30 @@ async def judge_grade(
     so (counted, never averaged), as `judge grade --max-chars` refuses such a row."""
     if judge is None or rubric is None or not gradable(question):
         return None
-    from lasagna_judge import Grade, grade
+    from lasagna_judge import grade
+
+    unsent = too_long_to_grade(prediction, question, judge, rubric, max_chars)
+    if unsent is not None:
+        return unsent.to_dict()
+    found = await grade(
+        judge, rubric, question=question.text, references=judge_references(question),
+        prediction=prediction,
+    )  # fmt: skip
+    return found.to_dict()
+
+
+def too_long_to_grade(
+    prediction: str,
+    question: Question,
+    judge: LLM,
+    rubric: Rubric,
+    max_chars: int,
+    redo: str = "run again with --resume",
+) -> Grade | None:
+    """The error grade of an answer whose question, references and answer hold more than
+    `max_chars` characters, which is never sent to the judge; None when it fits. `redo`
+    says how to grade it once --max-chars is raised."""
+    from lasagna_judge import Grade
 
     references = judge_references(question)
     size = len(question.text) + len(prediction) + sum(len(r) for r in references)
@@ -128,12 +151,9 @@ async def judge_grade(
             raw="",
             error=f"not sent to the judge: {size:,} characters in question, answers and "
             f"answer, over --max-chars {max_chars:,} (about {size // 4:,} tokens); raise "
-            "--max-chars and run again with --resume to grade it",
-        ).to_dict()
-    found = await grade(
-        judge, rubric, question=question.text, references=references, prediction=prediction
-    )
-    return found.to_dict()
+            f"--max-chars and {redo} to grade it",
+        )
+    return None
 
 
 def ranking_metrics(
