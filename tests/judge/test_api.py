@@ -69,6 +69,16 @@ PUBLIC = sorted(
         "parse_embedder",
         # pricing
         "price_for",
+        # requests that can wait, at the batch price
+        "BATCH_PRICE",
+        "BatchError",
+        "BatchReport",
+        "BatchRequest",
+        "BatchState",
+        "BatchStatus",
+        "batch_api",
+        "grade_requests",
+        "run_batch",
     ]
 )
 

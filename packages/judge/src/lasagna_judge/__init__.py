@@ -11,9 +11,17 @@ from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._types import Completion, Structured, Usage
-from lasagna_judge._usage import price_for
+from lasagna_judge._usage import BATCH_PRICE, price_for
 
 if TYPE_CHECKING:
+    from lasagna_judge._batch import (
+        BatchReport,
+        BatchRequest,
+        BatchState,
+        batch_api,
+        run_batch,
+    )
+    from lasagna_judge._batch_apis import BatchError, BatchStatus
     from lasagna_judge._bias import BiasCheck, check_bias
     from lasagna_judge._calibrate import (
         Agreement,
@@ -40,6 +48,7 @@ if TYPE_CHECKING:
         check_items,
         grade,
         grade_batch,
+        grade_requests,
         summarize_grades,
     )
     from lasagna_judge._jury import JuryAgreement, Verdict, grade_jury, jury_agreement
@@ -78,10 +87,16 @@ _LAZY = {
             "check_items",
             "grade",
             "grade_batch",
+            "grade_requests",
             "summarize_grades",
         ),
         "lasagna_judge._grading",
     ),
+    **dict.fromkeys(
+        ("BatchReport", "BatchRequest", "BatchState", "batch_api", "run_batch"),
+        "lasagna_judge._batch",
+    ),
+    **dict.fromkeys(("BatchError", "BatchStatus"), "lasagna_judge._batch_apis"),
     **dict.fromkeys(
         ("JuryAgreement", "Verdict", "grade_jury", "jury_agreement"), "lasagna_judge._jury"
     ),
@@ -107,12 +122,18 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BATCH_PRICE",
     "BUILTIN_RUBRICS",
     "CLAIMS_PROMPT",
     "DEFAULT_EMBEDDER",
     "GRADE_FIELDS",
     "LLM",
     "Agreement",
+    "BatchError",
+    "BatchReport",
+    "BatchRequest",
+    "BatchState",
+    "BatchStatus",
     "BiasCheck",
     "Calibration",
     "ClaimCall",
@@ -135,6 +156,7 @@ __all__ = [
     "Structured",
     "Usage",
     "Verdict",
+    "batch_api",
     "build_prompt",
     "calibrate",
     "check_bias",
@@ -146,6 +168,7 @@ __all__ = [
     "grade",
     "grade_batch",
     "grade_jury",
+    "grade_requests",
     "is_reasoning_model",
     "is_retryable_status",
     "judge_label",
@@ -160,5 +183,6 @@ __all__ = [
     "parse_retry_after",
     "parse_score",
     "price_for",
+    "run_batch",
     "summarize_grades",
 ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from lasagna_judge._batch_apis import AnthropicBatchAPI
 from lasagna_judge._errors import MissingExtraError
 from lasagna_judge._providers import (
     Backend,
@@ -21,10 +22,17 @@ from lasagna_judge._providers import (
     call_failed,
     sdk_call_failed,
 )
-from lasagna_judge._structured import _instructor_mode, _instructor_structured
+from lasagna_judge._structured import (
+    _instructor_mode,
+    _instructor_structured,
+    _prepared_model,
+    raw_from_completion,
+)
 
 if TYPE_CHECKING:
     import httpx2
+
+    from lasagna_judge._transport import RetryingSender
 
 
 def _http_client(transport: httpx2.AsyncBaseTransport, timeout: float) -> httpx2.AsyncClient:
@@ -49,6 +57,7 @@ class AnthropicBackend(Backend):
         timeout: float,
         transport: httpx2.AsyncBaseTransport,
         mode: StructuredMode,
+        sender: RetryingSender | None = None,
     ) -> None:
         try:
             import anthropic
@@ -66,6 +75,12 @@ class AnthropicBackend(Backend):
             http_client=_http_client(transport, timeout),
         )
         self._instructor: Any = None
+        # The Message Batches API speaks through the same sender (its retries and limits).
+        self._batches = (
+            AnthropicBatchAPI(sender, base_url or ANTHROPIC_URL, api_key, timeout, self.model_id)
+            if sender is not None
+            else None
+        )
         # Recent Anthropic SDKs dropped `temperature` (the newest models reject it): send
         # one only when the installed SDK still takes it.
         self._takes_temperature = (
@@ -78,22 +93,30 @@ class AnthropicBackend(Backend):
             kwargs["temperature"] = options.temperature
         return kwargs
 
-    async def complete(self, messages: list[Message], options: CallOptions) -> str:
+    def _text_request(self, messages: list[Message], options: CallOptions) -> dict[str, Any]:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-        turns = [m for m in messages if m["role"] != "system"]
         kwargs = self._options(options)
+        kwargs["messages"] = [m for m in messages if m["role"] != "system"]
         if system:
             kwargs["system"] = system
+        return kwargs
+
+    async def complete(self, messages: list[Message], options: CallOptions) -> str:
+        kwargs = self._text_request(messages, options)
+        turns = kwargs.pop("messages")
         try:
             response = await self._client.messages.create(
                 model=self.name,
-                messages=turns,  # type: ignore[arg-type]
+                messages=turns,
                 **kwargs,
             )
         except Exception as exc:
             if _is_transport_failure(exc):
                 raise sdk_call_failed(self.model_id, exc) from None
             raise
+        return self._text_of(response)
+
+    def _text_of(self, response: Any) -> str:
         texts = [str(getattr(b, "text", "")) for b in response.content if b.type == "text"]
         if not texts:  # a tool call, or nothing: a failed call, not an empty answer
             kinds = ", ".join(str(b.type) for b in response.content) or "none"
@@ -101,6 +124,50 @@ class AnthropicBackend(Backend):
                 self.model_id, detail=f"the reply has no text block (blocks: {kinds})"
             )
         return "".join(texts)
+
+    # -- Message Batches (see `_batch`) ------------------------------------------------------
+
+    def batch_api(self) -> AnthropicBatchAPI | None:
+        return self._batches
+
+    def batch_body(
+        self, messages: list[Message], options: CallOptions, model: type[BaseModel] | None
+    ) -> dict[str, Any] | None:
+        """The request a direct call sends first: instructor's, for a structured one."""
+        if model is None:
+            return {"model": self.name, **self._text_request(messages, options)}
+        kwargs = {"model": self.name, "messages": messages, **self._options(options)}
+        _, request = _handlers(self.mode).request_handler(response_model=model, kwargs=kwargs)
+        return dict(request)
+
+    def batch_outcome(
+        self, body: dict[str, Any], model: type[BaseModel] | None
+    ) -> str | StructuredOutcome | None:
+        """A batch item's message read as instructor reads a direct call's first reply
+        (None: it does not validate; the direct call re-asks)."""
+        from anthropic.types import Message as AnthropicMessage
+        from pydantic import ValidationError
+
+        try:
+            message = AnthropicMessage.model_validate(body)
+        except ValidationError:
+            if model is None:
+                raise call_failed(self.model_id, detail="the reply is not a message") from None
+            return None
+        if model is None:
+            return self._text_of(message)
+        try:
+            value = _handlers(self.mode).response_parser(
+                response=message,
+                response_model=_prepared_model(model),
+                validation_context=None,
+                strict=True,
+                stream=False,
+                is_async=True,
+            )
+        except Exception:  # instructor's parse errors: left to a direct call
+            return None
+        return StructuredOutcome(value, raw_from_completion(message))
 
     async def structured(
         self,
@@ -130,6 +197,16 @@ class AnthropicBackend(Backend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+def _handlers(mode: StructuredMode) -> Any:
+    from instructor.utils.providers import Provider
+    from instructor.v2.core.registry import mode_registry
+
+    return mode_registry.get_handlers(Provider.ANTHROPIC, _instructor_mode(mode))
 
 
 def check_anthropic_installed() -> None:

@@ -218,6 +218,11 @@ class ResponseCache:
             return
         self._pending.clear()
 
+    def flush(self) -> None:
+        """Commit the pending writes now (a batch's answers, before its state file goes)."""
+        with self._lock:
+            self._commit()
+
     def __len__(self) -> int:
         with self._lock:
             self._commit()

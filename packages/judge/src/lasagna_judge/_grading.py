@@ -38,6 +38,7 @@ from lasagna_judge._rubrics import (
 from lasagna_metrics import is_refusal
 
 if TYPE_CHECKING:
+    from lasagna_judge._batch import BatchRequest
     from lasagna_judge._llm import LLM
     from lasagna_judge._types import Structured
 
@@ -305,6 +306,29 @@ async def grade_batch(
         # Only a failing callback gets here; raise it as itself.
         raise group_error.exceptions[0] from None
     return [g for g in results if g is not None]
+
+
+def grade_requests(
+    rubric: Rubric,
+    items: Sequence[object],
+    *,
+    max_validation_retries: int = 2,
+    max_tokens: int | None = None,
+) -> list[BatchRequest]:
+    """The judge calls `grade_batch` makes for `items` (none where the refusal heuristic
+    grades), as `BatchRequest`s for `run_batch`: the same keys, so the batch's answers are
+    the grading's cache hits."""
+    from lasagna_judge._batch import BatchRequest
+
+    requests = []
+    for question, refs, prediction in check_items(items):
+        if is_refusal(prediction) and any(is_refusal(ref) for ref in refs):
+            continue
+        prompt = build_prompt(rubric, question=question, references=refs, prediction=prediction)
+        requests.append(
+            BatchRequest(prompt.as_list(), GradeModel, max_tokens, None, max_validation_retries)
+        )
+    return requests
 
 
 def _error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:

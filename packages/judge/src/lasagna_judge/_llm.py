@@ -28,7 +28,7 @@ from lasagna_judge._providers import (
 )
 from lasagna_judge._redact import redact, secrets_of
 from lasagna_judge._types import Completion, Structured, Usage
-from lasagna_judge._usage import Meter, Prices, call_record, cost_usd
+from lasagna_judge._usage import BATCH_PRICE, Meter, Prices, call_record, cost_usd
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -101,15 +101,7 @@ class LLM:
                     attempts=int(hit.get("attempts", 1)),
                 )
             result = await self._complete(checked, options)
-            self._cache_put(
-                key,
-                {
-                    "text": result.text,
-                    "usage": [result.usage.input_tokens, result.usage.output_tokens],
-                    "latency_s": result.latency_s,
-                    "attempts": result.attempts,
-                },
-            )
+            self._cache_put(key, completion_value(result))
             return result
 
     async def _complete(self, checked: list[Message], options: CallOptions) -> Completion:
@@ -151,15 +143,7 @@ class LLM:
             raise JudgeError(f"max_validation_retries must be >= 0, got {max_validation_retries}")
         checked = check_messages(messages)
         options = self._options(temperature, max_tokens)
-        key = self._key(
-            "structured",
-            checked,
-            options,
-            schema=_schema_json(response_model),
-            schema_name=response_model.__name__,
-            mode=self._backend.mode,
-            max_validation_retries=max_validation_retries,
-        )
+        key = self._structured_key(checked, options, response_model, max_validation_retries)
         async with self._key_lock(key):
             hit = self._cache_get(key)
             if hit is not None:
@@ -190,17 +174,7 @@ class LLM:
             )
             # "unparsed" is cached too: the call succeeded and at temperature 0 a rerun
             # would only pay for the same output again (the key includes the re-ask count).
-            self._cache_put(
-                key,
-                {
-                    "value": value.model_dump(mode="json") if value is not None else None,
-                    "raw": result.raw,
-                    "usage": [result.usage.input_tokens, result.usage.output_tokens],
-                    "latency_s": result.latency_s,
-                    "attempts": result.attempts,
-                    "validation_errors": list(result.validation_errors),
-                },
-            )
+            self._cache_put(key, structured_value(result))
             return result
 
     # -- totals ----------------------------------------------------------------------------
@@ -216,9 +190,19 @@ class LLM:
         return self._meter.calls_made
 
     @property
+    def batch_usage(self) -> Usage:
+        """Tokens of the items answered through a batch API (in `usage` too)."""
+        return self._meter.batch_usage
+
+    @property
     def cost_usd(self) -> float | None:
-        """Dollars spent, from the price table given to make_llm; None without a price."""
-        return cost_usd(self._prices, self.model, self._meter.usage)
+        """Dollars spent, from the price table given to make_llm; None without a price.
+        Tokens answered through a batch API cost `BATCH_PRICE` of the price."""
+        full = cost_usd(self._prices, self.model, self._meter.usage)
+        batch = cost_usd(self._prices, self.model, self._meter.batch_usage)
+        if full is None or batch is None:
+            return full
+        return full - batch * (1 - BATCH_PRICE)
 
     def cost_of(self, usage: Usage) -> float | None:
         """Dollars for a given usage at this model's price; None without a price."""
@@ -282,6 +266,23 @@ class LLM:
             parts[name] = value if name == "schema" else canonical_json(value)
         return cache_key_of_parts(parts)
 
+    def _structured_key(
+        self,
+        checked: list[Message],
+        options: CallOptions,
+        response_model: type[BaseModel],
+        max_validation_retries: int,
+    ) -> str:
+        return self._key(
+            "structured",
+            checked,
+            options,
+            schema=_schema_json(response_model),
+            schema_name=response_model.__name__,
+            mode=self._backend.mode,
+            max_validation_retries=max_validation_retries,
+        )
+
     def _key_lock(self, key: str) -> _KeyLock:
         return _KeyLock(self._key_locks, key, enabled=self._cache is not None)
 
@@ -319,6 +320,29 @@ class LLM:
 
     def _redacted(self, exc: LLMCallError) -> LLMCallError:
         return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)
+
+
+def completion_value(result: Completion) -> dict[str, Any]:
+    """What the cache keeps of a text reply (a direct call's or a batch item's)."""
+    return {
+        "text": result.text,
+        "usage": [result.usage.input_tokens, result.usage.output_tokens],
+        "latency_s": result.latency_s,
+        "attempts": result.attempts,
+    }
+
+
+def structured_value(result: Structured[Any]) -> dict[str, Any]:
+    """What the cache keeps of a structured reply (a direct call's or a batch item's)."""
+    value = result.value
+    return {
+        "value": value.model_dump(mode="json") if value is not None else None,
+        "raw": result.raw,
+        "usage": [result.usage.input_tokens, result.usage.output_tokens],
+        "latency_s": result.latency_s,
+        "attempts": result.attempts,
+        "validation_errors": list(result.validation_errors),
+    }
 
 
 _schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()

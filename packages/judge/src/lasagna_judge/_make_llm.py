@@ -168,6 +168,7 @@ def make_llm(
                 timeout=timeout,
                 transport=httpx_bridge(sender, deadline or 5 * timeout),
                 mode=mode or "tools",
+                sender=sender,
             )
         elif wire in ("responses", "ollama-chat"):
             from lasagna_judge._native_apis import (

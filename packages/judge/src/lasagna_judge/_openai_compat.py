@@ -23,6 +23,7 @@ import json
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from lasagna_judge._batch_apis import OpenAIBatchAPI
 from lasagna_judge._http_url import endpoint
 from lasagna_judge._plain import native_extras, native_outcome, request_json
 from lasagna_judge._providers import (
@@ -144,7 +145,8 @@ class OpenAICompatBackend(Backend):
         self.name = name
         self.mode = mode
         self.model_id = f"{provider}/{name}"
-        self._url = endpoint(base_url or OPENAI_BASE_URL, "chat/completions")
+        self._base_url = base_url or OPENAI_BASE_URL
+        self._url = endpoint(self._base_url, "chat/completions")
         self._timeout = timeout
         self._deadline = deadline
         self._sender = sender
@@ -208,6 +210,38 @@ class OpenAICompatBackend(Backend):
         return await drive_structured(
             response_model, self.mode, kwargs, send, max_validation_retries
         )
+
+    # -- the batch API (OpenAI's; see `_batch`) ---------------------------------------------
+
+    def batch_api(self) -> OpenAIBatchAPI | None:
+        """OpenAI's Batch API for openai/ models (at `base_url` when given); Ollama has none."""
+        if self.provider != "openai":
+            return None
+        return OpenAIBatchAPI(
+            self._sender, self._base_url, self._headers, self._timeout, self.model_id
+        )
+
+    def batch_body(
+        self, messages: list[Message], options: CallOptions, model: type[BaseModel] | None
+    ) -> dict[str, Any] | None:
+        """The request a direct call sends first; None when only instructor can build it."""
+        body = {"model": self.name, "messages": messages, **self._options(options)}
+        if model is None:
+            return body
+        extras = native_extras(self.mode, model)
+        return None if extras is None else {**body, **extras[0]}
+
+    def batch_outcome(
+        self, body: dict[str, Any], model: type[BaseModel] | None
+    ) -> str | StructuredOutcome | None:
+        """A batch item's reply read as a direct call reads its first one (None: it does
+        not validate; the direct call re-asks)."""
+        if model is not None:
+            return native_outcome(self.mode, body, model)
+        choices = body.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        message = first.get("message") if isinstance(first, dict) else None
+        return _answer_text(self.model_id, message if isinstance(message, dict) else {})
 
     def _completion(self, data: dict[str, Any]) -> Any:
         """The reply as openai's ChatCompletion, filling the envelope fields some

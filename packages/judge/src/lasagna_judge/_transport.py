@@ -70,7 +70,10 @@ class RetryingSender:
         self._pace = pace
         self._rng = rng or random.Random()
 
-    async def send(self, request: WireRequest) -> WireResponse:
+    async def send(self, request: WireRequest, *, raw: bool = False) -> WireResponse:
+        """The reply to `request`, after retries. `raw`: a 2xx body is returned as it came,
+        not read as JSON nor counted as tokens (a batch's files and status replies: their
+        tokens are counted per item, at the batch price)."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             # An asyncio.Semaphore belongs to the loop it first waited on: an LLM reused
@@ -81,7 +84,7 @@ class RetryingSender:
         ends: list[float] = []  # when the call's deadline passes, from its first attempt
         retry = 0
         while True:
-            response, error, retry_after = await self._attempt(request, ends)
+            response, error, retry_after = await self._attempt(request, ends, raw)
             if retry >= self._policy.max_retries or retry_after is None:
                 break
             wait = self._policy.delay(retry, retry_after, self._rng)
@@ -95,7 +98,7 @@ class RetryingSender:
         return response
 
     async def _attempt(
-        self, request: WireRequest, ends: list[float]
+        self, request: WireRequest, ends: list[float], raw: bool = False
     ) -> tuple[WireResponse | None, WireError | None, float | None]:
         """One request on the wire: (response, error, retry_after), where retry_after is
         None when the outcome is final, else the server's Retry-After (0.0 for none). The
@@ -132,7 +135,7 @@ class RetryingSender:
             after = parse_retry_after(response.headers, time.time())
             record_attempt(self._meter, seconds=seconds, status=status, failure=f"HTTP {status}")
             return response, None, after if after is not None else 0.0
-        if 200 <= status < 300 and "json" in response.headers.get("content-type", ""):
+        if not raw and 200 <= status < 300 and "json" in response.headers.get("content-type", ""):
             try:
                 response.json = parse_json(response.body)
             except ValueError:

@@ -33,17 +33,35 @@ class CallRecord:
         return Usage(self.input_tokens, self.output_tokens)
 
 
+BATCH_PRICE = 0.5
+"""What a token answered through a batch API costs, as a share of its price: OpenAI's Batch
+API and Anthropic's Message Batches both charge half."""
+
+
 @dataclass
 class Meter:
-    """Totals of one LLM object: network calls made and tokens spent (cache hits excluded)."""
+    """Totals of one LLM object: network calls made and tokens spent (cache hits excluded);
+    the tokens of batch items are in the totals and, apart, in `batch_usage`."""
 
     calls_made: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    batch_input_tokens: int = 0
+    batch_output_tokens: int = 0
 
     @property
     def usage(self) -> Usage:
         return Usage(self.input_tokens, self.output_tokens)
+
+    @property
+    def batch_usage(self) -> Usage:
+        return Usage(self.batch_input_tokens, self.batch_output_tokens)
+
+    def add_batch(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.batch_input_tokens += usage.input_tokens
+        self.batch_output_tokens += usage.output_tokens
 
 
 _current_call: ContextVar[CallRecord | None] = ContextVar("lasagna_judge_call", default=None)

@@ -1,5 +1,6 @@
 """A fake OpenAI-compatible server (chat completions, and Anthropic's Messages API) on 127.0.0.1,
-which also speaks OpenAI's Responses API and Ollama's native chat (`_native_routes`).
+which also speaks OpenAI's Responses API and Ollama's native chat (`_native_routes`), and
+both batch APIs (`_batch_routes`).
 
 Real HTTP/1.1 with keep-alive, served by asyncio in a background thread, so the code under
 test goes through its real SDK, retries, timeouts and cache. Parsing is kept to the minimum
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lasagna_judge.testing._batch_routes import BatchRoutes
 from lasagna_judge.testing._native_routes import native_reply, native_route
 from lasagna_judge.testing._provider import RateLimits
 from lasagna_judge.testing._responses import (
@@ -96,6 +98,8 @@ class FakeLLMServer:
         self._startup_error: BaseException | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._ids = 0
+        self.batches = BatchRoutes(self)
+        """OpenAI's Batch API and Anthropic's Message Batches (`_batch_routes`)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -261,6 +265,8 @@ class FakeLLMServer:
 
     async def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> bytes:
         route = path.split("?", 1)[0].rstrip("/")
+        if self.batches.handles(route):
+            return self.batches.respond(method, route, headers, body)
         if method == "GET" and route.endswith("/models"):
             return _http(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
         anthropic = route.endswith("/messages")
