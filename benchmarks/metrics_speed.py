@@ -16,8 +16,8 @@ Run from the repository root:
 2. evidence_recall over 10,000 items of 5 retrieved chunks of 2,000 characters, against
    OpenViking's check_recall in the same run.
 
-The baselines are the tests' oracles, tests/metrics/official_squad.py and
-openviking_recall.py: one copy of the reference code serves both. Measurements alternate
+The baselines are the tests' oracle, tests/metrics/official_squad.py (the official script's
+functions), and OpenViking's own metrics.py read from its fetched repository. Measurements alternate
 between the baseline and lasagna (best of --repeat each), so that a load that comes and goes
 on the machine hits both alike.
 
@@ -44,6 +44,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import lasagna_metrics
 from lasagna_metrics import evidence_recall, exact_match, exact_match_and_f1, f1
@@ -70,7 +71,25 @@ normalize_answer, compute_exact, compute_f1 = (
     OFFICIAL.compute_exact,
     OFFICIAL.compute_f1,
 )
-check_recall = _oracle("openviking_recall").check_recall
+# OpenViking's own file, from its repository fetched beside this one (not copied here).
+OPENVIKING = Path(__file__).resolve().parents[2] / ".mirror" / "volcengine+OpenViking" / "repo"
+
+
+def _openviking_check_recall() -> Any:
+    """MetricsCalculator.check_recall of benchmark/RAG/src/core/metrics.py at the commit
+    lasagna matches; exits with what to do when the repository is not fetched."""
+    import subprocess
+
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(OPENVIKING), "show", "6e944cc:benchmark/RAG/src/core/metrics.py"],
+            capture_output=True, check=True, text=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        sys.exit(f"OpenViking's repository is not at {OPENVIKING}: fetch volcengine/OpenViking")
+    module = ModuleType("openviking_metrics")
+    exec(compile(source, "metrics.py", "exec"), module.__dict__)
+    return module.MetricsCalculator.check_recall
 
 
 def official_em_f1(pred: str, refs: list[str]) -> tuple[float, float]:
@@ -304,6 +323,7 @@ def main() -> None:
         f"\nevidence_recall on {len(items):,} items of 5 chunks x 2,000 characters "
         f"({n_evidence:,} evidence strings)"
     )
+    check_recall = _openviking_check_recall()
     ov_time, ov = timed(
         "OpenViking check_recall (baseline)",
         lambda: [check_recall(c, e) for c, e in items],
