@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import Grade, Rubric
+    from lasagna_judge import BatchReport, Grade, Rubric
 
 
 def load_rubric_option(name: str, flag: str = "--rubric") -> Rubric:
@@ -184,6 +185,7 @@ def grade_command(
             "references reversed, and say how often the grade moved (up to 2N more calls).",
         ),
     ] = 0,
+    batch: BatchOption = False,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -201,6 +203,9 @@ def grade_command(
         models = model or []
         if concurrency is None:
             concurrency = auto_concurrency(models or [None], base_url)
+        if batch and (len(models) > 1 or chosen.kind != "local"):
+            what = f"--executor {chosen.kind}" if len(models) < 2 else "a jury"
+            raise CliError(f"--batch grades with one judge here, not {what}", USAGE_ERROR)
         if len(models) > 1:
             if bias_check:
                 raise CliError(
@@ -213,7 +218,7 @@ def grade_command(
             return
         _grade(
             input_path, models[0] if models else None, rubric, base_url, concurrency, out,
-            no_cache, prices, max_chars, chosen, bias_check, limits,
+            no_cache, prices, max_chars, chosen, bias_check, limits, batch,
         )  # fmt: skip
 
 
@@ -291,8 +296,9 @@ def _grade(
     chosen: ExecutorChoice | None = None,
     bias_check: int = 0,
     limits: tuple[float | None, float | None] = (None, None),
+    batch: bool = False,
 ) -> None:
-
+    from lasagna_cli.commands import _batch
     from lasagna_cli.commands._grade_summary import (
         bias_lines,
         nothing_graded,
@@ -315,6 +321,8 @@ def _grade(
         "tokens_per_minute": limits[1],
     }
     llm = build_llm(**llm_settings)
+    if batch:
+        _batch.check_batch(llm, no_cache)
     items = [
         {"question": r.question, "references": r.references, "prediction": r.prediction}
         for r in rows
@@ -326,9 +334,12 @@ def _grade(
 
     checks: list[BiasCheck] = []
     graded_usage: list[tuple[Usage, int]] = []  # before the bias check's calls
+    batches: list[BatchReport] = []
 
     async def run() -> list[Grade]:
         try:
+            if batch:  # the answers into the cache; grade_batch then reads them there
+                batches.append(await _batch.grading(llm, rubric, items, out or input_path))
             if chosen is not None and chosen.kind != "local":
                 found = await _grade_remotely(chosen, llm_settings, rubric, items, on_grade)
             else:
@@ -359,8 +370,9 @@ def _grade(
         summary,
         spent=(spent.input_tokens, spent.output_tokens),
         calls=calls,
-        cost=cost_line(llm, summary, prices, llm.cost_of(spent)),
+        cost=cost_line(llm, summary, prices, _batch.spent_cost(llm, spent)),
     )
+    lines += [line for report in batches for line in _batch.batch_lines(report, llm, prices)]
     from lasagna_cli.engine.run._scoring import constant_judge
 
     warning = constant_judge([g.score for g in grades if g.status == "ok"])

@@ -1,0 +1,143 @@
+"""`--batch`: a command's model calls through the provider's batch API at half the
+per-token price (`lasagna_judge.run_batch`), its answers put in the response cache, so the
+command then runs as usual on cache hits and calls directly only what the batch could not
+answer. The batch id is kept in a state file beside the output (written atomically), so
+a command killed while it waits resumes the same batch when run again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError
+
+if TYPE_CHECKING:
+    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
+
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send the model calls through the provider's batch API (OpenAI's Batch API, "
+        "Anthropic's Message Batches) at 50% of the per-token price; a batch may take up "
+        "to 24 h. Killed while it waits, the same command resumes the same batch; items "
+        "the batch could not answer are called directly.",
+    ),
+]
+
+POLL_VARIABLE = "LASAGNA_BATCH_POLL"
+"""Seconds between two polls of a batch's status (default 30)."""
+
+
+def check_batch(llm: LLM, no_cache: bool, flag: str = "--batch") -> None:
+    """A usage error (one line, exit 2) when `llm` has no batch API or the cache is off."""
+    from lasagna_judge import BatchError, batch_api
+
+    if no_cache:
+        raise CliError(
+            f"{flag} keeps the batch's answers in the response cache: leave out --no-cache",
+            USAGE_ERROR,
+        )
+    try:
+        batch_api(llm)
+    except BatchError as exc:
+        raise CliError(f"{flag}: {exc}", USAGE_ERROR) from None
+
+
+def poll_seconds(env: Mapping[str, str] | None = None) -> float:
+    text = (os.environ if env is None else env).get(POLL_VARIABLE) or "30"
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise CliError(f"{POLL_VARIABLE}: expected seconds > 0, found {text!r}", USAGE_ERROR)
+    return seconds
+
+
+def state_path(beside: Path, role: str = "") -> Path:
+    """The state file of a job whose output is `beside` (a file, or a run folder)."""
+    name = f"batch{'-' + role if role else ''}.json"
+    if beside.is_dir():
+        return beside / f".lasagna-{name}"
+    return beside.with_name(f"{beside.name}.{name}")
+
+
+async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> BatchReport:
+    """Answer `requests` through the batch into `llm`'s cache, saying on stderr which batch
+    it follows and how to resume it."""
+    from lasagna_judge import BatchState, run_batch
+    from lasagna_synth import write_bytes_atomic
+
+    seconds = poll_seconds()
+    told: set[str] = set()
+
+    def on_status(status: BatchStatus) -> None:
+        if status.id not in told:
+            told.add(status.id)
+            typer.echo(
+                f"batch {status.id} of {llm.model} ({status.state}): polling every {seconds:g} "
+                f"s; if stopped, the same command resumes it (its id is in {state})",
+                err=True,
+            )
+
+    return await run_batch(
+        llm,
+        requests,
+        state=BatchState(state, write_bytes_atomic),
+        poll_interval=seconds,
+        on_status=on_status,
+    )
+
+
+async def grading(llm: LLM, rubric: Rubric, items: Sequence[object], beside: Path) -> BatchReport:
+    """`judge grade --batch`: the judge's calls of `items` through the batch."""
+    from lasagna_judge import grade_requests
+
+    return await prefill(llm, grade_requests(rubric, items), state_path(beside))
+
+
+def spent_cost(llm: LLM, spent: Usage) -> float | None:
+    """Dollars for `spent` (tokens of this run, the batch's among them), the batch's
+    tokens at the batch price."""
+    from lasagna_judge import BATCH_PRICE
+
+    full = llm.cost_of(spent)
+    batch = llm.cost_of(llm.batch_usage)
+    return None if full is None or batch is None else full - batch * (1 - BATCH_PRICE)
+
+
+def batch_lines(report: BatchReport, llm: LLM, prices: Path | None) -> list[str]:
+    """The closing summary's batch lines: what went through it, and its price."""
+    from lasagna_judge import BATCH_PRICE
+
+    ids = ", ".join(report.batch_ids) or "none needed"
+    line = (
+        f"batch: {report.requests} requests, {report.cached} from the cache, {report.sent} "
+        f"through {report.api} ({ids}{', resumed' if report.resumed else ''}): "
+        f"{report.answered} answered"
+    )
+    left = report.failed + report.direct
+    if left:
+        first = f"; first: {report.failures[0]}" if report.failures else ""
+        line += f", {left} called directly ({report.failed} failed in the batch{first})"
+    return [line, price_line(llm, report.usage, prices, BATCH_PRICE)]
+
+
+def price_line(llm: LLM, usage: Usage, prices: Path | None, share: float) -> str:
+    """`batch price: $X (50% of the per-token price, $Y)` for `usage`."""
+    what = f"{share:.0%} of the per-token price"
+    if prices is None:
+        return f"batch price: {what} (give --prices FILE to price the tokens)"
+    full = llm.cost_of(usage)
+    if full is None:
+        return f"batch price: {what} (no price for {llm.model} in {prices})"
+    return (
+        f"batch price: ${full * share:.4f} for {usage.input_tokens:,} in, "
+        f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
+    )

@@ -1,0 +1,130 @@
+"""`--batch` at the wire: the fake server's OpenAI Batch API answers `judge grade`, a kill
+while it polls resumes the same batch, failed items are called directly, and a model
+without a batch API is refused in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from lasagna_cli._app import app
+from lasagna_judge.testing import FakeLLMServer
+
+LASAGNA = Path(sys.executable).with_name("lasagna")
+ROWS = [
+    {"id": i, "question": f"Capital number {i}?", "answers": "Paris", "prediction": f"City {i}"}
+    for i in range(5)
+]
+REPLY = json.dumps({"reasoning": "fine", "score": 4})
+
+
+def setup(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    env = {
+        "OPENAI_API_KEY": "test",
+        "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
+        "MODEL_NAME": "",
+        "OPENAI_BASE_URL": "",
+        "LASAGNA_BATCH_POLL": "0.05",
+    }
+    return source, env
+
+
+def grade(server: FakeLLMServer, source: Path, *extra: str) -> list[str]:
+    model = ["--model", "openai/judge", "--base-url", server.base_url]
+    return ["judge", "grade", str(source), *model, *extra]
+
+
+def invoke(args: list[str], env: dict[str, str]) -> Any:
+    return CliRunner().invoke(app, args, env=env, catch_exceptions=False)
+
+
+def test_judge_grade_batch_prices_at_half_and_a_rerun_is_free(tmp_path: Path) -> None:
+    source, env = setup(tmp_path)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai/judge": [2.0, 8.0]}))
+    out = tmp_path / "graded.jsonl"
+    with FakeLLMServer(reply=REPLY) as server:
+        server.batches.delay = 0.1
+        args = grade(server, source, "--batch", "--out", str(out), "--prices", str(prices))
+        result = invoke(args, env)
+        assert result.exit_code == 0, result.output
+        assert server.batches.created == 1 and server.calls == 0
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [r["score"] for r in rows] == [4] * 5
+        assert "batch: 5 requests, 0 from the cache, 5 through OpenAI's Batch API" in result.stdout
+        price = next(line for line in result.stdout.splitlines() if line.startswith("batch price"))
+        assert "(50% of the per-token price, $" in price
+        spent = float(price.split("$", 1)[1].split(" ", 1)[0])
+        full = float(price.rsplit("$", 1)[1].rstrip(")"))
+        assert spent > 0 and abs(spent - full / 2) < 1e-4
+        cost = next(line for line in result.stdout.splitlines() if line.startswith("cost:"))
+        assert f"cost: ${spent:.4f} this run" in cost  # the run paid the batch price
+        assert not list(tmp_path.glob("*.batch.json"))
+
+        again = invoke(grade(server, source, "--out", str(out)), env)  # no --batch: all cached
+        assert again.exit_code == 0, again.output
+        assert server.calls == 0 and server.batches.created == 1
+
+
+def test_items_the_batch_could_not_answer_are_called_directly(tmp_path: Path) -> None:
+    source, env = setup(tmp_path)
+    with FakeLLMServer(reply=REPLY) as server:
+        server.batches.fail = lambda body: "expired" if "number 2?" in json.dumps(body) else None
+        result = invoke(grade(server, source, "--batch"), env)
+        assert result.exit_code == 0, result.output
+        assert server.batches.created == 1 and server.calls == 1
+        assert "4 answered, 1 called directly (1 failed in the batch; first: batch_expired)" in (
+            result.stderr
+        )
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert [r["score"] for r in rows] == [4] * 5
+
+
+def test_a_batch_killed_while_polling_resumes_and_is_paid_once(
+    tmp_path: Path, sigkill_when: Any
+) -> None:
+    source, env = setup(tmp_path)
+    out = tmp_path / "graded.jsonl"
+    state = tmp_path / "graded.jsonl.batch.json"
+    full_env = {**os.environ, **env}
+    with FakeLLMServer(reply=REPLY) as server:
+        server.batches.delay = 3600.0  # still running when the kill comes
+        command = [str(LASAGNA), *grade(server, source, "--batch", "--out", str(out))]
+        code = sigkill_when(command, lambda: state.exists() and server.batches.polls >= 3,
+                            env=full_env)  # fmt: skip
+        assert code == -signal.SIGKILL
+        batch_id = json.loads(state.read_text())["batch_id"]
+        assert server.batches.created == 1 and not out.exists()
+
+        server.batches.delay = 0.0
+        resumed = subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.batches.created == 1 and server.calls == 0  # nothing new submitted
+        assert f"through OpenAI's Batch API ({batch_id}, resumed): 5 answered" in resumed.stdout
+        assert not state.exists()
+        assert [json.loads(line)["score"] for line in out.read_text().splitlines()] == [4] * 5
+
+
+def test_a_model_without_a_batch_api_is_refused_in_one_line(tmp_path: Path) -> None:
+    source, env = setup(tmp_path)
+    args = ["judge", "grade", str(source), "--model", "ollama/llama3.2", "--batch"]
+    result = invoke(args, env)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --batch: ollama/llama3.2 has no batch API: batches go through OpenAI's Batch "
+        "API (openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
+        "without a batch"
+    ]
+    no_cache = invoke(
+        ["judge", "grade", str(source), "--model", "openai/judge", "--batch", "--no-cache"], env
+    )
+    assert no_cache.exit_code == 2 and "leave out --no-cache" in no_cache.stderr
