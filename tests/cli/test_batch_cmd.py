@@ -128,3 +128,47 @@ def test_a_model_without_a_batch_api_is_refused_in_one_line(tmp_path: Path) -> N
         ["judge", "grade", str(source), "--model", "openai/judge", "--batch", "--no-cache"], env
     )
     assert no_cache.exit_code == 2 and "leave out --no-cache" in no_cache.stderr
+
+
+# -- synthesize -----------------------------------------------------------------------------
+
+
+def synth_reply(request: dict[str, Any]) -> str:
+    user = request["messages"][-1]["content"]
+    if "Write one" in user:
+        if "on the subject" in user:
+            return json.dumps({"question": "What does the harbour say?"})
+        return json.dumps({"question": "What does the harbour say?", "answer": "a fact"})
+    if "Reference answer:" in user:
+        return json.dumps({"reason": "stated", "supported": "yes"})
+    return json.dumps({"reason": "not stated", "answered": "no"})
+
+
+def test_synthesize_batch_writes_then_checks_in_two_batches(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, topic in enumerate(["harbour", "lighthouse", "ferry"]):
+        body = " ".join(f"{topic}{j}" for j in range(60))
+        (docs / f"{topic}.md").write_text(f"The {topic} fact {i}. {body}", encoding="utf-8")
+    _, env = setup(tmp_path)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai/gen": [1.0, 4.0]}))
+    out = tmp_path / "qa.jsonl"
+    base = ["benchmark", "synthesize", str(docs), "--n", "6", "--model", "openai/gen",
+            "--prices", str(prices), "--out", str(out)]  # fmt: skip
+    dry = invoke([*base, "--dry-run", "--batch"], env)
+    assert dry.exit_code == 0, dry.output
+    cost = float(dry.stdout.split("Cost:       at most $", 1)[1].split(" ", 1)[0])
+    batch = float(dry.stdout.split("Batch:      at most $", 1)[1].split(" ", 1)[0])
+    assert abs(batch - cost / 2) < 1e-4 and "50% of the per-token price" in dry.stdout
+    with FakeLLMServer(reply=synth_reply) as server:
+        server.batches.fail = lambda body: "errored" if "ferry" in json.dumps(body) else None
+        result = invoke([*base, "--base-url", server.base_url, "--batch"], env)
+        assert result.exit_code == 0, result.output
+        assert server.batches.created == 2  # the writes, then the checks of what they wrote
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(rows) == 6
+        failed = sum("ferry" in json.dumps(body) for body in server.batches.requests)
+        assert failed and server.calls == failed  # each failed item once, directly
+        assert result.stdout.count("through OpenAI's Batch API") == 2
+        assert "batch price: $" in result.stdout

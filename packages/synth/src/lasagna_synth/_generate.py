@@ -21,7 +21,7 @@ import asyncio
 import os
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,7 +41,7 @@ from lasagna_synth._prompts import (
 from lasagna_synth._schemas import AnswerCheck, AnsweredQuestion, OpenQuestion, SupportCheck
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM
+    from lasagna_judge import LLM, BatchRequest
 
 DropReason = Literal["unparseable", "placeholder", "unsupported", "answered", "unclear", "error"]
 DROP_REASONS: tuple[DropReason, ...] = (
@@ -123,9 +123,19 @@ _KEEP = {"factoid": "yes", "multihop": "yes", "unanswerable": "no"}
 _REFUSE: dict[str, DropReason] = {"yes": "answered", "no": "unsupported", "unclear": "unclear"}
 
 
-async def _run_item(
-    plan: Plan, item: PlanItem, llm: LLM, index: Awaitable[object] | None = None
-) -> tuple[Row | None, DropReason | None]:
+def _write_request(item: PlanItem) -> BatchRequest:
+    """The call that writes the item's question (a `BatchRequest`: `--batch` sends it so)."""
+    from lasagna_judge import BatchRequest
+
+    messages = write_messages(item.question_type, item.passages, item.use)
+    return BatchRequest(messages, PROMPTS[item.question_type].write_schema, WRITE_MAX_TOKENS)
+
+
+async def _written(
+    plan: Plan, item: PlanItem, llm: LLM, index: Awaitable[object] | None
+) -> tuple[str, str | None, BatchRequest] | DropReason:
+    """The item's question and answer as written, and the call that checks them; or why
+    the item is dropped."""
     spec = PROMPTS[item.question_type]
     if item.question_type == "multihop" and index is not None:
         await index  # its partner is chosen with the index built beside the first calls
@@ -140,21 +150,31 @@ async def _run_item(
     elif isinstance(value, OpenQuestion):
         question, answer = value.question, None
     else:
-        return None, "unparseable"
+        return "unparseable"
     if is_placeholder(question, _QUESTION_FILLERS) or (
         answer is not None and is_placeholder(answer, _ANSWER_FILLERS)
     ):
-        return None, "placeholder"
+        return "placeholder"
     judged = item.passages
     if item.question_type == "unanswerable":
         if index is not None:
             await index  # the word index, built beside the first calls
         judged = (item.passages[0], *plan.neighbours(item.passages[0], question))
-    checked = await llm.structured(
-        check_messages(item.question_type, judged, question, answer),
-        spec.check_schema,
-        max_tokens=CHECK_MAX_TOKENS,
-    )
+    from lasagna_judge import BatchRequest
+
+    messages = check_messages(item.question_type, judged, question, answer)
+    return question, answer, BatchRequest(messages, spec.check_schema, CHECK_MAX_TOKENS)
+
+
+async def _run_item(
+    plan: Plan, item: PlanItem, llm: LLM, index: Awaitable[object] | None = None
+) -> tuple[Row | None, DropReason | None]:
+    written = await _written(plan, item, llm, index)
+    if isinstance(written, str):
+        return None, written
+    question, answer, request = written
+    schema = PROMPTS[item.question_type].check_schema
+    checked = await llm.structured(request.messages, schema, max_tokens=CHECK_MAX_TOKENS)
     check = checked.value
     if isinstance(check, SupportCheck):
         verdict = check.supported
@@ -167,10 +187,45 @@ async def _run_item(
     return make_row(item, question, answer, llm.model, plan.seed), None
 
 
+Prefill = Callable[[Sequence["BatchRequest"], str], Awaitable[object]]
+"""`batch(requests, round)`: answer `requests` into the LLM's cache (`lasagna_judge.run_batch`
+with a state file for `round`, "write" or "check")."""
+
+
+async def _batched(
+    plan: Plan, llm: LLM, index: Awaitable[object] | None, batch: Prefill, concurrency: int
+) -> None:
+    """The writes through the batch, then the checks of what they wrote (read back from
+    the cache, or written directly where the batch failed): the run is then cache hits."""
+    from lasagna_judge import JudgeError
+
+    if index is not None:
+        await index  # multihop partners are chosen with it, and the writes name them
+    await batch([_write_request(item) for item in plan.items], "write")
+    bound = asyncio.Semaphore(max(1, concurrency))
+
+    async def check(item: PlanItem) -> BatchRequest | None:
+        async with bound:
+            try:
+                written = await _written(plan, item, llm, index)
+            except JudgeError:
+                return None  # the run below tries it again, and counts it
+        return None if isinstance(written, str) else written[2]
+
+    checks = await asyncio.gather(*(check(item) for item in plan.items))
+    await batch([c for c in checks if c is not None], "check")
+
+
 async def generate(
-    plan: Plan, llm: LLM, *, concurrency: int = 8, on_progress: Progress | None = None
+    plan: Plan,
+    llm: LLM,
+    *,
+    concurrency: int = 8,
+    on_progress: Progress | None = None,
+    batch: Prefill | None = None,
 ) -> Synthesis:
-    """Write and check every item of `plan` with `llm`, `concurrency` items at a time."""
+    """Write and check every item of `plan` with `llm`, `concurrency` items at a time.
+    `batch`: first send the writes, then the checks, through it (at a batch API's price)."""
     from lasagna_judge import JudgeError
 
     index: asyncio.Future[Any] | None = None
@@ -179,6 +234,8 @@ async def generate(
         # depend on its question) is built between the first calls, a slice at a time,
         # instead of before them; the items that need it go out last.
         index = asyncio.ensure_future(plan._index_soon())
+    if batch is not None:
+        await _batched(plan, llm, index, batch, concurrency)
     results: list[Row | None] = [None] * len(plan.items)
     drops: Counter[DropReason] = Counter()
     errors: dict[str, None] = {}

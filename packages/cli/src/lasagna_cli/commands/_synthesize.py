@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from lasagna_cli.commands import _batch
+from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
@@ -20,7 +22,9 @@ from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._synthesize_lines import _spent_line, dry_run_lines, summary_lines
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM
+    from collections.abc import Sequence
+
+    from lasagna_judge import LLM, BatchReport, BatchRequest
     from lasagna_synth import Chunker, Mix, Synthesis
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
@@ -120,6 +124,7 @@ def synthesize_command(
     ] = "lasagna",
     rpm: RpmOption = None,
     tpm: TpmOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
@@ -146,6 +151,7 @@ def synthesize_command(
             out_format=out_format,
             include_license=include_license,
             limits=rate_limits(rpm, tpm),
+            batch=batch,
         )
 
 
@@ -168,6 +174,7 @@ def _synthesize(
     out_format: str = "lasagna",
     limits: tuple[float | None, float | None] = (None, None),
     include_license: bool = False,
+    batch: bool = False,
 ) -> None:
     from lasagna_synth import check_chunking, parse_mix
 
@@ -229,6 +236,9 @@ def _synthesize(
         model, base_url, concurrency, no_cache=no_cache, prices=price_table,
         requests_per_minute=limits[0], tokens_per_minute=limits[1],
     )  # fmt: skip
+    reports: list[BatchReport] = []
+    if batch:
+        _batch.check_batch(llm, no_cache)
     result = _run(
         llm,
         corpus,
@@ -240,6 +250,7 @@ def _synthesize(
         concurrency,
         out,
         include_license,
+        reports if batch else None,
     )
     from lasagna_synth import write_rows
 
@@ -247,7 +258,9 @@ def _synthesize(
     if out_format == "lasagna":  # where the passages came from: a run finds its corpus
         rows = [with_corpus(row, Path(corpus), out) for row in rows]
     write_rows(rows, out, format=out_format)
-    typer.echo("\n".join(summary_lines(result, out, _spent_line(llm, prices), out_format)))
+    lines = summary_lines(result, out, _spent_line(llm, prices), out_format)
+    lines[-1:-1] = [line for r in reports for line in _batch.batch_lines(r, llm, prices)]
+    typer.echo("\n".join(lines))
 
 
 def with_corpus(row: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
@@ -277,11 +290,20 @@ def _run(
     concurrency: int,
     out: Path,
     include_license: bool = False,
+    batches: list[BatchReport] | None = None,
 ) -> Synthesis:
+    """Plan and generate; with `batches` (--batch), the writes and then the checks go
+    through the batch API first, each round's report appended there."""
     import asyncio
 
     from lasagna_cli.commands._progress import StageProgress, SynthesisBar
     from lasagna_synth import generate, plan
+
+    async def batch_round(requests: Sequence[BatchRequest], name: str) -> None:
+        assert batches is not None
+        batches.append(await _batch.prefill(llm, requests, _batch.state_path(out, name)))
+
+    batch = batch_round if batches is not None else None
 
     async def go() -> Synthesis:
         async with llm:
@@ -302,7 +324,9 @@ def _run(
             # collections the calls trigger skip it (one took 20 ms before the first call).
             gc.freeze()
             with SynthesisBar(len(planned.items)) as bar:
-                return await generate(planned, llm, concurrency=concurrency, on_progress=bar)
+                return await generate(
+                    planned, llm, concurrency=concurrency, on_progress=bar, batch=batch
+                )
 
     try:
         result = asyncio.run(go())

@@ -78,6 +78,13 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
             f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
             f"${per_output:g} out per 1M tokens"
         )
+        if str(estimate.model).partition("/")[0] in ("openai", "anthropic"):
+            from lasagna_judge import BATCH_PRICE
+
+            lines.append(
+                f"Batch:      at most ${cost * BATCH_PRICE:,.4f} with --batch (the batch price: "
+                f"{BATCH_PRICE:.0%} of the per-token price; answers within 24 h)"
+            )
     elif estimate.model is None:
         lines.append("Cost:       give --model and --prices to price the run")
     else:
