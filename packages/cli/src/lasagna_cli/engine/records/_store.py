@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.records._fast_json import loads
 from lasagna_cli.engine.records._folder_lock import FolderLock
 from lasagna_cli.engine.records._json_layout import dumps_indented
-from lasagna_metrics import parse_json
 from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
 
 Record = dict[str, Any]
@@ -47,6 +47,7 @@ __all__ = [
     "RecordStore",
     "RunStore",
     "TaskKey",
+    "all_records",
     "check_output_file",
     "check_writable",
     "dump_json",
@@ -98,11 +99,11 @@ def is_finished(path: Path) -> bool:
         return False
 
 
-def read_json(path: Path) -> Any | None:
+def read_json(path: str | Path) -> Any | None:
     """The parsed file at `path`, or None when it is missing, empty or not JSON."""
     try:
-        with path.open("rb") as handle:
-            return parse_json(handle.read())
+        with open(path, "rb") as handle:
+            return loads(handle.read())
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None
 
@@ -232,7 +233,7 @@ def slug(text: str) -> str:
     return f"{safe[:80]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def read_record(store: RecordStore, path: Path) -> Record | None:
+def read_record(store: RecordStore, path: str | Path) -> Record | None:
     """The record at `path`, or None when it is missing, not JSON or not a record."""
     data = read_json(path)
     return store.decode(data) if data is not None else None
@@ -269,15 +270,16 @@ def folder_records(store: RecordStore, folder: Path) -> dict[str, Record]:
             continue
         for line in lines:
             try:
-                entry = parse_json(line)
+                entry = loads(line)
             except ValueError:
                 continue
             record = store.decode(entry.get("record")) if isinstance(entry, dict) else None
             if record is not None:
                 found[str(entry.get("file"))] = record
+    where = str(folder)
     for name in names:
         if name.endswith(".json") and not name.startswith(TEMP_PREFIX):
-            record = read_record(store, folder / name)
+            record = read_record(store, os.path.join(where, name))  # no Path: 20,000 of them
             if record is not None:
                 found[name] = record
     return found
@@ -297,8 +299,21 @@ def read_records(store: RecordStore, paths: Sequence[Path]) -> list[Record | Non
     return out
 
 
+def _task_folders(store: RecordStore) -> list[Path]:
+    return sorted(p for p in (store.root / "tasks").glob("*/*") if p.is_dir())
+
+
 def iter_records(store: RecordStore) -> Iterator[tuple[Path, Record]]:
     """Every record under a run folder's `tasks/`, with the path of its task, in path order."""
-    for folder in sorted(p for p in (store.root / "tasks").glob("*/*") if p.is_dir()):
+    for folder in _task_folders(store):
         for name, record in sorted(folder_records(store, folder).items()):
             yield folder / name, record
+
+
+def all_records(store: RecordStore) -> Iterator[Record]:
+    """The records of `iter_records`, in its order, without their paths (a report reads
+    40,000 records, whose paths alone cost 0.5 s)."""
+    for folder in _task_folders(store):
+        records = folder_records(store, folder)
+        for name in sorted(records):
+            yield records[name]

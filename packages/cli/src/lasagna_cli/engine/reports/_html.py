@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
+import orjson
+
 from lasagna_cli.engine.reports._run_data import RunData
 
 _SOURCE_MAP = re.compile(r"//# sourceMappingURL=\S+\s*$")
@@ -40,16 +42,30 @@ def _inline_script(text: str) -> str:
     return _SOURCE_MAP.sub("", text).replace("</script", "<\\/script")
 
 
+def _json_bytes(data: Any) -> bytes:
+    """Compact UTF-8 JSON. orjson writes 50 MB of a large run's report in 0.1 s, where
+    json.dumps takes 1 s; what it cannot write (an integer past 64 bits, a key that is not
+    a string, a lone surrogate) json.dumps writes or refuses as before. A value that is
+    not a number (NaN, infinite) becomes null, as JSON has none (json.dumps stopped the
+    whole report on it)."""
+    try:
+        return orjson.dumps(data)
+    except TypeError:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8")
+
+
 def json_for_html(data: Any) -> str:
     """JSON that is safe inside a <script> element: no "<", ">" or "&" as such."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
+    encoded = (
+        _json_bytes(data)
+        .replace(b"<", b"\\u003c")
+        .replace(b">", b"\\u003e")
+        .replace(b"&", b"\\u0026")
+        .replace("\u2028".encode(), b"\\u2028")
+        .replace("\u2029".encode(), b"\\u2029")
     )
+    return encoded.decode("utf-8")
 
 
 def _escape(text: str) -> str:

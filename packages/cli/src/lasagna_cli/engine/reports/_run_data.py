@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine.records._fast_json import loads
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
-from lasagna_cli.engine.records._store import RunStore, iter_records
+from lasagna_cli.engine.records._store import RunStore, all_records
 from lasagna_cli.engine.reports._diagnosis import call_facts
-from lasagna_metrics import parse_json
 
 Prices = Mapping[str, tuple[float, float]]
 #: Per answer section, the metrics whose value a question has (see `_generation_values`).
@@ -71,7 +71,7 @@ class RunData:
 
 def read_json_file(path: Path, what: str) -> Any:
     try:
-        return parse_json(path.read_text(encoding="utf-8"))
+        return loads(path.read_bytes(), text=True)
     except OSError as exc:
         raise EngineError(f"{path}: cannot read {what} ({exc.strerror})") from None
     except ValueError as exc:
@@ -89,7 +89,7 @@ def complete_from_records(data: RunData) -> None:
         for r in data.results
         for q in r.get("per_query", ())
     }
-    for _, record in iter_records(store):
+    for record in all_records(store):
         task = record.get("task")
         if not isinstance(task, dict):
             continue

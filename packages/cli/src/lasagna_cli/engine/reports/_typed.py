@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
-from lasagna_metrics import parse_json
+from lasagna_cli.engine.records._fast_json import loads
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ def load_results(path: str | Path) -> Results:
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
     try:
-        data = parse_json(file.read_text(encoding="utf-8"))
+        data = loads(file.read_bytes(), text=True)
     except FileNotFoundError:
         raise EngineUsageError(
             f"{file}: no such file; give a run folder of `lasagna benchmark run` or its "
