@@ -201,7 +201,8 @@ def sweep_in_process(folder: Path, output: Path, parallel: int) -> float:
     from lasagna_cli.commands._sweep import make_setup_llms
     from lasagna_cli.engine.kag import KagStore, load_sweep, sweep_tasks
     from lasagna_cli.engine.run._executor import LocalExecutor
-    from lasagna_cli.engine.run._runner import Models, RunOptions, execute
+    from lasagna_cli.engine.run._options import RunOptions
+    from lasagna_cli.engine.run._runner import Models, execute
     from lasagna_cli.engine.run._system_tasks import SystemState
 
     sweep = load_sweep(

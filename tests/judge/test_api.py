@@ -52,6 +52,7 @@ PUBLIC = sorted(
         "BiasCheck",
         "check_bias",
         "JuryAgreement",
+        "JURY_AGGREGATE",
         "Verdict",
         "grade_jury",
         "jury_agreement",

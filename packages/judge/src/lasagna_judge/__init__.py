@@ -51,7 +51,13 @@ if TYPE_CHECKING:
         grade_requests,
         summarize_grades,
     )
-    from lasagna_judge._jury import JuryAgreement, Verdict, grade_jury, jury_agreement
+    from lasagna_judge._jury import (
+        JURY_AGGREGATE,
+        JuryAgreement,
+        Verdict,
+        grade_jury,
+        jury_agreement,
+    )
     from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
@@ -98,7 +104,8 @@ _LAZY = {
     ),
     **dict.fromkeys(("BatchError", "BatchStatus"), "lasagna_judge._batch_apis"),
     **dict.fromkeys(
-        ("JuryAgreement", "Verdict", "grade_jury", "jury_agreement"), "lasagna_judge._jury"
+        ("JURY_AGGREGATE", "JuryAgreement", "Verdict", "grade_jury", "jury_agreement"),
+        "lasagna_judge._jury",
     ),
     **dict.fromkeys(
         ("DEFAULT_EMBEDDER", "make_embedder", "parse_embedder"), "lasagna_judge._make_embedder"
@@ -127,6 +134,7 @@ __all__ = [
     "CLAIMS_PROMPT",
     "DEFAULT_EMBEDDER",
     "GRADE_FIELDS",
+    "JURY_AGGREGATE",
     "LLM",
     "Agreement",
     "BatchError",

@@ -4,7 +4,7 @@ agree.
 - Each judge grades every answer as `grade_batch` does (its own cache, retries, refusal
   rule and failure states); the judges run at once.
 - The jury's grade of an answer is the mean of the scores of the judges whose grade parsed
-  (`AGGREGATE`). A judge that failed or did not parse is left out of that mean and counted
+  (`JURY_AGGREGATE`). A judge that failed or did not parse is left out of that mean and counted
   (`graded` of `judges`), never read as 0; with no parsed grade, the verdict has no score
   and the status of its judges' failure ("unparsed" when any judge's reply did not parse,
   else "error").
@@ -26,7 +26,7 @@ from lasagna_judge._grading import Grade, grade_batch
 from lasagna_judge._llm import LLM
 from lasagna_judge._rubrics import Rubric
 
-AGGREGATE = "mean"
+JURY_AGGREGATE = "mean"
 """How a jury's grade is made from its judges' parsed scores."""
 AGREEMENT = "Krippendorff's alpha (interval)"
 
@@ -66,7 +66,7 @@ class Verdict:
         return {
             "score": self.score,
             "status": self.status,
-            "aggregate": AGGREGATE,
+            "aggregate": JURY_AGGREGATE,
             "judges_graded": self.graded,
             "judges": len(self.grades),
             "jury": [g.to_dict() for g in self.grades],

@@ -125,4 +125,8 @@ def with_endpoints(
         if config.judge is not None
         else None
     )
-    return replace(config, setups=setups, judge_endpoint=judge)
+    jury = tuple(
+        replace(j, endpoint=endpoint_of(j.name, env, run_server(j.name, base_url)))
+        for j in config.jury
+    )
+    return replace(config, setups=setups, judge_endpoint=judge, jury=jury)

@@ -25,6 +25,7 @@ from lasagna_cli.commands._errors import (
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._judge_flags import JudgesOption, RubricOption
 from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._retrieval_flags import (
@@ -35,7 +36,7 @@ from lasagna_cli.commands._retrieval_flags import (
     RetrieverOption,
     VectorStoreOption,
 )
-from lasagna_cli.commands._run_engine import checked_base_url, run_engine
+from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
 from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._validate import (
     DataFormat,
@@ -96,12 +97,8 @@ def run(
             "key) or openai/gpt-4o-mini.",
         ),
     ] = None,
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="provider/model that grades the answers.")
-    ] = None,
-    rubric: Annotated[
-        str, typer.Option("--rubric", help="Judge rubric: binary, scale, or a rubric file.")
-    ] = "binary",
+    judges: JudgesOption = None,
+    rubric: RubricOption = "binary",
     max_chars: JudgeMaxCharsOption = JUDGE_MAX_CHARS,
     diagnostics: DiagnosticsOption = False,
     n_samples: Annotated[
@@ -257,6 +254,7 @@ def run(
         return
     assert path is not None  # run_config refuses a run with neither PATH nor --config
     with user_errors():
+        judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judge)
     if run_named_benchmark(
         ctx,
@@ -284,6 +282,7 @@ def run(
         base_url=base_url,
         rpm=rpm,
         tpm=tpm,
+        jury=jury,
     ):
         return
     with user_errors():
@@ -332,6 +331,7 @@ def run(
             tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
             generator=generator,
             judge=judge,
+            jury=jury,
             rubric=rubric,
             judge_max_chars=max_chars,
             diagnostics=diagnostics,

@@ -128,3 +128,16 @@ def checked_base_url(
             USAGE_ERROR,
         )
     return base_url
+
+
+def jury_flags(judges: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    """--judge given once or more: the first judge, and the jury's other judges."""
+    from lasagna_cli.commands._errors import USAGE_ERROR
+
+    if len(set(judges)) < len(judges):
+        raise CliError(
+            f"--judge: each judge of a jury once, found {', '.join(judges)}; remove the "
+            "repeated one",
+            USAGE_ERROR,
+        )
+    return (judges[0] if judges else None), tuple(judges[1:])

@@ -120,6 +120,12 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
                     "--predictions ...)",
                     USAGE_ERROR,
                 )
+        if options.get("jury"):
+            raise CliError(
+                f"--judge is given {len(options['jury']) + 1} times: a jury grades data files, "
+                f"BEIR folders and sweep files; the staged pipeline of {path!r} takes one judge",
+                USAGE_ERROR,
+            )
         from lasagna_cli.commands._embedders import embedder_endpoint
         from lasagna_cli.commands._run_folders import default_output
         from lasagna_cli.engine.staged import PipelineOptions

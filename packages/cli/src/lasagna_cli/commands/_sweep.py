@@ -208,7 +208,8 @@ def _sweep(
     )
     from lasagna_cli.engine.records._folder_lock import FolderLock
     from lasagna_cli.engine.records._store import check_writable, remove_stale_temp_files
-    from lasagna_cli.engine.run._runner import Models, RunOptions, execute, prepare
+    from lasagna_cli.engine.run._options import RunOptions
+    from lasagna_cli.engine.run._runner import Models, execute, prepare
     from lasagna_cli.engine.run._system_tasks import SystemState
 
     if retry_errors and not resume:

@@ -24,15 +24,8 @@ from lasagna_cli.engine.records._store import RunStore, open_folder, write_json_
 from lasagna_cli.engine.reports._manifest import manifest
 from lasagna_cli.engine.reports._results import build_results
 from lasagna_cli.engine.run._executor import Executor
-from lasagna_cli.engine.run._runner import (
-    Models,
-    RunOptions,
-    RunOutcome,
-    execute,
-    judge_identity,
-    plan_tasks,
-    prepare,
-)
+from lasagna_cli.engine.run._options import RunOptions, judge_identity
+from lasagna_cli.engine.run._runner import Models, RunOutcome, execute, plan_tasks, prepare
 from lasagna_cli.engine.run._system_tasks import SystemState
 
 if TYPE_CHECKING:
@@ -89,6 +82,7 @@ async def run_benchmarks(
     options = RunOptions(
         judge=config.judge,
         judge_endpoint=config.judge_endpoint,
+        jury=config.jury,
         rubric=load_judge_rubric(config.rubric) if config.judge is not None else None,
         judge_max_chars=config.judge_max_chars,
         diagnostics=config.diagnostics,

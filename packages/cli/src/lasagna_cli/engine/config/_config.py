@@ -341,6 +341,9 @@ class RunConfig:
     judge: str | None = None
     judge_endpoint: str | None = None
     """The judge's server, when not its provider's own (see `ModelSpec.endpoint`)."""
+    jury: tuple[ModelSpec, ...] = ()
+    """The other judges of a jury (`--judge` given more than once): each grades every answer
+    with `rubric` as `judge` does, each with its endpoint; `judge` alone runs diagnostics."""
     rubric: str = "binary"
     seed: int = DEFAULT_SEED
     profile: str = "speed"

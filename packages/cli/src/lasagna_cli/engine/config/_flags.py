@@ -62,6 +62,8 @@ class Flags:
     tracks: tuple[str, ...] | None = None
     generator: str | None = None
     judge: str | None = None
+    jury: tuple[str, ...] = ()
+    """The judges after the first (`--judge` given more than once)."""
     rubric: str = "binary"
     judge_max_chars: int = JUDGE_MAX_CHARS
     diagnostics: bool = False
@@ -343,6 +345,7 @@ def config_from_path(path: str, flags: Flags) -> RunConfig:
         benchmarks=(entry,),
         setups=(setup,),
         judge=flags.judge,
+        jury=tuple(ModelSpec(name) for name in flags.jury),
         rubric=flags.rubric,
         seed=flags.seed,
         profile=flags.profile,

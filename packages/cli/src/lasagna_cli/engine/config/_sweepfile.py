@@ -27,7 +27,7 @@
       - name: my-rag-offline         #   {predictions: preds.jsonl, allow_missing: true}
         system: {predictions: preds.jsonl}
     tracks: [retrieval]              # optional defaults for every setup
-    judge: {model: openai/gpt-4o-mini, rubric: binary}
+    judge: {model: openai/gpt-4o-mini, rubric: binary}   # or judges: [A, B] (a jury)
     diagnostics: true                # the judge's claim-level diagnosis (needs a judge)
     seed: 42
     requests_per_minute: 500         # optional: each model's limits (--rpm, --tpm)
@@ -78,6 +78,7 @@ _TOP_KEYS = (
     "setups",
     "tracks",
     "judge",
+    "judges",
     "rubric",
     "seed",
     "n_samples",
@@ -154,7 +155,11 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         raise usage(f"{label}: generator: expected a model name such as local/smollm2")
 
     judge, rubric = flags.judge, flags.rubric
+    jury = tuple(ModelSpec(name) for name in flags.jury)
+    if "judges" in data:
+        judge, jury = _jury(data, label)
     if "judge" in data:
+        jury = ()
         raw_judge = data["judge"]
         if isinstance(raw_judge, str):
             judge = raw_judge
@@ -190,6 +195,7 @@ def config_from_sweep(path: str, flags: Flags, env: Mapping[str, str]) -> RunCon
         benchmarks=tuple(benchmarks),
         setups=tuple(setups),
         judge=judge,
+        jury=jury,
         rubric=rubric,
         seed=seed,
         profile=str(profile),
@@ -320,3 +326,16 @@ def _sweep_system_setup(
     setup_tracks = parse_tracks(entry["tracks"], f"{where}.tracks") if "tracks" in entry else tracks
     system = spec_from_sweep(entry["system"], f"{where}.system", base_dir, env)
     return system_setup(system, name, None, setup_tracks, top_k, f"{where}.system")
+
+
+def _jury(data: Mapping[str, Any], label: str) -> tuple[str, tuple[ModelSpec, ...]]:
+    """`judges: [A, B, ...]`: the first judge and the jury's others (`--judge` repeated)."""
+    found = data["judges"]
+    if "judge" in data:
+        raise usage(f"{label}: judge and judges: give one of them (judges: [A, B] is a jury)")
+    names = found if isinstance(found, list) else None
+    if not names or not all(isinstance(n, str) for n in names) or len(set(names)) < len(names):
+        raise usage(
+            f"{label}: judges: expected a list of distinct model names, got {quoted(found)}"
+        )
+    return names[0], tuple(ModelSpec(n) for n in names[1:])

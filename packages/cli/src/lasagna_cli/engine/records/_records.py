@@ -64,6 +64,11 @@ def failed_grade(record: Mapping[str, Any]) -> bool:
         grade = section.get("judge") if isinstance(section, dict) else None
         if isinstance(grade, dict) and grade.get("status") == "error":
             return True
+        members = grade.get("jury") if isinstance(grade, dict) else None
+        if isinstance(members, list) and any(
+            isinstance(g, dict) and g.get("status") == "error" for g in members
+        ):  # a jury's judge whose call failed: regraded, the others' grades kept
+            return True
     return False
 
 

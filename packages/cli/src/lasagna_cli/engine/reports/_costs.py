@@ -63,7 +63,10 @@ def section_cost(
     parts = [_call_cost(section, prices, tally)]
     for judged in ("judge", "diagnostics"):
         grade = section.get(judged)
-        if isinstance(grade, Mapping):
+        members = grade.get("jury") if isinstance(grade, Mapping) else None
+        if isinstance(members, list):  # a jury: each judge's calls at its own price
+            parts += [_call_cost(g, prices, tally) for g in members if isinstance(g, Mapping)]
+        elif isinstance(grade, Mapping):
             parts.append(_call_cost(grade, prices, tally))
     return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
 

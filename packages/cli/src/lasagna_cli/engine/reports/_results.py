@@ -24,6 +24,7 @@ from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, me
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.records._store import Record
 from lasagna_cli.engine.reports._diagnosis import diagnosed, diagnostics_metrics, query_diagnostics
+from lasagna_cli.engine.reports._jury import jury_metrics, jury_scores
 from lasagna_cli.engine.retrieval._bm25 import Analyzer
 
 RESULTS_FORMAT = "lasagna-results/1"
@@ -162,6 +163,7 @@ def generation_metrics(sections: Sequence[Mapping[str, Any]], seed: int) -> dict
             status: sum(1 for g in grades if g["status"] == status)
             for status in ("ok", "unparsed", "error")
         }
+        metrics.update(jury_metrics(grades, seed, summary))
     return metrics
 
 
@@ -325,6 +327,9 @@ def per_query(
                 "judge_score": grade["score"] if grade else None,
                 "judge_status": grade["status"] if grade else None,
             }
+            scores = jury_scores(grade)
+            if scores is not None:
+                entry[track]["jury"] = scores
     found = query_diagnostics(record.get("generation"))
     if found is not None:
         entry["diagnostics"] = found

@@ -31,6 +31,7 @@ from lasagna_cli.engine.records._fast_json import loads
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.records._store import RunStore, all_records
 from lasagna_cli.engine.reports._diagnosis import call_facts
+from lasagna_cli.engine.reports._jury import jury_values
 
 Prices = Mapping[str, tuple[float, float]]
 #: Per answer section, the metrics whose value a question has (see `_generation_values`).
@@ -164,6 +165,7 @@ def _generation_values(section: Mapping[str, Any], summarized: Mapping[str, Any]
         values["judge_score"] = (
             section.get("judge_score") if section.get("judge_status") == "ok" else None
         )
+    values.update(jury_values(section))
     if "accuracy" in summarized and section.get("correct") is not None:
         values["accuracy"] = 1.0 if section["correct"] else 0.0
     return {k: v for k, v in values.items() if k in summarized}

@@ -61,6 +61,7 @@ class ContextRecipe(Recipe[Work, Record]):
     databases: Mapping[str, Corpus] = field(default_factory=dict)
     systems: SystemsRecipe | None = None
     judge_max_chars: int = JUDGE_MAX_CHARS
+    jury: tuple[ModelSpec, ...] = ()
     _ctx: TaskContext | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -81,6 +82,7 @@ class ContextRecipe(Recipe[Work, Record]):
             ctx.generators[key] = self.make(spec, "generator")
         if self.judge is not None:
             ctx.judge = self.make(self.judge, "judge")
+            ctx.jury = [self.make(spec, "judge") for spec in self.jury]
         if self.systems is not None:
             ctx.systems = await self.systems.open()
         return TaskWorker(ctx)
@@ -90,6 +92,7 @@ class ContextRecipe(Recipe[Work, Record]):
         if ctx is None:
             return
         llms = [*ctx.generators.values(), *([ctx.judge] if ctx.judge is not None else [])]
+        llms += ctx.jury
         for llm in llms:
             await llm.aclose()
         if ctx.systems is not None:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._steps import Step, no_step
-from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS, ModelSpec, RetrieverSpec
+from lasagna_cli.engine.config._config import ModelSpec, RetrieverSpec
 from lasagna_cli.engine.plan._plan import PlannedDataset, Task, judged_fingerprint, make_tasks
 from lasagna_cli.engine.records._records import failed_grade, failure_record, resume_status
 from lasagna_cli.engine.records._store import Record, RecordStore, read_records
@@ -28,12 +27,13 @@ from lasagna_cli.engine.retrieval._rankings import rank_tasks
 from lasagna_cli.engine.retrieval._vectors import VectorFacts
 from lasagna_cli.engine.run._executor import Executor, Outcome
 from lasagna_cli.engine.run._first_calls import FirstCalls
+from lasagna_cli.engine.run._options import RunOptions, judge_identity
 from lasagna_cli.engine.run._recipe import ContextRecipe, MakeLLM, Role, SystemsRecipe
 from lasagna_cli.engine.run._system_tasks import SystemState, settle_systems
 from lasagna_cli.engine.run._tasks import TaskContext, TaskWorker, Work
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, Embedder, Rubric
+    from lasagna_judge import LLM, Embedder
 
 Progress = Callable[[str], None]
 """Told "done", "failed" or "skipped" once per task."""
@@ -126,29 +126,6 @@ class Models:
 
 
 @dataclass
-class RunOptions:
-    judge: str | None = None
-    """The judge's model name; its rubric is `rubric`."""
-    judge_endpoint: str | None = None
-    rubric: Rubric | None = None
-    judge_max_chars: int = JUDGE_MAX_CHARS  # question, references and answer sent at most
-    diagnostics: bool = False
-    """The judge's claim-level diagnosis of each generated answer (`_diagnostics`)."""
-    resume: bool = False
-    retry_failed: bool = True
-    """Failed tasks are run again on resume (kag's sweep keeps them unless asked)."""
-    probe_systems: bool = True
-    """Systems are probed, and a run whose first model calls all fail stops (`_first_calls`);
-    kag's sweep does neither: every task is asked and recorded."""
-    concurrency: int = 8
-    databases: Mapping[str, Corpus] = field(default_factory=dict)
-    vector_folder: Path | None = None
-    """Where corpus vectors (and HNSW graphs) are kept between runs; None: not kept."""
-    ingest_per_document: bool = False
-    """Embed a corpus one source document at a time (OpenViking's per_file ingestion)."""
-
-
-@dataclass
 class RunOutcome:
     plan: list[PlannedDataset]
     tasks: list[Task]
@@ -163,24 +140,6 @@ class RunOutcome:
     """The tasks whose records were kept as they were."""
     indexes: dict[str, VectorFacts] = field(default_factory=dict)
     """The dense indexes this run used, by corpus label: dimension, tokens, seconds."""
-
-
-def judge_identity(options: RunOptions) -> dict[str, Any] | None:
-    if options.judge is None or options.rubric is None:
-        return None
-    rubric = options.rubric
-    identity: dict[str, Any] = {
-        "model": options.judge,
-        "rubric": rubric.id,
-        "rubric_version": rubric.version,
-    }
-    if options.judge_endpoint is not None:  # its server is part of who graded
-        identity["endpoint"] = options.judge_endpoint
-    if options.diagnostics:  # the claims prompt's version: a new one regrades
-        from lasagna_judge import CLAIMS_PROMPT
-
-        identity["diagnostics"] = CLAIMS_PROMPT
-    return identity
 
 
 async def prepare(
@@ -252,6 +211,7 @@ async def execute(
     if identity is not None and options.judge is not None and (answering or to_grade):
         judge = ModelSpec(options.judge)
         ctx.judge = models.get(judge, "judge")
+        ctx.jury = [models.get(spec, "judge") for spec in options.jury]
         ctx.rubric = options.rubric
         ctx.judge_identity = identity
     ranked, outcome.indexes = await rank_tasks(
@@ -280,6 +240,7 @@ async def execute(
         ctx.databases,
         SystemsRecipe.of(state, options.concurrency) if state.systems else None,
         options.judge_max_chars,
+        jury=options.jury if judge is not None else (),
     )
     worker = TaskWorker(ctx, recipe)
 

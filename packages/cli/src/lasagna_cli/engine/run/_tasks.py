@@ -35,6 +35,7 @@ from lasagna_cli.engine.run._diagnostics import (
     passages_read,
 )
 from lasagna_cli.engine.run._executor import Recipe
+from lasagna_cli.engine.run._jury import jury_grade
 from lasagna_cli.engine.run._scoring import answer_fields, judge_grade, retrieval_metrics
 from lasagna_cli.engine.run._system_tasks import SystemState, ask_system
 from lasagna_cli.engine.systems import SystemOutput, SystemOutputError, match_ranking
@@ -53,6 +54,8 @@ class TaskContext:
     datasets: Sequence[Dataset]
     generators: dict[tuple[str, str], LLM] = field(default_factory=dict)
     judge: LLM | None = None
+    jury: list[LLM] = field(default_factory=list)
+    """The other judges of a jury (`_jury`): with them, a grade is the jury's."""
     rubric: Rubric | None = None
     judge_identity: Mapping[str, Any] | None = None
     judge_max_chars: int = JUDGE_MAX_CHARS
@@ -277,9 +280,23 @@ async def _grade_sections(
         section = record.get(name)
         if isinstance(section, dict):
             asked = section_question(section, question)
-            section["judge"] = await judge_grade(
-                str(section["prediction"]), asked, ctx.judge, ctx.rubric, ctx.judge_max_chars
-            )
+            if ctx.jury and ctx.judge is not None and ctx.rubric is not None:
+                section["judge"] = await jury_grade(
+                    str(section["prediction"]),
+                    asked,
+                    [ctx.judge, *ctx.jury],
+                    ctx.rubric,
+                    ctx.judge_identity,
+                    ctx.judge_max_chars,
+                    section.get("judge"),
+                )
+            else:
+                section["judge"] = await judge_grade(
+                    str(section["prediction"]), asked, ctx.judge, ctx.rubric, ctx.judge_max_chars
+                )
+                endpoint = (ctx.judge_identity or {}).get("endpoint")
+                if section["judge"] is not None and endpoint is not None:
+                    section["judge"]["endpoint"] = endpoint  # whose grade, for a later jury
             if name == DIAGNOSED_SECTION and diagnostics_on(ctx.judge_identity):
                 corpus = ctx.corpus(task) if task is not None else None
                 top_k = task.setup.top_k if task is not None else 0

@@ -34,7 +34,8 @@ from lasagna_cli.engine.records._store import write_json_atomic
 from lasagna_cli.engine.retrieval._bm25 import Analyzer
 from lasagna_cli.engine.retrieval._vectors import VectorFacts
 from lasagna_cli.engine.run._executor import Executor
-from lasagna_cli.engine.run._runner import Models, Reporter, RunOptions, execute
+from lasagna_cli.engine.run._options import RunOptions
+from lasagna_cli.engine.run._runner import Models, Reporter, execute
 from lasagna_cli.engine.run._system_tasks import SystemState
 from lasagna_cli.engine.staged._index import load_index, save_index
 from lasagna_cli.engine.staged._log import gen_lines

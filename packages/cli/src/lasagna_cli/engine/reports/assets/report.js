@@ -69,6 +69,15 @@
     ];
   }
 
+  function juryAlpha(result) {
+    var found;
+    Object.keys(result.metrics).forEach(function (t) {
+      var jury = result.metrics[t].jury;
+      if (jury && jury.agreement && jury.agreement.alpha !== null) found = jury.agreement.alpha;
+    });
+    return found;
+  }
+
   function extraColumns(results) {
     function usage(r) { return r.usage || {}; }
     function latency(r) { return r.latency || {}; }
@@ -81,6 +90,9 @@
                            text: v === undefined ? "–" : String(v)});
         }};
     });
+    columns.push({name: "jury alpha", keep: false,  // Krippendorff's alpha between the judges
+      value: function (r) { return juryAlpha(r); },
+      cell: function (r) { var v = juryAlpha(r); return el("td", {text: v === undefined ? "–" : fmt(v, 3)}); }});
     columns.push(
       {name: "tokens in", value: function (r) { return usage(r).input_tokens || undefined; },
        cell: function (r) { var u = usage(r); return el("td", {text: u.input_tokens ? String(u.input_tokens + (u.judge_input_tokens || 0)) : "–"}); }},
@@ -470,8 +482,10 @@
         if (j || a.judge_status) {
           j = j || {score: a.judge_score, status: a.judge_status};
           box.appendChild(el("p", {class: "judge"}, el("b", {text: "judge: "}),
-            "score " + fmt(j.score, 0) + " · " + (j.status || "") + (j.path ? " · path " + j.path : "") +
+            "score " + fmt(j.score, a.jury ? 2 : 0) + " · " + (j.status || "") + (j.path ? " · path " + j.path : "") +
             (j.model ? " · " + j.model : "")));
+          if (a.jury) box.appendChild(el("p", {class: "muted", text: "jury (the mean of the parsed grades): " +
+            a.jury.map(function (g) { return g.model + " " + (g.status === "ok" ? fmt(g.score, 0) : g.status); }).join(" · ")}));
           if (j.reasoning) box.appendChild(el("div", {class: "reasoning", text: j.reasoning}));
           if (j.error) box.appendChild(el("div", {class: "error", text: j.error}));
         }
