@@ -25,7 +25,6 @@ from lasagna_cli.commands._errors import (
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.commands._judge_flags import JudgesOption, RubricOption
 from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._retrieval_flags import (
@@ -37,6 +36,7 @@ from lasagna_cli.commands._retrieval_flags import (
     VectorStoreOption,
 )
 from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
+from lasagna_cli.commands._run_flags import DryRunOption, JudgesOption, PricesOption, RubricOption
 from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._validate import (
     DataFormat,
@@ -231,14 +231,8 @@ def run(
             "environment; values are never recorded); repeatable.",
         ),
     ] = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            "--prices",
-            help="JSON or TOML {model: [USD per 1M input, per 1M output tokens]}: the cost "
-            "of the answers and grades, in results.json, the report and the export.",
-        ),
-    ] = None,
+    prices: PricesOption = None,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
 
@@ -365,6 +359,10 @@ def run(
         from lasagna_cli.commands._embedders import with_endpoints
 
         config = with_endpoints(config, base_url=base_url)
+        if dry_run:
+            from lasagna_cli.commands._run_engine import print_dry_run
+
+            return print_dry_run(config, price_table)
         out = output if output is not None else new_run_folder(path, resume=resume)
         run = run_engine(config, out, resume, price_table, chosen, base_url)
         results = run.results["results"]

@@ -141,3 +141,16 @@ def jury_flags(judges: list[str]) -> tuple[str | None, tuple[str, ...]]:
             USAGE_ERROR,
         )
     return (judges[0] if judges else None), tuple(judges[1:])
+
+
+def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:
+    """`benchmark run --dry-run`: the plan and its calls (`engine._dry_run`), no call made."""
+    from lasagna_cli.commands._llm import text_cache
+    from lasagna_cli.engine._dry_run import dry_run, dry_run_lines
+    from lasagna_cli.engine.datasets import DatasetLoader
+    from lasagna_judge import price_for
+
+    found = dry_run(config, DatasetLoader(text_cache()))
+    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
+    for line in dry_run_lines(found, price_of):
+        typer.echo(line)

@@ -29,6 +29,7 @@ _NOT_FOR_PIPELINE = (
     "data_format",
     "prices",  # a staged folder is priced by `report` and `export --prices`
     "max_chars",  # its eval holds judge grade's default limit
+    "dry_run",  # its steps are priced by what they record; a dry run is for data files
 )
 #: Options of `benchmark run` for the user's own system, which the pipeline does not take.
 _SYSTEM_OPTIONS = (
