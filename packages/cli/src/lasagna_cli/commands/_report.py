@@ -3,9 +3,6 @@ HTML file over any run folders (run, staged pipeline, sweep)."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -44,20 +41,6 @@ PricesOption = Annotated[
 ]
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for the block: reading a large run makes millions of
-    objects, none of them in a cycle, and the collector's passes over them were 40% of
-    the report's time (10,000 questions x 4 setups)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 def read_runs(
     folders: list[Path], datasets: Path | None, prices: Path | None, *, texts: bool = True
 ) -> list[RunData]:
@@ -85,6 +68,8 @@ def report(
     """Write one self-contained HTML report (no network needed to open it): leaderboards
     with 95% intervals and charts, breakdowns, paired comparisons, and every question with
     each setup's answer, grade, ranking and errors."""
+    from lasagna_cli.engine.reports._collector import collector_paused
+
     with user_errors(), collector_paused():
         from lasagna_cli.engine.records._store import check_output_file, write_bytes_atomic
         from lasagna_cli.engine.reports import build_report

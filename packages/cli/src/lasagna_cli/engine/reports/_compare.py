@@ -32,7 +32,7 @@ from lasagna_cli.engine.reports._paired import (
     PERMUTATION_RESAMPLES,
     compare_paired_many,
 )
-from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
+from lasagna_cli.engine.reports._run_data import RunData, metric_names
 
 
 @dataclass(frozen=True)
@@ -260,8 +260,8 @@ def _paired_rows(
         )
     entries_a = {str(q["id"]): q for q in a.result.get("per_query", ())}
     entries_b = {str(q["id"]): q for q in b.result.get("per_query", ())}
-    values_a = {i: query_values(a.result, q) for i, q in entries_a.items()}
-    values_b = {i: query_values(b.result, q) for i, q in entries_b.items()}
+    values_a = a.run.values(a.result)
+    values_b = b.run.values(b.result)
     names = [m for m in metric_names(a.result) if m in set(metric_names(b.result))]
     if metrics:
         unknown = [m for m in metrics if m not in names]
@@ -272,20 +272,25 @@ def _paired_rows(
             )
         names = list(metrics)
     ids = list(entries_a) + [i for i in entries_b if i not in entries_a]
-    rows = []
-    for metric in names:
-        pairs: list[tuple[float, float]] = []
-        left_out: Counter[str] = Counter()
-        for qid in ids:
-            va = values_a.get(qid, {})
-            vb = values_b.get(qid, {})
+    pairs: dict[str, list[tuple[float, float]]] = {metric: [] for metric in names}
+    left_out: dict[str, Counter[str]] = {metric: Counter() for metric in names}
+    unique = list(pairs)  # a metric asked for twice is counted once, shown twice
+    for qid in ids:  # each question once, then its metrics (40,000 questions in a report)
+        va = values_a.get(qid, {})
+        vb = values_b.get(qid, {})
+        for metric in unique:
             x, y = va.get(metric), vb.get(metric)
             if x is not None and y is not None:
-                pairs.append((float(x), float(y)))
+                pairs[metric].append((float(x), float(y)))
             elif _applies(metric, entries_a.get(qid), entries_b.get(qid)):
-                left_out[_left_out(entries_a.get(qid), entries_b.get(qid), metric)] += 1
-        row = {"metric": metric, "n": len(pairs), "left_out": dict(sorted(left_out.items()))}
-        rows.append((row, pairs))
+                left_out[metric][_left_out(entries_a.get(qid), entries_b.get(qid), metric)] += 1
+    rows = [
+        (
+            {"metric": m, "n": len(pairs[m]), "left_out": dict(sorted(left_out[m].items()))},
+            pairs[m],
+        )
+        for m in names
+    ]
     head = {
         "a": a.describe(),
         "b": b.describe(),

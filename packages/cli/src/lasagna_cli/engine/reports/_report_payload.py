@@ -22,7 +22,7 @@ from typing import Any
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.reports._compare import group_key
 from lasagna_cli.engine.reports._diagnosis import diagnosis_table
-from lasagna_cli.engine.reports._run_data import RunData, metric_names, query_values
+from lasagna_cli.engine.reports._run_data import RunData, metric_names
 
 HEADLINE = (
     "retrieval/ndcg@10",
@@ -172,9 +172,7 @@ def report_payload(
             for qid, shown in runs[index].questions.get(dataset, {}).items():
                 if qid in seen:  # the questions these results asked
                     questions.setdefault(qid, dict(shown))
-        values = [
-            {str(e["id"]): query_values(r, e) for e in r.get("per_query", ())} for r in results
-        ]
+        values = [runs[index].values(result) for index, result in found]
         cells_by_result = [
             {str(e["id"]): _cell(e, v[str(e["id"])], names) for e in r.get("per_query", ())}
             for r, v in zip(results, values, strict=True)

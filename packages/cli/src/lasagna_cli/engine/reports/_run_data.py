@@ -65,9 +65,20 @@ class RunData:
     prices: dict[str, tuple[float, float]] | None = None
     """The price table results.json was computed with (`run --prices`), if any."""
 
+    _values: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
+
     @property
     def label(self) -> str:
         return str(self.path)
+
+    def values(self, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+        """Question id -> `query_values` of one of these results, computed once: the
+        comparisons and the report's cells use the same (a result is not changed once read)."""
+        found = self._values.get(id(result))
+        if found is None:
+            found = {str(e["id"]): query_values(result, e) for e in result.get("per_query", ())}
+            self._values[id(result)] = found
+        return found
 
 
 def read_json_file(path: Path, what: str) -> Any:

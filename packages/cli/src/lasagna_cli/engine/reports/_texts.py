@@ -90,13 +90,14 @@ def _add_dataset(data: RunData, dataset: Dataset) -> None:
     corpus = dataset.corpus
     if corpus is None:
         return
-    needed: set[str] = set()
-    for result in data.results:
-        if result["dataset"]["name"] != dataset.name:
-            continue
-        for entry in result.get("per_query", ()):
-            needed.update(doc for doc, _ in entry.get("ranking", ()))
-            needed.update(entry.get("judgments", {}))
+    entries = [
+        entry
+        for result in data.results
+        if result["dataset"]["name"] == dataset.name
+        for entry in result.get("per_query", ())
+    ]
+    needed = {doc for entry in entries for doc, _ in entry.get("ranking", ())}
+    needed.update(doc for entry in entries for doc in entry.get("judgments", {}))
     passages = data.passages.setdefault(dataset.name, {})
     for doc in sorted(needed):
         text = corpus.texts.get(doc)

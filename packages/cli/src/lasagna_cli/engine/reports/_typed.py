@@ -20,6 +20,7 @@ from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.records._fast_json import loads
+from lasagna_cli.engine.reports._collector import collector_paused
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,9 @@ class Results:
             raise MissingExtraError("Results.to_pandas()", "pandas", "pandas") from None
         from lasagna_cli.engine.reports._export import columns
 
-        rows = self.rows()
-        return pd.DataFrame(rows, columns=columns(rows))
+        with collector_paused():
+            rows = self.rows()
+            return pd.DataFrame(rows, columns=columns(rows))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], path: Path | None = None) -> Results:
@@ -203,7 +205,8 @@ def load_results(path: str | Path) -> Results:
     path = Path(path)
     file = path / "results.json" if path.is_dir() else path
     try:
-        data = loads(file.read_bytes(), text=True)
+        with collector_paused():
+            data = loads(file.read_bytes(), text=True)
     except FileNotFoundError:
         raise EngineUsageError(
             f"{file}: no such file; give a run folder of `lasagna benchmark run` or its "
@@ -213,4 +216,5 @@ def load_results(path: str | Path) -> Results:
         raise EngineError(f"{file}: cannot read it as results.json ({exc})") from None
     if not isinstance(data, Mapping):
         raise EngineError(f"{file}: expected a JSON object, found {type(data).__name__}")
-    return Results.from_dict(data, file)
+    with collector_paused():
+        return Results.from_dict(data, file)
