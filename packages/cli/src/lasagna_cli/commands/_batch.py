@@ -17,6 +17,7 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.run._batched import Prefill
     from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
 
 BatchOption = Annotated[
@@ -112,10 +113,14 @@ def spent_cost(llm: LLM, spent: Usage) -> float | None:
     return None if full is None or batch is None else full - batch * (1 - BATCH_PRICE)
 
 
-def batch_lines(report: BatchReport, llm: LLM, prices: Path | None) -> list[str]:
-    """The closing summary's batch lines: what went through it, and its price."""
-    from lasagna_judge import BATCH_PRICE
-
+def batch_lines(
+    report: BatchReport,
+    model: str,
+    prices: Mapping[str, tuple[float, float]] | None,
+    source: Path | None,
+) -> list[str]:
+    """The closing summary's batch lines: what went through it, and its price (`prices`,
+    the table read from `source`)."""
     ids = ", ".join(report.batch_ids) or "none needed"
     line = (
         f"batch: {report.requests} requests, {report.cached} from the cache, {report.sent} "
@@ -126,18 +131,66 @@ def batch_lines(report: BatchReport, llm: LLM, prices: Path | None) -> list[str]
     if left:
         first = f"; first: {report.failures[0]}" if report.failures else ""
         line += f", {left} called directly ({report.failed} failed in the batch{first})"
-    return [line, price_line(llm, report.usage, prices, BATCH_PRICE)]
+    return [line, price_line(model, report.usage, prices, source)]
 
 
-def price_line(llm: LLM, usage: Usage, prices: Path | None, share: float) -> str:
-    """`batch price: $X (50% of the per-token price, $Y)` for `usage`."""
-    what = f"{share:.0%} of the per-token price"
-    if prices is None:
+def price_line(
+    model: str, usage: Usage, prices: Mapping[str, tuple[float, float]] | None, source: Path | None
+) -> str:
+    """`batch price: $X for ... (50% of the per-token price, $Y)`."""
+    from lasagna_judge import BATCH_PRICE, price_for
+
+    what = f"{BATCH_PRICE:.0%} of the per-token price"
+    if source is None:
         return f"batch price: {what} (give --prices FILE to price the tokens)"
-    full = llm.cost_of(usage)
-    if full is None:
-        return f"batch price: {what} (no price for {llm.model} in {prices})"
+    price = price_for(prices, model)
+    if price is None:
+        return f"batch price: {what} (no price for {model} in {source})"
+    full = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
     return (
-        f"batch price: ${full * share:.4f} for {usage.input_tokens:,} in, "
+        f"batch price: ${full * BATCH_PRICE:.4f} for {usage.input_tokens:,} in, "
         f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
     )
+
+
+BATCH_PROVIDERS = ("openai", "anthropic")
+
+
+def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> None:
+    """`benchmark run | sweep --batch`: a usage error (one line) before any work when a
+    setup asks a system or a model whose provider has no batch API, or when the tasks run
+    on another executor (the batch's answers are in this machine's cache)."""
+    if executor != "local":
+        raise CliError(f"--batch runs the tasks here: leave out --executor {executor}", USAGE_ERROR)
+    if systems:
+        raise CliError(
+            f"--batch: {systems} setup(s) ask a system of your own, which has no batch API; "
+            "run them without --batch",
+            USAGE_ERROR,
+        )
+    for model in models:
+        if model.partition("/")[0] not in BATCH_PROVIDERS:
+            raise CliError(
+                f"--batch: {model} has no batch API: batches go through OpenAI's Batch API "
+                "(openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
+                "without --batch",
+                USAGE_ERROR,
+            )
+
+
+def run_prefill(
+    folder: Path,
+    lines: list[str],
+    prices: Mapping[str, tuple[float, float]] | None,
+    source: Path | None,
+) -> Prefill:
+    """The engine's `prefill` for a run or sweep writing into `folder`: one state file per
+    model role there; each batch's summary lines appended to `lines`."""
+
+    async def prefill_role(llm: LLM, requests: Sequence[BatchRequest], role: str) -> None:
+        check_batch(llm, no_cache=False)
+        report = await prefill(llm, requests, folder / f".lasagna-batch-{role}.json")
+        if report.requests:
+            lines.extend(batch_lines(report, llm.model, prices, source))
+
+    return prefill_role

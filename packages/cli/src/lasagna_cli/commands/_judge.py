@@ -372,7 +372,8 @@ def _grade(
         calls=calls,
         cost=cost_line(llm, summary, prices, _batch.spent_cost(llm, spent)),
     )
-    lines += [line for report in batches for line in _batch.batch_lines(report, llm, prices)]
+    for report in batches:
+        lines += _batch.batch_lines(report, llm.model, price_table, prices)
     from lasagna_cli.engine.run._scoring import constant_judge
 
     warning = constant_judge([g.score for g in grades if g.status == "ok"])

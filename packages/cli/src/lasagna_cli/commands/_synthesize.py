@@ -259,7 +259,8 @@ def _synthesize(
         rows = [with_corpus(row, Path(corpus), out) for row in rows]
     write_rows(rows, out, format=out_format)
     lines = summary_lines(result, out, _spent_line(llm, prices), out_format)
-    lines[-1:-1] = [line for r in reports for line in _batch.batch_lines(r, llm, prices)]
+    for report in reports:
+        lines[-1:-1] = _batch.batch_lines(report, llm.model, price_table, prices)
     typer.echo("\n".join(lines))
 
 

@@ -129,19 +129,37 @@ def _answer_section(
     return section
 
 
+def generation_call(
+    task: Task, passages: Sequence[str] | None
+) -> tuple[list[dict[str, str]], float | None, int | None]:
+    """The generator's call for the task: messages, temperature and max_tokens."""
+    generator = task.setup.generator
+    assert generator is not None
+    max_tokens = generator.max_tokens
+    if max_tokens is None and task.setup.prompt.style == "answer":
+        max_tokens = MAX_ANSWER_TOKENS
+    messages = build_messages(task.setup.prompt, task.question, passages)
+    return messages, generator.temperature, max_tokens
+
+
+def ranked(task: Task, ctx: TaskContext) -> tuple[list[Any], list[str], list[str]]:
+    """The task's ranking to its retriever's depth, its passage ids, and their texts."""
+    spec = task.setup.retriever
+    corpus = ctx.corpus(task)
+    assert spec is not None and task.ranking is not None and corpus is not None
+    ranking = list(task.ranking[: spec.depth])
+    ids = [doc for doc, _ in ranking]
+    return ranking, ids, [corpus.texts[doc] for doc in ids]
+
+
 async def _generate(
     task: Task, llm: LLM, passages: Sequence[str] | None, mode: str
 ) -> dict[str, Any]:
     generator = task.setup.generator
     assert generator is not None
     started = time.perf_counter()
-    messages = build_messages(task.setup.prompt, task.question, passages)
-    max_tokens = generator.max_tokens
-    if max_tokens is None and task.setup.prompt.style == "answer":
-        max_tokens = MAX_ANSWER_TOKENS
-    completion = await llm.complete(
-        messages, temperature=generator.temperature, max_tokens=max_tokens
-    )
+    messages, temperature, max_tokens = generation_call(task, passages)
+    completion = await llm.complete(messages, temperature=temperature, max_tokens=max_tokens)
     section = _answer_section(task, completion, messages, mode, started)
     if generator.endpoint is not None:
         section["endpoint"] = generator.endpoint
@@ -160,10 +178,8 @@ async def run_task(task: Task, ctx: TaskContext) -> Record:
         if planned.needs_retrieval:
             spec = planned.setup.retriever
             corpus = ctx.corpus(task)
-            assert spec is not None and task.ranking is not None and corpus is not None
-            ranking = task.ranking[: spec.depth]
-            ids = [doc for doc, _ in ranking]
-            texts = [corpus.texts[doc] for doc in ids]
+            assert spec is not None and corpus is not None
+            ranking, ids, texts = ranked(task, ctx)
             passages = texts[: spec.top_k]
             record["retrieval"] = {
                 "ranking": [[doc, score] for doc, score in ranking],

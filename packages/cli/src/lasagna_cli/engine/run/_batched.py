@@ -1,0 +1,142 @@
+"""`--batch` for a run: before its tasks run, their generations go through each
+generator's batch API, then the judge's grades of those answers through the judge's; the
+tasks then run as always, on cache hits, and call directly only what a batch could not
+answer. `BatchingExecutor` does it around the executor a run is given, so the runner
+knows nothing of it.
+
+`prefill(llm, requests, role)` answers the requests into the LLM's cache
+(`lasagna_judge.run_batch`, with a state file per `role` that the command keeps). The claim
+diagnostics are not batched: they call directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lasagna_cli.engine.records._records import ANSWER_SECTIONS
+from lasagna_cli.engine.run._executor import Executor, OnOutcome
+from lasagna_cli.engine.run._scoring import gradable, judge_references, too_long_to_grade
+from lasagna_cli.engine.run._tasks import (
+    TaskContext,
+    TaskWorker,
+    Work,
+    generation_call,
+    ranked,
+    section_question,
+)
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._data import Question
+    from lasagna_judge import LLM, BatchRequest
+
+T = TypeVar("T")
+R = TypeVar("R")
+Prefill = Callable[["LLM", Sequence["BatchRequest"], str], Awaitable[object]]
+
+
+class BatchingExecutor(Executor):
+    """`inner`, with a run's model calls sent through the batch APIs first."""
+
+    def __init__(self, inner: Executor, prefill: Prefill) -> None:
+        self._inner = inner
+        self._prefill = prefill
+        self.concurrency = inner.concurrency
+
+    async def run(
+        self, tasks: Iterable[T], fn: Callable[[T], Awaitable[R]], on_outcome: OnOutcome[T, R]
+    ) -> None:
+        listed = list(tasks)
+        if isinstance(fn, TaskWorker):
+            work = [item for item in listed if isinstance(item, Work)]
+            await batch_pass(fn.ctx, work, self._prefill, self.concurrency)
+        await self._inner.run(listed, fn, on_outcome)
+
+
+def _calls(item: Work, ctx: TaskContext) -> list[tuple[LLM, BatchRequest]]:
+    """The generator calls of one task (its answer, and its closed-book answer)."""
+    from lasagna_judge import BatchRequest
+
+    task = item.task
+    if item.regrade is not None or task is None or task.setup.system is not None:
+        return []
+    planned = task.planned
+    generator = planned.setup.generator
+    llm = ctx.generators.get(generator.key) if generator is not None else None
+    if llm is None:
+        return []
+    modes = [planned.generation_mode] if planned.generation_mode in ("rag", "closed-book") else []
+    if "closed-book" in planned.tracks:
+        modes.append("closed-book")
+    calls = []
+    for mode in modes:
+        passages = None
+        if mode == "rag" and planned.needs_retrieval:
+            assert planned.setup.retriever is not None
+            passages = ranked(task, ctx)[2][: planned.setup.retriever.top_k]
+        messages, temperature, max_tokens = generation_call(task, passages)
+        calls.append((llm, BatchRequest(messages, None, max_tokens, temperature)))
+    return calls
+
+
+async def batch_pass(
+    ctx: TaskContext, work: Sequence[Work], prefill: Prefill, concurrency: int
+) -> None:
+    """The generations of `work` through their generators' batches, then the grades of
+    the answers (read back from the cache, or asked directly where a batch failed)."""
+    from lasagna_judge import JudgeError, grade_requests
+
+    calls = {item.index: _calls(item, ctx) for item in work}
+    by_model: dict[int, tuple[LLM, list[BatchRequest]]] = {}
+    for listed in calls.values():
+        for llm, request in listed:
+            by_model.setdefault(id(llm), (llm, []))[1].append(request)
+    for llm, requests in by_model.values():
+        role = "generator-" + hashlib.sha256(llm.model.encode()).hexdigest()[:8]
+        await prefill(llm, requests, role)
+    judge, rubric = ctx.judge, ctx.rubric
+    if judge is None or rubric is None:
+        return
+    bound = asyncio.Semaphore(max(1, concurrency))
+
+    async def answers(item: Work) -> list[tuple[str, Question]]:
+        if item.regrade is not None:  # a regrade: the answers the record holds
+            question = item.task.question if item.task is not None else None
+            sections = [item.regrade.get(name) for name in ANSWER_SECTIONS]
+            return [
+                (str(s["prediction"]), section_question(s, question))
+                for s in sections
+                if isinstance(s, dict)
+            ]
+        assert item.task is not None
+        found = []
+        for llm, request in calls[item.index]:
+            async with bound:
+                try:  # a cache hit, or the direct call of what the batch did not answer
+                    done = await llm.complete(
+                        request.messages, request.temperature, request.max_tokens
+                    )
+                except JudgeError:
+                    continue  # the task fails on its own, and is counted
+            found.append((done.text.strip(), item.task.question))
+        return found
+
+    items: list[dict[str, Any]] = []
+    for answered in await asyncio.gather(*(answers(item) for item in work)):
+        for prediction, question in answered:
+            if gradable(question) and (
+                too_long_to_grade(prediction, question, judge, rubric, ctx.judge_max_chars) is None
+            ):
+                references = judge_references(question)
+                items.append(
+                    {"question": question.text, "references": references, "prediction": prediction}
+                )
+    requests = []
+    for item in items:  # one at a time: an answer grade() refuses is refused there too
+        try:
+            requests += grade_requests(rubric, [item])
+        except JudgeError:
+            continue
+    await prefill(judge, requests, "judge")
