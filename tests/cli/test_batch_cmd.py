@@ -172,3 +172,44 @@ def test_synthesize_batch_writes_then_checks_in_two_batches(tmp_path: Path) -> N
         assert failed and server.calls == failed  # each failed item once, directly
         assert result.stdout.count("through OpenAI's Batch API") == 2
         assert "batch price: $" in result.stdout
+
+
+# -- benchmark run ---------------------------------------------------------------------------
+
+PASTA = Path(__file__).resolve().parents[2] / "examples" / "data" / "pasta.jsonl"
+
+
+def run_reply(request: dict[str, Any]) -> str:
+    return REPLY if request.get("tools") else "wide, flat pasta sheets"
+
+
+def test_benchmark_run_batch_answers_then_grades_in_batches(tmp_path: Path) -> None:
+    _, env = setup(tmp_path)
+    out = tmp_path / "run"
+    with FakeLLMServer(reply=run_reply) as server:
+        models = ["--generator", "openai/gen", "--judge", "openai/judge"]
+        args = ["benchmark", "run", str(PASTA), *models, "--base-url", server.base_url,
+                "--batch", "-o", str(out)]  # fmt: skip
+        result = invoke(args, env)
+        assert result.exit_code == 0, result.output
+        assert server.batches.created == 2  # the answers, then the grades of the answers
+        assert server.calls == 0  # nothing failed: every call came from a batch
+        assert result.stderr.count("through OpenAI's Batch API") == 2
+        (found,) = json.loads((out / "results.json").read_text())["results"]
+        assert found["counts"]["scored"] == 14
+        assert not list(out.glob(".lasagna-batch-*.json"))
+        again = invoke([*args[:-3], "--resume", "-o", str(out)], env)
+        assert again.exit_code == 0 and server.batches.created == 2 and server.calls == 0
+
+
+def test_benchmark_run_batch_refuses_a_model_without_a_batch_api(tmp_path: Path) -> None:
+    _, env = setup(tmp_path)
+    args = ["benchmark", "run", str(PASTA), "--generator", "ollama/llama3.2", "--batch",
+            "-o", str(tmp_path / "run")]  # fmt: skip
+    result = invoke(args, env)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --batch: ollama/llama3.2 has no batch API: batches go through OpenAI's Batch "
+        "API (openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
+        "without --batch"
+    ]

@@ -178,6 +178,12 @@ def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> No
             )
 
 
+def refuse_named_batch(batch: bool, path: str) -> None:
+    """`benchmark run NAME --batch`: the staged pipeline has no batch pass; one line."""
+    if batch and not Path(path).exists():
+        raise CliError(f"--batch runs data files and sweep files, not {path}", USAGE_ERROR)
+
+
 def run_prefill(
     folder: Path,
     lines: list[str],

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
 from lasagna_cli.commands._corpus_flags import (
     ChunkerOption,
     ChunkOverlapOption,
@@ -233,6 +235,7 @@ def run(
     ] = None,
     prices: PricesOption = None,
     dry_run: DryRunOption = False,
+    batch: BatchOption = False,
 ) -> None:
     """Measure retrieval (BM25) and generation on your data or a sweep of benchmarks.
 
@@ -250,6 +253,7 @@ def run(
     with user_errors():
         judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judge)
+        refuse_named_batch(batch, path)
     if run_named_benchmark(
         ctx,
         path,
@@ -298,8 +302,6 @@ def run(
         from lasagna_cli.commands._llm import load_prices
 
         price_table = load_prices(prices) if prices is not None else None  # before any work
-        import os
-
         from lasagna_cli.engine.systems import spec_from_flags
 
         system_spec = spec_from_flags(
@@ -364,7 +366,7 @@ def run(
 
             return print_dry_run(config, price_table)
         out = output if output is not None else new_run_folder(path, resume=resume)
-        run = run_engine(config, out, resume, price_table, chosen, base_url)
+        run = run_engine(config, out, resume, price_table, chosen, base_url, (batch, prices))
         results = run.results["results"]
         if output_format == "json":
             from lasagna_cli.commands._leaderboard import leaderboard_json

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._benchmark import BenchmarkRun
     from lasagna_cli.engine.config._config import ModelSpec, RunConfig
+    from lasagna_cli.engine.run._executor import Executor
     from lasagna_judge import LLM
 
 
@@ -27,9 +28,11 @@ def run_engine(
     prices: dict[str, tuple[float, float]] | None = None,
     executor: ExecutorChoice | None = None,
     base_url: str | None = None,
+    batch: tuple[bool, Path | None] = (False, None),
 ) -> BenchmarkRun:
     """The engine's run, with the command's models (`base_url`: --base-url, the server of
-    those that call one), progress bar and Ctrl-C message."""
+    those that call one), progress bar and Ctrl-C message. `batch`: --batch, and the
+    --prices file (its table is `prices`) for the batch's lines."""
     import sys
 
     from lasagna_cli.commands._collector import fewer_collections
@@ -57,6 +60,12 @@ def run_engine(
             flag=flag,
         )
 
+    runner = make_executor(concurrency, executor or LOCAL)
+    batch_lines: list[str] = []
+    if batch[0]:
+        runner = batching(
+            config, runner, (executor or LOCAL).kind, out, batch_lines, prices, batch[1]
+        )
     progress = TaskProgress(0, "tasks")
     try:
         with progress, fewer_collections():
@@ -65,7 +74,7 @@ def run_engine(
                     config,
                     out,
                     resume=resume,
-                    executor=make_executor(concurrency, executor or LOCAL),
+                    executor=runner,
                     models=Models(make, make_embedder=build_embedder),
                     loader=DatasetLoader(text_cache(), on_step=progress.step),
                     vector_folder=vector_folder(),
@@ -88,7 +97,31 @@ def run_engine(
         raise typer.Exit(INTERRUPTED) from None
     if not sys.stderr.isatty():
         typer.echo(progress.summary(), err=True)
+    for line in batch_lines:
+        typer.echo(line, err=True)
     return run
+
+
+def batching(
+    config: RunConfig,
+    runner: Executor,
+    kind: str,
+    out: Path,
+    lines: list[str],
+    prices: dict[str, tuple[float, float]] | None,
+    source: Path | None,
+) -> Executor:
+    """--batch: `runner` with the run's calls sent through the batch APIs first, refused
+    in one line when a setup's model or system has none."""
+    from lasagna_cli.commands._batch import refuse_unbatchable, run_prefill
+    from lasagna_cli.engine.run._batched import BatchingExecutor
+
+    models = [s.generator.name for s in config.setups if s.generator is not None]
+    models += [config.judge] if config.judge else []
+    models += [j.name for j in config.jury]
+    systems = sum(1 for s in config.setups if s.system is not None)
+    refuse_unbatchable(models, systems, kind)
+    return BatchingExecutor(runner, run_prefill(out, lines, prices, source))
 
 
 def run_concurrency(config: RunConfig, base_url: str | None) -> int:
@@ -154,3 +187,16 @@ def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | No
     price_of = (lambda model: price_for(prices, model)) if prices is not None else None
     for line in dry_run_lines(found, price_of):
         typer.echo(line)
+    if price_of is not None:
+        from lasagna_cli.commands._batch import BATCH_PROVIDERS
+        from lasagna_cli.engine._dry_run import priced
+        from lasagna_judge import BATCH_PRICE
+
+        roles = [r for r in found.roles if r.model.partition("/")[0] in BATCH_PROVIDERS]
+        if roles:
+            most, _ = priced(roles, price_of)
+            typer.echo(
+                f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
+                f"{', '.join(sorted({r.model for r in roles}))} (the batch price: "
+                f"{BATCH_PRICE:.0%} of the per-token price)"
+            )

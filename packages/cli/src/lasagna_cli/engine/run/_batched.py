@@ -139,4 +139,6 @@ async def batch_pass(
             requests += grade_requests(rubric, [item])
         except JudgeError:
             continue
-    await prefill(judge, requests, "judge")
+    for one in [judge, *ctx.jury]:  # a jury's judges each grade every answer
+        role = "judge-" + hashlib.sha256(one.model.encode()).hexdigest()[:8]
+        await prefill(one, requests, role)
