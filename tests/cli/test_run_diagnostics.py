@@ -41,6 +41,8 @@ def reply(request: dict[str, Any]) -> str:
         claims = [line.split(". ", 1)[1] for line in _after(prompt, "Claims").splitlines()]
         labels = ["entailment" if c.lower() in premise else "neutral" for c in claims]
         return json.dumps({"labels": labels})
+    if prompt.startswith("Does the answer below address"):
+        return json.dumps({"relevance": "partial"})
     if "Answer to grade:" in json.dumps(request["messages"]):
         return json.dumps({"reasoning": "compared", "score": 4})
     return "flat pasta sheets, baked in the oven, from Mars"
@@ -84,13 +86,17 @@ def test_every_answer_is_diagnosed_and_summarised_with_intervals(tmp_path: Path)
         section = record["generation"]["diagnostics"]
         labels = {k: section[k] for k in ("answer2response", "response2answer",
                                           "retrieved2answer", "retrieved2response")}  # fmt: skip
-        assert per_query[item]["diagnostics"] == claim_metrics(**labels)
+        found_metrics = dict(per_query[item]["diagnostics"])
+        found_metrics.pop("answer_relevance", None)
+        assert found_metrics == claim_metrics(**labels)
         passages = len(record["retrieval"]["ranking"][:TOP_K])
         claims = len(section["response_claims"])
         assert claims == 3
-        if record["generation"]["unanswerable"]:  # no reference: faithfulness alone
+        if record["generation"]["unanswerable"]:  # no reference: faithfulness, relevance
             assert section["reference_claims"] is None
-            assert section["calls"] == 1 + passages
+            assert section["calls"] == 2 + passages
+            assert section["relevance"] == "partial"
+            assert per_query[item]["diagnostics"]["answer_relevance"] == 0.5
         else:
             refs = section["reference_claims"]
             assert section["calls"] == 2 + (passages + 1) * (1 + (1 if refs else 0))

@@ -27,6 +27,8 @@ def reply(request: dict[str, Any]) -> str:
     if prompt.startswith("For each numbered claim"):
         claims = prompt.split("Claims:\n", 1)[1].strip().splitlines()
         return json.dumps({"labels": ["neutral"] * len(claims)})
+    if prompt.startswith("Does the answer below address"):
+        return json.dumps({"relevance": "relevant"})
     if "Answer to grade:" in json.dumps(request["messages"]):
         return json.dumps({"reasoning": "compared", "score": 4})
     return "flat pasta sheets, baked in the oven"
@@ -74,7 +76,10 @@ def test_the_dry_run_counts_the_calls_the_run_then_makes(tmp_path: Path) -> None
     def made(model: str, kind: str) -> int:
         def is_kind(r: dict[str, Any]) -> bool:
             content = json.dumps(r["messages"])
-            claims = "Break the text" in content or "For each numbered claim" in content
+            claims = any(
+                k in content
+                for k in ("Break the text", "For each numbered claim", "Does the answer")
+            )
             grade = "Answer to grade:" in content
             return {"claims": claims, "judge": grade, "generator": not (claims or grade)}[kind]
 
@@ -83,11 +88,11 @@ def test_the_dry_run_counts_the_calls_the_run_then_makes(tmp_path: Path) -> None
     assert rows[("generator", "openai/fake")][0] == made("fake", "generator") == 14
     assert rows[("judge", "openai/judge-a")][0] == made("judge-a", "judge")
     assert rows[("judge", "openai/judge-b")][0] == made("judge-b", "judge")
-    # At most 2 + 2 x (3 + 1) per answer with a reference, 1 + 3 without (pasta has 2 such
+    # At most 2 + 2 x (3 + 1) per answer with a reference, 2 + 3 without (pasta has 2 such
     # rows): fewer where BM25 finds under 3 passages, and a request asked twice is cached.
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))["results"][0]
     claims = rows[("claims", "openai/judge-a")][0]
-    assert claims == 12 * 10 + 2 * 4
+    assert claims == 12 * 10 + 2 * 5
     made_claims = results["metrics"]["diagnostics"]["calls"]["made"]
     assert claims >= made_claims >= made("judge-a", "claims") > 0.9 * claims
     # The cost at most: each priced model's tokens at its price; judge-b has none.

@@ -61,6 +61,7 @@ PUBLIC = sorted(
         "ClaimCall",
         "Diagnosis",
         "check_claims",
+        "judge_relevance",
         "diagnose",
         "extract_claims",
         # embeddings

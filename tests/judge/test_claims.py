@@ -89,6 +89,8 @@ def scripted(overrides: dict[str, Any] | None = None) -> Any:
 
     def reply(request: dict[str, Any]) -> Any:
         prompt = str(request["messages"][-1]["content"])
+        if str(request["messages"][0]["content"]).startswith("Does the answer below address"):
+            return (overrides or {}).get("relevance", json.dumps({"relevance": "relevant"}))
         if prompt.startswith("Break the text"):
             text = _section(prompt, "Text")
             if overrides and f"extract {text}" in overrides:
@@ -190,13 +192,41 @@ def test_claims_that_cannot_be_extracted_leave_their_label_sets_out() -> None:
     assert found.metrics["precision"] is None and found.metrics["faithfulness"] is None
 
 
-def test_without_a_reference_only_faithfulness() -> None:
+def test_without_a_reference_faithfulness_and_answer_relevance() -> None:
     with FakeLLMServer(scripted()) as server:
         found = run_diagnose(server, references=[])
-        assert server.calls == 1 + len(PASSAGES)
+        assert server.calls == 2 + len(PASSAGES)  # the relevance call beside the claims'
     assert found.reference_claims is None
     assert found.metrics["faithfulness"] == pytest.approx(HAND["faithfulness"])
-    assert {n for n, v in found.metrics.items() if v is not None} == {"faithfulness"}
+    assert found.relevance == "relevant" and found.metrics["answer_relevance"] == 1.0
+    given = {n for n, v in found.metrics.items() if v is not None}
+    assert given == {"faithfulness", "answer_relevance"}
+
+
+@pytest.mark.parametrize(
+    ("label", "score"),
+    [("relevant", 1.0), ("partial", 0.5), ("irrelevant", 0.0), ("noncommittal", 0.0)],
+)
+def test_answer_relevance_is_the_judges_label_scored(label: str, score: float) -> None:
+    reply = json.dumps({"relevance": label})
+    with FakeLLMServer(scripted({"relevance": reply})) as server:
+        found = run_diagnose(server, references=[])
+    assert found.relevance == label and found.metrics["answer_relevance"] == score
+
+
+def test_an_unparsed_relevance_is_missing_and_counted() -> None:
+    with FakeLLMServer(scripted({"relevance": "maybe?"})) as server:
+        found = run_diagnose(server, references=[])
+    assert found.relevance is None and found.metrics["answer_relevance"] is None
+    assert found.unparsed == 1
+
+
+def test_with_a_reference_no_relevance_call() -> None:
+    with FakeLLMServer(scripted()) as server:
+        found = run_diagnose(server)
+        asked = [r["messages"][-1]["content"] for r in server.requests]
+    assert not any(a.startswith("Does the answer") for a in asked)
+    assert "answer_relevance" not in found.metrics and found.relevance is None
 
 
 def test_one_call_checks_every_claim_and_no_claims_need_no_call() -> None:

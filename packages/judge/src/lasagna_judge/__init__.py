@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         check_claims,
         diagnose,
         extract_claims,
+        judge_relevance,
     )
     from lasagna_judge._embed import Embedder
     from lasagna_judge._grading import (
@@ -79,6 +80,7 @@ _LAZY = {
             "check_claims",
             "diagnose",
             "extract_claims",
+            "judge_relevance",
         ),
         "lasagna_judge._claims",
     ),
@@ -180,6 +182,7 @@ __all__ = [
     "is_reasoning_model",
     "is_retryable_status",
     "judge_label",
+    "judge_relevance",
     "jury_agreement",
     "load_rubric",
     "load_yaml",

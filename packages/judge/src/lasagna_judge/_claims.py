@@ -27,8 +27,9 @@ from lasagna_metrics import claim_metrics
 if TYPE_CHECKING:
     from lasagna_judge._llm import LLM
 
-CLAIMS_PROMPT = "claims-v1"
-"""The version of the extraction and checking prompts; change it when they change."""
+CLAIMS_PROMPT = "claims-v2"
+"""The version of the extraction, checking and relevance prompts; change it when they
+change (v2: answer relevance for answers without a reference)."""
 
 #: Output caps when the caller sets none: a schema-constrained small model can list claims
 #: (or labels) until its context ends; a reply cut short does not validate, so it is
@@ -52,6 +53,29 @@ _CHECK = (
     "you know. Give exactly one label per claim, in the claims' order.\n\n"
     "Question: {question}\n\nPremise:\n{premise}\n\nClaims:\n{claims}"
 )
+
+_RELEVANCE = (
+    'Does the answer below address the question? Say "relevant" (it answers what was '
+    'asked), "partial" (it answers part of it, or something close to it), "irrelevant" (it '
+    'answers something else) or "noncommittal" (it evades or declines, such as "I don\'t '
+    'know"). Judge whether it addresses the question, not whether it is true.'
+    "\n\nQuestion: {question}\n\nAnswer:\n{answer}"
+)
+Relevance = Literal["relevant", "partial", "irrelevant", "noncommittal"]
+#: A relevance label's score: RAGAS's answer relevance is 0 for a noncommittal answer.
+RELEVANCE_SCORES: dict[str, float] = {
+    "relevant": 1.0,
+    "partial": 0.5,
+    "irrelevant": 0.0,
+    "noncommittal": 0.0,
+}
+RELEVANCE_MAX_TOKENS = 32
+
+
+class RelevanceModel(BaseModel):
+    """What a relevance call returns: one label."""
+
+    relevance: Relevance = Field(description="How far the answer addresses the question.")
 
 
 class ClaimsModel(BaseModel):
@@ -82,7 +106,7 @@ class ClaimCall:
 async def _call(
     llm: LLM,
     prompt: str,
-    model: type[ClaimsModel] | type[LabelsModel],
+    model: type[ClaimsModel] | type[LabelsModel] | type[RelevanceModel],
     max_validation_retries: int,
     max_tokens: int | None,
 ) -> tuple[CallStatus, BaseModel | None, int, int, str | None]:
@@ -151,6 +175,19 @@ async def check_claims(
     return ClaimCall(status, [None] * len(claims), tin, tout, error)
 
 
+async def judge_relevance(
+    llm: LLM, *, question: str, response: str, max_validation_retries: int = 2
+) -> ClaimCall:
+    """How far `response` addresses `question` (`RELEVANCE_SCORES`' labels), in one
+    schema-enforced call; `value` is [label], None unless "ok"."""
+    prompt = _RELEVANCE.format(question=question.strip(), answer=response.strip())
+    status, value, tin, tout, error = await _call(
+        llm, prompt, RelevanceModel, max_validation_retries, RELEVANCE_MAX_TOKENS
+    )
+    label = [value.relevance] if isinstance(value, RelevanceModel) else None
+    return ClaimCall(status, label, tin, tout, error)
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """The claims of one answer, the four label sets RAGChecker reads, and its metrics.
@@ -166,6 +203,8 @@ class Diagnosis:
     retrieved2answer: list[list[str | None]] | None
     retrieved2response: list[list[str | None]] | None
     metrics: dict[str, float | None]
+    relevance: str | None = None
+    """The judge's answer-relevance label (answers without a reference only), or None."""
     calls: int = 0
     unparsed: int = 0
     errors: int = 0
@@ -198,8 +237,9 @@ async def diagnose(
     """Diagnose one answer: extract the response's claims and the first reference's, check
     them against each other and against every passage, all calls of a phase at once, and
     compute `claim_metrics`. Without references only the response claims are checked, against
-    the passages: faithfulness (RAGAS-style, for data without gold answers). Costs
-    2 + 2 * (passages + 1) calls with a reference, 1 + passages without (fewer when a text
+    the passages: faithfulness, and the judge labels the answer's relevance to the question
+    (`answer_relevance`; RAGAS-style metrics for data without gold answers). Costs
+    2 + 2 * (passages + 1) calls with a reference, 2 + passages without (fewer when a text
     has no claims)."""
     opts: dict[str, Any] = {
         "max_validation_retries": max_validation_retries,
@@ -207,10 +247,13 @@ async def diagnose(
     }
     reference = next((r for r in references if r.strip()), None)
     texts = [response] + ([reference] if reference is not None else [])
-    extracted = await asyncio.gather(
-        *(extract_claims(llm, question=question, text=t, **opts) for t in texts)
+    relevance, *extracted = await asyncio.gather(
+        judge_relevance(llm, question=question, response=response)
+        if reference is None
+        else _uncalled(),
+        *(extract_claims(llm, question=question, text=t, **opts) for t in texts),
     )
-    done: list[ClaimCall] = list(extracted)
+    done: list[ClaimCall] = [relevance, *extracted]
     response_claims = extracted[0].value
     reference_claims = extracted[1].value if reference is not None else None
 
@@ -236,10 +279,15 @@ async def diagnose(
         "retrieved2response": _columns(ret2r, len(response_claims or ())) if ret2r else None,
         "retrieved2answer": _columns(ret2a, len(reference_claims or ())) if ret2a else None,
     }
+    metrics = claim_metrics(**sets)
+    label = relevance.value[0] if relevance.value else None
+    if reference is None:
+        metrics["answer_relevance"] = RELEVANCE_SCORES[label] if label is not None else None
     return Diagnosis(
         response_claims=response_claims,
         reference_claims=reference_claims,
-        metrics=claim_metrics(**sets),
+        metrics=metrics,
+        relevance=label,
         calls=sum(c.called for c in done),
         unparsed=sum(c.status == "unparsed" for c in done),
         errors=sum(c.status == "error" for c in done),
@@ -249,3 +297,7 @@ async def diagnose(
         error_messages=[c.error for c in done if c.error],
         **sets,
     )
+
+
+async def _uncalled() -> ClaimCall:
+    return ClaimCall("ok", None, called=False)

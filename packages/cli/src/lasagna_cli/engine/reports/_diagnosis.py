@@ -22,9 +22,12 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "hallucination",
             "self_knowledge",
             "faithfulness",
+            "answer_relevance",
         ),
     ),
 )
+#: Beside RAGChecker's: RAGAS's answer relevance, judged for answers without a reference.
+NO_REFERENCE_METRICS = ("answer_relevance",)
 #: Where a lower value is better (the report says so beside them).
 LOWER_IS_BETTER = frozenset(
     ("noise_sensitivity_in_relevant", "noise_sensitivity_in_irrelevant", "hallucination")
@@ -49,7 +52,15 @@ def diagnostics_metrics(
     found = [d for s in sections if (d := diagnosed(s)) is not None]
     if not found:
         return None
-    columns = {name: [d["metrics"].get(name) for d in found] for name in CLAIM_METRICS}
+    names = list(CLAIM_METRICS)
+    names += [n for n in NO_REFERENCE_METRICS if any(n in d["metrics"] for d in found)]
+    # An answer with a reference has no answer_relevance: not a missing value, not counted.
+    columns = {
+        name: [
+            d["metrics"].get(name) for d in found if name in CLAIM_METRICS or name in d["metrics"]
+        ]
+        for name in names
+    }
     metrics: dict[str, Any] = summaries(columns, seed)
     metrics["calls"] = {
         "answers": len(found),

@@ -30,8 +30,9 @@ def diagnostics_on(identity: Mapping[str, Any] | None) -> bool:
 
 def claim_calls(passages: int, with_reference: bool = True) -> int:
     """The judge calls one diagnosed answer costs at most: 2 extractions and a check of each
-    claim list against the other text and every passage (1 + passages without a reference)."""
-    return 2 + 2 * (passages + 1) if with_reference else 1 + passages
+    claim list against the other text and every passage; without a reference, 1 extraction,
+    a check against every passage and the answer-relevance call (2 + passages)."""
+    return 2 + 2 * (passages + 1) if with_reference else 2 + passages
 
 
 def passages_read(
