@@ -109,6 +109,11 @@ def test_each_judge_the_jury_and_their_agreement(tmp_path: Path) -> None:
     )
     assert abs(found["usage"]["cost_usd"] - (spent + answers)) < 1e-12
     assert "generation/judge_score_2" in diffed.output
+    alpha = f"{agreement['alpha']:.3f}"
+    assert f"openai/judge-a 4.000; openai/judge-b {metrics['judge_score_2']['mean']:.3f}" in (
+        result.output
+    )
+    assert f"Krippendorff's alpha {alpha} over {len(graded)} answers" in result.output
     page = (out / "report.html").read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="lasagna-data">(.*?)</script>', page, re.S).group(1))
     assert "generation/judge_score_1" in data["groups"][0]["metrics"]

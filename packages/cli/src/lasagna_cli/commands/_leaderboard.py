@@ -130,6 +130,32 @@ def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
         if i:
             console.print()
         console.print(table)
+    for line in jury_lines(results):
+        console.print(line, markup=False, highlight=False)
+
+
+def jury_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A jury's line per result and track: each judge's mean and their agreement (the
+    table's judge column is the jury's grade)."""
+    lines = []
+    for result in results:
+        for track, metrics in result.get("metrics", {}).items():
+            jury = metrics.get("jury") if isinstance(metrics, Mapping) else None
+            if not isinstance(jury, Mapping):
+                continue
+            means = []
+            for i, judge in enumerate(jury.get("judges") or (), 1):
+                mean = (metrics.get(f"judge_score_{i}") or {}).get("mean")
+                means.append(f"{judge.get('model')} {'n/a' if mean is None else f'{mean:.3f}'}")
+            agreement = jury.get("agreement") or {}
+            alpha = agreement.get("alpha")
+            shown = "undefined" if alpha is None else f"{alpha:.3f}"
+            lines.append(
+                f"jury ({result['setup']['name']}, {track}; grade = the {jury.get('aggregate')} "
+                f"of the parsed grades): {'; '.join(means)}; Krippendorff's alpha {shown} over "
+                f"{agreement.get('answers', 0)} answers"
+            )
+    return lines
 
 
 def leaderboard_json(results: list[dict[str, Any]], out: Path) -> dict[str, Any]:
