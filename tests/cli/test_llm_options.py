@@ -237,3 +237,23 @@ def test_a_run_asking_a_users_system_keeps_8(monkeypatch: pytest.MonkeyPatch) ->
     assert run_concurrency(RunConfig((entry,), (hosted, mine)), None) == 8
     served = Setup(name="v", generator=ModelSpec("openai/m", endpoint="http://127.0.0.1:8000"))
     assert run_concurrency(RunConfig((entry,), (served,)), None) == 8
+
+
+def test_every_judge_of_a_jury_counts_for_base_url_and_the_default_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lasagna_cli.commands._run_engine import checked_base_url, run_concurrency
+    from lasagna_cli.engine.config._config import BenchmarkEntry, ModelSpec, RunConfig, Setup
+
+    server = "http://127.0.0.1:8000/v1"
+    # The second judge calls a server: --base-url is its, though the first runs in-process.
+    assert checked_base_url(server, "d.jsonl", None, ["local/smollm2", "openai/m"]) == server
+    with pytest.raises(CliError, match="local/smollm2 and local/other, which run in-process"):
+        checked_base_url(server, "d.jsonl", None, ["local/smollm2", "local/other"])
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "MODEL_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    entry = BenchmarkEntry(where="b.jsonl", path=Path("b.jsonl"))
+    hosted = Setup(name="g", generator=ModelSpec("openai/gpt-4o-mini"))
+    jury = (ModelSpec("ollama/llama3.2"),)
+    config = RunConfig((entry,), (hosted,), judge="openai/gpt-4o", jury=jury)
+    assert run_concurrency(config, None) == 8

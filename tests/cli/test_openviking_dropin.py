@@ -236,7 +236,7 @@ def test_rpm_paces_the_llm_calls_and_a_bad_one_is_one_line(rag: Path) -> None:
         arrivals = sorted(fake.times)
     assert result.exit_code == 0, result.output
     assert limits.rejected == 0 and len(arrivals) >= 6
-    assert arrivals[-1] - arrivals[1] >= (len(arrivals) - 2) * 0.4 - 0.02, arrivals
+    assert arrivals[-1] - arrivals[1] >= (len(arrivals) - 2) * 0.35, arrivals
     for door in (["openviking", "config/qasper_config.yaml"], ["run", "--config", "config/qasper_config.yaml"]):  # fmt: skip  # noqa: E501
         bad = invoke(*door, "--tpm", "lots")
         assert bad.exit_code == 2, bad.output

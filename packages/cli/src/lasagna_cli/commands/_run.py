@@ -252,7 +252,7 @@ def run(
     assert path is not None  # run_config refuses a run with neither PATH nor --config
     with user_errors():
         judge, jury = jury_flags(judges or [])
-        base_url = checked_base_url(base_url, path, generator, judge)
+        base_url = checked_base_url(base_url, path, generator, judges or [])
         refuse_named_batch(batch, path)
     if run_named_benchmark(
         ctx,

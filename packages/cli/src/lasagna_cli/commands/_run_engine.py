@@ -14,6 +14,8 @@ from lasagna_cli.commands._llm import OTHER_CONCURRENCY, auto_concurrency
 from lasagna_cli.engine.run._first_calls import ModelsUnreachable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._benchmark import BenchmarkRun
     from lasagna_cli.engine.config._config import ModelSpec, RunConfig
@@ -128,27 +130,28 @@ def run_concurrency(config: RunConfig, base_url: str | None) -> int:
     """A run's tasks in flight when neither --concurrency nor its file says: the models'
     default (`auto_concurrency`), and OTHER_CONCURRENCY when a setup asks the user's own
     system, which no adaptive pace protects, or a model of a server the file names."""
-    generators = [setup.generator for setup in config.setups if setup.generator is not None]
+    specs = [setup.generator for setup in config.setups if setup.generator is not None]
+    specs += config.jury
     if config.judge_endpoint or any(setup.system is not None for setup in config.setups):
         return OTHER_CONCURRENCY
-    if any(model.provider is not None or model.endpoint for model in generators):
+    if any(model.provider is not None or model.endpoint for model in specs):
         return OTHER_CONCURRENCY
-    models = [model.name for model in generators]
+    models = [model.name for model in specs]
     return auto_concurrency([*models, *([config.judge] if config.judge else [])], base_url)
 
 
 def checked_base_url(
-    base_url: str | None, path: str, generator: str | None, judge: str | None
+    base_url: str | None, path: str, generator: str | None, judges: Sequence[str]
 ) -> str | None:
-    """--base-url, refused when no model of the run calls a server (a sweep file names its
-    own models, so it is taken as it is)."""
+    """--base-url, refused when no model of the run (its generator, every judge) calls a
+    server (a sweep file names its own models, so it is taken as it is)."""
     from lasagna_cli.commands._errors import USAGE_ERROR
     from lasagna_cli.commands._llm import run_server
     from lasagna_cli.engine.config._sweepfile import is_sweep_file
 
     if base_url is None or is_sweep_file(path):
         return base_url
-    models = [m for m in (generator, judge) if m is not None]
+    models = [m for m in (generator, *judges) if m is not None]
     if not any(run_server(m, base_url) for m in models):
         found = (
             f"this run's models are {' and '.join(models)}, which run in-process"
