@@ -213,3 +213,19 @@ def test_benchmark_run_batch_refuses_a_model_without_a_batch_api(tmp_path: Path)
         "API (openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
         "without --batch"
     ]
+
+
+# -- benchmark sweep -------------------------------------------------------------------------
+
+
+def test_benchmark_sweep_batch_answers_every_task_through_batches(tmp_path: Path) -> None:
+    from tests.cli.test_sweep import answer, make_files, result_files, sweep
+
+    with FakeLLMServer(reply=answer) as server:
+        paths = make_files(tmp_path, server.base_url)
+        env = {"LASAGNA_BATCH_POLL": "0.05", "LASAGNA_CACHE_DIR": str(tmp_path / "c")}
+        result = sweep(paths, "--batch", env=env)
+        assert result.exit_code == 0, result.output
+        assert server.batches.created == 2 and server.calls == 0  # one batch per model
+        assert len(result_files(paths["out"])) == 7
+        assert result.stderr.count("through OpenAI's Batch API") == 2

@@ -17,7 +17,9 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.config._config import Setup
     from lasagna_cli.engine.run._batched import Prefill
+    from lasagna_cli.engine.run._executor import Executor
     from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
 
 BatchOption = Annotated[
@@ -200,3 +202,23 @@ def run_prefill(
             lines.extend(batch_lines(report, llm.model, prices, source))
 
     return prefill_role
+
+
+def batching(
+    setups: Sequence[Setup],
+    runner: Executor,
+    kind: str,
+    out: Path,
+    lines: list[str],
+    prices: Mapping[str, tuple[float, float]] | None,
+    source: Path | None,
+    judges: Sequence[str] = (),
+) -> Executor:
+    """`benchmark run | sweep --batch`: `runner` with the run's calls sent through the batch
+    APIs first, refused in one line when a setup's model or system has none."""
+    from lasagna_cli.engine.run._batched import BatchingExecutor
+
+    models = [s.generator.name for s in setups if s.generator is not None]
+    systems = sum(1 for s in setups if s.system is not None)
+    refuse_unbatchable([*models, *judges], systems, kind)
+    return BatchingExecutor(runner, run_prefill(out, lines, prices, source))

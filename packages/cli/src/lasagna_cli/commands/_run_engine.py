@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine._benchmark import BenchmarkRun
     from lasagna_cli.engine.config._config import ModelSpec, RunConfig
-    from lasagna_cli.engine.run._executor import Executor
     from lasagna_judge import LLM
 
 
@@ -65,9 +64,11 @@ def run_engine(
     runner = make_executor(concurrency, executor or LOCAL)
     batch_lines: list[str] = []
     if batch[0]:
-        runner = batching(
-            config, runner, (executor or LOCAL).kind, out, batch_lines, prices, batch[1]
-        )
+        from lasagna_cli.commands._batch import batching
+
+        judges = [j for j in (config.judge, *(m.name for m in config.jury)) if j]
+        kind = (executor or LOCAL).kind
+        runner = batching(config.setups, runner, kind, out, batch_lines, prices, batch[1], judges)
     progress = TaskProgress(0, "tasks")
     try:
         with progress, fewer_collections():
@@ -102,28 +103,6 @@ def run_engine(
     for line in batch_lines:
         typer.echo(line, err=True)
     return run
-
-
-def batching(
-    config: RunConfig,
-    runner: Executor,
-    kind: str,
-    out: Path,
-    lines: list[str],
-    prices: dict[str, tuple[float, float]] | None,
-    source: Path | None,
-) -> Executor:
-    """--batch: `runner` with the run's calls sent through the batch APIs first, refused
-    in one line when a setup's model or system has none."""
-    from lasagna_cli.commands._batch import refuse_unbatchable, run_prefill
-    from lasagna_cli.engine.run._batched import BatchingExecutor
-
-    models = [s.generator.name for s in config.setups if s.generator is not None]
-    models += [config.judge] if config.judge else []
-    models += [j.name for j in config.jury]
-    systems = sum(1 for s in config.setups if s.system is not None)
-    refuse_unbatchable(models, systems, kind)
-    return BatchingExecutor(runner, run_prefill(out, lines, prices, source))
 
 
 def run_concurrency(config: RunConfig, base_url: str | None) -> int:

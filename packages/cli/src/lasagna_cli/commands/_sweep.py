@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lasagna_cli.commands import _batch
+from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
@@ -139,6 +141,7 @@ def sweep(
             "of the answers and grades, kept in the folder for the report and the export.",
         ),
     ] = None,
+    batch: BatchOption = False,
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
@@ -164,6 +167,7 @@ def sweep(
                 overwrite=overwrite,
                 missing_as_errors=missing_as_errors,
                 limits=limits,
+                batch=(batch, price_table, prices),
             )
         if price_table is not None:
             from lasagna_cli.commands._costs import sweep_costs
@@ -188,6 +192,7 @@ def _sweep(
     overwrite: bool = False,
     missing_as_errors: bool = False,
     limits: tuple[float | None, float | None] = (None, None),
+    batch: tuple[bool, dict[str, tuple[float, float]] | None, Path | None] = (False, None, None),
 ) -> int:
     import asyncio
     import os
@@ -261,7 +266,7 @@ def _sweep(
 
         def make(spec: ModelSpec, role: str) -> LLM:
             # Asked for by the runner only for pending tasks, each before any call is made.
-            return make_setup_llms([by_model[spec.key]], parallel, limits)[spec.key]
+            return make_setup_llms([by_model[spec.key]], parallel, limits, batch[0])[spec.key]
 
         logged = [0]
 
@@ -272,6 +277,12 @@ def _sweep(
                 typer.echo("more tasks failed; their errors are in their result files", err=True)
             logged[0] += 1
 
+        runner = make_executor(parallel, chosen, also=_key_variables(loaded.setups.values()))
+        batch_lines: list[str] = []
+        if batch[0]:  # the answers, then the grades, through the batch APIs first
+            runner = _batch.batching(
+                list(loaded.setups.values()), runner, chosen.kind, output, batch_lines, *batch[1:]
+            )
         progress = TaskProgress(total, "sweep")
         start = time.perf_counter()
         interrupted = False
@@ -307,7 +318,7 @@ def _sweep(
                     plan,
                     sweep_tasks(plan),
                     store,
-                    make_executor(parallel, chosen, also=_key_variables(loaded.setups.values())),
+                    runner,
                     models,
                     options,
                     state,
@@ -328,6 +339,8 @@ def _sweep(
         if nothing[0] and not interrupted:
             typer.echo(f"nothing to do: all {total} results exist in {output}", err=True)
             return 0
+        for line in batch_lines:
+            typer.echo(line, err=True)
         seconds = time.perf_counter() - start
         ran = progress.done + progress.failed
         rate = ran / seconds if seconds > 0 else 0.0

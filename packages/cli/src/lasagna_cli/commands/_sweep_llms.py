@@ -36,13 +36,17 @@ def make_setup_llms(
     setups: list[Setup],
     parallel: int,
     limits: tuple[float | None, float | None] = (None, None),
+    cache: bool = False,
 ) -> dict[tuple[str, str], LLM]:
     """One LLM object per (provider, model), all built (and every key checked) before any
     call. Built-in providers go through `build_llm`, so they read the same variables as
     every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
     config.toml providers use their base_url and the key variable they name. `limits`
-    (--rpm, --tpm) hold for each model; a config.toml provider's own keys beat them."""
-    from lasagna_cli.commands._llm import build_llm, proxies_of
+    (--rpm, --tpm) hold for each model; a config.toml provider's own keys beat them.
+    `cache`: --batch's, whose answers the tasks read from the LLM cache."""
+    import os
+
+    from lasagna_cli.commands._llm import build_llm, cache_setting, proxies_of
     from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS
     from lasagna_cli.engine.run._rate_share import shared
     from lasagna_judge import make_llm
@@ -54,11 +58,12 @@ def make_setup_llms(
             continue
         provider = model.provider
         assert provider is not None
-        # The result files are the sweep's record and --continue its resume: no LLM cache.
+        # The result files are the sweep's record and --continue its resume: no LLM cache
+        # (but for --batch, whose answers wait there).
         if provider == BUILTIN_PROVIDERS.get(provider.name):
             try:
                 llms[model.key] = build_llm(
-                    model.name, concurrency=parallel, cache=False, flag=None,
+                    model.name, concurrency=parallel, cache=cache, flag=None,
                     base_url_flag=None, requests_per_minute=limits[0],
                     tokens_per_minute=limits[1],
                 )  # fmt: skip
@@ -69,7 +74,7 @@ def make_setup_llms(
                 model.name,
                 base_url=provider.base_url,
                 api_key=provider_api_key(provider, setup.name),
-                cache=False,
+                cache=cache_setting(cache, os.environ) if cache else False,
                 concurrency=parallel,
                 requests_per_minute=shared(provider.requests_per_minute or limits[0]),
                 tokens_per_minute=shared(provider.tokens_per_minute or limits[1]),
