@@ -119,15 +119,13 @@ def _breakdowns(
         for value in sorted(groups):
             cells = []
             for per_result in values:
-                per_metric: dict[str, Any] = {}
-                for metric in metrics:
-                    got = [
-                        float(v)
-                        for qid in groups[value]
-                        if (v := per_result.get(qid, {}).get(metric)) is not None
-                    ]
-                    per_metric[metric] = [_mean(got), len(got)]
-                cells.append(per_metric)
+                got: dict[str, list[float]] = {metric: [] for metric in metrics}
+                for qid in groups[value]:  # each question once, then its metrics
+                    shown = per_result.get(qid, {})
+                    for metric in metrics:
+                        if (v := shown.get(metric)) is not None:
+                            got[metric].append(float(v))
+                cells.append({m: [_mean(got[m]), len(got[m])] for m in metrics})
             rows.append({"value": value, "questions": len(groups[value]), "cells": cells})
         found.append({"by": key, "rows": rows})
     return found
