@@ -229,3 +229,17 @@ def test_benchmark_sweep_batch_answers_every_task_through_batches(tmp_path: Path
         assert server.batches.created == 2 and server.calls == 0  # one batch per model
         assert len(result_files(paths["out"])) == 7
         assert result.stderr.count("through OpenAI's Batch API") == 2
+
+
+def test_benchmark_run_dry_run_shows_the_batch_price(tmp_path: Path) -> None:
+    _, env = setup(tmp_path)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai/gen": [1.0, 4.0], "openai/judge": [2.0, 8.0]}))
+    args = ["benchmark", "run", str(PASTA), "--generator", "openai/gen", "--judge",
+            "openai/judge", "--dry-run", "--prices", str(prices)]  # fmt: skip
+    result = invoke(args, env)
+    assert result.exit_code == 0, result.output
+    most = float(result.stdout.split("cost at most: $", 1)[1].split()[0])
+    batch = float(result.stdout.split("with --batch: at most $", 1)[1].split()[0])
+    assert most > 0 and abs(batch - most / 2) < 1e-4
+    assert "(the batch price: 50% of the per-token price)" in result.stdout
