@@ -65,7 +65,9 @@ class RunData:
     prices: dict[str, tuple[float, float]] | None = None
     """The price table results.json was computed with (`run --prices`), if any."""
 
-    _values: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    _values: dict[int, dict[str, dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def label(self) -> str:
