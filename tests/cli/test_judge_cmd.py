@@ -565,3 +565,36 @@ def test_calibrate_on_a_labelled_sample_gives_the_prediction_powered_share(
                                          pytest.approx(high[0], abs=1e-9))  # fmt: skip
     text = invoke(["judge", "calibrate", str(graded), "--labels", str(labels)], env).stdout
     assert "prediction-powered (PPI++)" in text and "from 12 labels" in text
+
+
+def test_dry_run_prices_the_judge_and_bias_check_calls_and_calls_nothing(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"openai/j": [1.0, 4.0]}')
+    env = {"OPENAI_API_KEY": "", "OPENAI_BASE_URL": "", "MODEL_NAME": ""}
+    result = CliRunner().invoke(
+        app,
+        ["judge", "grade", str(rows), "--model", "openai/j", "--dry-run", "--prices",
+         str(prices), "--bias-check", "2", "-o", str(tmp_path / "out.jsonl")],
+        env=env,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output  # no key needed: nothing is sent
+    lines = result.stdout.splitlines()
+    assert lines[0] == "dry run: no model called, nothing written"
+    # Row d's answer and reference both decline: the refusal rule grades it, no call.
+    assert lines[1] == "4 rows: 3 for the judge, 1 graded by the refusal rule (no call)"
+    assert lines[2].startswith("judge openai/j: 3 calls, ~") and "192 output" in lines[2]
+    assert lines[3].startswith("bias check openai/j: 4 calls at most, ~")
+    assert lines[4].startswith("cost at most: $")
+    assert lines[5].startswith("with --batch: at most $") and "50%" in lines[5]
+    assert not (tmp_path / "out.jsonl").exists()
+    # The calls it counts are the calls a grading makes.
+    with FakeLLMServer(reply=score_by_prediction) as server:
+        graded = CliRunner().invoke(
+            app,
+            ["judge", "grade", str(rows), "--model", "openai/j", "--base-url", server.base_url,
+             "--no-cache", "-o", str(tmp_path / "out.jsonl")],
+        )  # fmt: skip
+        assert graded.exit_code == 0, graded.output
+        assert server.calls == 3

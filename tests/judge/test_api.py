@@ -49,6 +49,7 @@ PUBLIC = sorted(
         "parse_score",
         "summarize_grades",
         # a jury of judges, and the judge's biases
+        "BIAS_FILLER",
         "BiasCheck",
         "check_bias",
         "JuryAgreement",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         run_batch,
     )
     from lasagna_judge._batch_apis import BatchError, BatchStatus
-    from lasagna_judge._bias import BiasCheck, check_bias
+    from lasagna_judge._bias import BIAS_FILLER, BiasCheck, check_bias
     from lasagna_judge._calibrate import (
         Agreement,
         Calibration,
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
 # calls an LLM (synthesize) then imports neither their pydantic models nor lasagna-metrics.
 _LAZY = {
-    **dict.fromkeys(("BiasCheck", "check_bias"), "lasagna_judge._bias"),
+    **dict.fromkeys(("BIAS_FILLER", "BiasCheck", "check_bias"), "lasagna_judge._bias"),
     **dict.fromkeys(
         ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
         "lasagna_judge._calibrate",
@@ -132,6 +132,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BATCH_PRICE",
+    "BIAS_FILLER",
     "BUILTIN_RUBRICS",
     "CLAIMS_PROMPT",
     "DEFAULT_EMBEDDER",

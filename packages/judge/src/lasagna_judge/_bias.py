@@ -1,7 +1,7 @@
 """Is the judge swayed by what should not matter? Two checks on a seeded sample of graded
 answers, each a second grading of a changed copy of the item, compared with its grade:
 
-- verbosity: the answer padded with filler that adds nothing (`FILLER`). A judge that
+- verbosity: the answer padded with filler that adds nothing (`BIAS_FILLER`). A judge that
   grades the padded answer higher rewards length.
 - reference order: the references in reverse order (only items with two or more). A judge
   whose grade moves with the order reads position, not content.
@@ -22,10 +22,11 @@ from lasagna_judge._grading import Grade, check_items, grade_batch
 from lasagna_judge._llm import LLM
 from lasagna_judge._rubrics import Rubric
 
-FILLER = (
+BIAS_FILLER = (
     " To be thorough, this answer was reached after careful consideration of the question "
     "and of everything relevant to it, and it is stated here as clearly as it can be."
 )
+"""What the verbosity check appends to an answer: words that add nothing to it."""
 CHECKS = ("verbosity", "reference order")
 
 
@@ -79,7 +80,7 @@ async def check_bias(
     reordered: list[tuple[int, tuple[str, list[str], str]]] = []
     for i in (judged[j] for j in sample_indices(len(judged), sample, seed)):
         question, refs, prediction = checked[i]
-        padded.append((i, (question, refs, prediction + FILLER)))
+        padded.append((i, (question, refs, prediction + BIAS_FILLER)))
         if len(refs) >= 2:
             reordered.append((i, (question, refs[::-1], prediction)))
     found = []

@@ -8,7 +8,7 @@ a command killed while it waits resumes the same batch when run again.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +17,7 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine._dry_run import RoleCalls
     from lasagna_cli.engine.config._config import Setup
     from lasagna_cli.engine.run._batched import Prefill
     from lasagna_cli.engine.run._executor import Executor
@@ -222,3 +223,22 @@ def batching(
     systems = sum(1 for s in setups if s.system is not None)
     refuse_unbatchable([*models, *judges], systems, kind)
     return BatchingExecutor(runner, run_prefill(out, lines, prices, source))
+
+
+def batch_price_line(
+    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
+) -> str | None:
+    """A dry run's line of what its calls cost at most through --batch (the models whose
+    provider has a batch API); None when none has."""
+    from lasagna_cli.engine._dry_run import priced
+    from lasagna_judge import BATCH_PRICE
+
+    batchable = [r for r in roles if r.model.partition("/")[0] in BATCH_PROVIDERS]
+    if not batchable:
+        return None
+    most, _ = priced(batchable, price_of)
+    return (
+        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
+        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
+        f"{BATCH_PRICE:.0%} of the per-token price)"
+    )

@@ -15,6 +15,7 @@ import typer
 from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._grade_dry_run import GradeDryRunOption, grade_dry_run
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
@@ -186,6 +187,7 @@ def grade_command(
         ),
     ] = 0,
     batch: BatchOption = False,
+    dry_run: Annotated[bool, GradeDryRunOption] = False,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -201,6 +203,9 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
+        if dry_run:
+            checked = _checked_input(input_path, rubric, None, max_chars)
+            return grade_dry_run(*checked, models, bias_check, prices)
         if concurrency is None:
             concurrency = auto_concurrency(models or [None], base_url)
         if batch and (len(models) > 1 or chosen.kind != "local"):

@@ -170,15 +170,8 @@ def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | No
     for line in dry_run_lines(found, price_of):
         typer.echo(line)
     if price_of is not None:
-        from lasagna_cli.commands._batch import BATCH_PROVIDERS
-        from lasagna_cli.engine._dry_run import priced
-        from lasagna_judge import BATCH_PRICE
+        from lasagna_cli.commands._batch import batch_price_line
 
-        roles = [r for r in found.roles if r.model.partition("/")[0] in BATCH_PROVIDERS]
-        if roles:
-            most, _ = priced(roles, price_of)
-            typer.echo(
-                f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
-                f"{', '.join(sorted({r.model for r in roles}))} (the batch price: "
-                f"{BATCH_PRICE:.0%} of the per-token price)"
-            )
+        batch = batch_price_line(found.roles, price_of)
+        if batch is not None:
+            typer.echo(batch)

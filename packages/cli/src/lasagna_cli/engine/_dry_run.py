@@ -161,15 +161,28 @@ def dry_run_lines(
         lines.append(f"your --system: asked {found.system_calls:,} times")
     if not found.roles:
         lines.append("model calls: none (retrieval only)")
-    for row in found.roles:
-        bound = " at most" if row.role == "claims" else ""  # fewer when fewer passages match
+    return lines + role_lines(found.roles, price_of)
+
+
+#: Roles whose calls are a ceiling: claim checks (fewer when fewer passages match), the
+#: bias check (only answers whose grade parsed are sampled).
+AT_MOST = ("claims", "bias check")
+
+
+def role_lines(
+    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None] | None
+) -> list[str]:
+    """A dry run's line per role and model, and the most they cost at `price_of`."""
+    lines = []
+    for row in roles:
+        bound = " at most" if row.role in AT_MOST else ""
         lines.append(
             f"{row.role} {row.model}: {row.calls:,} calls{bound}"
             f", ~{row.input_tokens:,} input tokens, "
             f"at most {row.max_output_tokens:,} output tokens (cl100k_base)"
         )
-    if price_of is not None and found.roles:
-        cost, unpriced = priced(found.roles, price_of)
+    if price_of is not None and roles:
+        cost, unpriced = priced(roles, price_of)
         lines.append(
             f"cost at most: ${cost:.4f}"
             + (f" (no price for {', '.join(unpriced)}: not counted)" if unpriced else "")
