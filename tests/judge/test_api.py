@@ -40,6 +40,7 @@ PUBLIC = sorted(
         "build_prompt",
         "calibrate",
         "check_items",
+        "error_grade",
         "grade",
         "grade_batch",
         "judge_label",

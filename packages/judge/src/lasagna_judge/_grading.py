@@ -290,7 +290,7 @@ async def grade_batch(
                     llm, rubric, prompt, refs, prediction, max_validation_retries, max_tokens
                 )
             except Exception as exc:  # isolation: one broken item is recorded, not fatal
-                result = _error_grade(llm, rubric, f"{type(exc).__name__}: {exc}")
+                result = error_grade(llm, rubric, f"{type(exc).__name__}: {exc}")
             results[index] = result
             done += 1
             if on_grade is not None:
@@ -331,7 +331,9 @@ def grade_requests(
     return requests
 
 
-def _error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:
+def error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:
+    """The grade of an answer the judge did not grade (a failed call, or one never sent):
+    status "error" with `message`, no score, no prompt digest; counted, never averaged."""
     return Grade(
         score=None,
         status="error",

@@ -134,22 +134,15 @@ def too_long_to_grade(
     """The error grade of an answer whose question, references and answer hold more than
     `max_chars` characters, which is never sent to the judge; None when it fits. `redo`
     says how to grade it once --max-chars is raised."""
-    from lasagna_judge import Grade
+    from lasagna_judge import error_grade
 
     references = judge_references(question)
     size = len(question.text) + len(prediction) + sum(len(r) for r in references)
     if size > max_chars:
-        return Grade(
-            score=None,
-            status="error",
-            path=None,
-            reasoning="",
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            prompt_sha256=None,
-            model=judge.model,
-            raw="",
-            error=f"not sent to the judge: {size:,} characters in question, answers and "
+        return error_grade(
+            judge,
+            rubric,
+            f"not sent to the judge: {size:,} characters in question, answers and "
             f"answer, over --max-chars {max_chars:,} (about {size // 4:,} tokens); raise "
             f"--max-chars and {redo} to grade it",
         )
