@@ -332,8 +332,7 @@ def grade_requests(
 
 
 def error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:
-    """The grade of an answer the judge did not grade (a failed call, or one never sent):
-    status "error" with `message`, no score, no prompt digest; counted, never averaged."""
+    """The error grade (`message`, no score) of an answer the judge did not grade."""
     return Grade(
         score=None,
         status="error",
