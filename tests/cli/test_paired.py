@@ -124,12 +124,14 @@ def test_power_is_the_normal_planning_formula_and_agrees_with_statsmodels() -> N
 
 def test_comparisons_drawn_together_equal_scipy_one_by_one() -> None:
     """Samples of one length share their resamples (one matrix product serves them all);
-    each still equals SciPy's bootstrap and permutation test on it alone."""
+    each still equals SciPy's bootstrap and permutation test on it alone, a pair that
+    scores alike (no draw) and one given twice (drawn once) included."""
     rng = np.random.default_rng(11)
     n = 2500
     f1 = [rng.choice([0.0, 0.25, 0.4, 0.5, 2 / 3, 1.0], n) for _ in range(3)]
     em = [rng.integers(0, 2, n).astype(np.float64) for _ in range(2)]
     samples = [(f1[0], f1[1]), (f1[0], f1[2]), (em[0], em[1]), (A, B)]
+    samples += [(f1[2], f1[2]), (f1[0], f1[1])]
     together = compare_paired_many(samples, seed=3, permutation_resamples=1999)
     for (a, b), found in zip(samples, together, strict=True):
         alone = compare_paired(a, b, seed=3, permutation_resamples=1999)
