@@ -15,9 +15,11 @@ each passage's relevance, the error). The passages' texts are listed once per be
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+
+import numpy as np
 
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.reports._compare import group_key
@@ -59,12 +61,37 @@ def _mean(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+def _six_digits(scores: list[float]) -> list[float]:
+    """Each score rounded to 6 significant digits, all in one pass (a 10,000-question run
+    of 4 setups ranks 400,000 passages): the page shows 4."""
+    x = np.asarray(scores, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        digits = 5 - np.floor(np.log10(np.abs(x)))
+    scale = 10.0 ** np.clip(np.nan_to_num(digits, posinf=0.0, neginf=0.0), -300, 300)
+    rounded: list[float] = (np.round(x * scale) / scale).tolist()
+    return rounded
+
+
+def _cells(
+    entries: Sequence[Mapping[str, Any]],
+    values: Mapping[str, Mapping[str, Any]],
+    names: Sequence[str],
+) -> dict[str, dict[str, Any]]:
+    """Each question's `_cell` by its id, the rankings' scores rounded together."""
+    scores = iter(_six_digits([s for e in entries for _, s in e.get("ranking") or ()]))
+    return {str(e["id"]): _cell(e, values[str(e["id"])], names, scores) for e in entries}
+
+
 def _cell(
-    entry: Mapping[str, Any], values: Mapping[str, Any], names: Sequence[str]
+    entry: Mapping[str, Any],
+    values: Mapping[str, Any],
+    names: Sequence[str],
+    scores: Iterator[float],
 ) -> dict[str, Any]:
     """One question of one result, compactly: `v` holds the value of each of the group's
-    metrics in order (null: none), a ranking's scores keep 6 significant digits (the exact
-    ones are in results.json); a 10,000-question run's report is a third smaller."""
+    metrics in order (null: none), a ranking's scores (the next of `scores`) keep 6
+    significant digits (the exact ones are in results.json); a 10,000-question run's
+    report is a third smaller."""
     cell: dict[str, Any] = {"s": entry.get("status")}
     if values:
         cell["v"] = [values.get(name) for name in names]
@@ -74,7 +101,7 @@ def _cell(
     judgments = entry.get("judgments") or {}
     ranking = entry.get("ranking")
     if ranking:
-        cell["r"] = [[doc, float(f"{score:.6g}"), judgments.get(doc, 0)] for doc, score in ranking]
+        cell["r"] = [[doc, next(scores), judgments.get(doc, 0)] for doc, _ in ranking]
     if judgments:
         cell["j"] = judgments
     answers = {}
@@ -172,8 +199,7 @@ def report_payload(
                     questions.setdefault(qid, dict(shown))
         values = [runs[index].values(result) for index, result in found]
         cells_by_result = [
-            {str(e["id"]): _cell(e, v[str(e["id"])], names) for e in r.get("per_query", ())}
-            for r, v in zip(results, values, strict=True)
+            _cells(r.get("per_query", ()), v, names) for r, v in zip(results, values, strict=True)
         ]
         rows = []
         for qid in ids:

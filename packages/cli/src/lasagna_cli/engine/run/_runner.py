@@ -245,7 +245,8 @@ async def execute(
     worker = TaskWorker(ctx, recipe)
 
     def batched(work: Work) -> bool:
-        return store.batched and work.regrade is None and not _calls_out(outcome.tasks[work.index])
+        task = outcome.tasks[work.index]
+        return store.batched and work.regrade is None and not _calls_out(task, judge is not None)
 
     first_calls = FirstCalls() if options.probe_systems else None
     async with Writer(files=sum(1 for w in work if not batched(w))) as writer:
@@ -274,9 +275,13 @@ async def execute(
     return outcome
 
 
-def _calls_out(task: Task) -> bool:
-    """Whether a task calls a model or a user's system (else its record can be batched)."""
-    return task.planned.answers or task.setup.system is not None
+def _calls_out(task: Task, judged: bool) -> bool:
+    """Whether a task calls a model or a user's system (else its record can be batched): a
+    predictions file's answer is read, not asked for, so only a judge makes it call out."""
+    system = task.setup.system
+    if system is not None and system.kind != "predictions":
+        return True
+    return task.planned.answers and (system is None or judged)
 
 
 def _count(
