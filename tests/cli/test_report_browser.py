@@ -8,6 +8,7 @@ runs. Skipped, with the reason, only where chromium or chromedriver is not insta
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -159,7 +160,8 @@ def test_untrusted_text_is_shown_as_text(
     assert browser.execute_script("return window.pwned === undefined")
     # The drill-down has the question, its references, the judge and the ranking.
     assert "carbonara" in detail.text.lower() and "judge: score 4" in detail.text
-    assert detail.find_elements("css selector", "ol.ranking li.relevant")
+    relevant = detail.find_elements("css selector", "ol.ranking li.relevant")
+    assert relevant and re.search(r"score \d+(\.\d+)? · relevant \(grade 1\)", relevant[0].text)
 
 
 def test_filters_sort_and_groups(runs: dict[str, Path], browser: Any, tmp_path: Path) -> None:

@@ -30,10 +30,10 @@ def test_vendored_vega_is_the_pinned_build() -> None:
 
 def test_untrusted_text_cannot_leave_the_data_element() -> None:
     hostile = "</script><script>alert(1)</script><!-- & \u2028"
-    encoded = json_for_html({"answer": hostile})
+    encoded = json_for_html({"answer": hostile}).decode("utf-8")
     assert "<" not in encoded and ">" not in encoded and "&" not in encoded
     assert json.loads(encoded) == {"answer": hostile}
-    page = render_html({"title": "<b>t</b>", "runs": [], "groups": [], "passages": {}})
+    page = render_html({"title": "<b>t</b>", "runs": [], "groups": [], "passages": {}}).decode()
     assert page.count("<script") == 4  # the data, vega, vega-lite, the page's script
     assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
 

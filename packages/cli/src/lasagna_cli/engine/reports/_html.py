@@ -55,17 +55,24 @@ def _json_bytes(data: Any) -> bytes:
         return text.encode("utf-8")
 
 
-def json_for_html(data: Any) -> str:
-    """JSON that is safe inside a <script> element: no "<", ">" or "&" as such."""
-    encoded = (
-        _json_bytes(data)
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace(b"&", b"\\u0026")
-        .replace("\u2028".encode(), b"\\u2028")
-        .replace("\u2029".encode(), b"\\u2029")
-    )
-    return encoded.decode("utf-8")
+_UNSAFE = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+
+
+def json_for_html(data: Any) -> bytes:
+    """UTF-8 JSON that is safe inside a <script> element: no "<", ">" or "&" as such. (A
+    large run's page is 50 MB: each replacement is made only where its character occurs,
+    and the page stays bytes, never a second copy as text.)"""
+    encoded = _json_bytes(data)
+    for unsafe, escaped in _UNSAFE:
+        if unsafe in encoded:
+            encoded = encoded.replace(unsafe, escaped)
+    return encoded
 
 
 def _escape(text: str) -> str:
@@ -74,9 +81,10 @@ def _escape(text: str) -> str:
     )
 
 
-def render_html(payload: Mapping[str, Any]) -> str:
+def render_html(payload: Mapping[str, Any]) -> bytes:
+    """The whole page, UTF-8."""
     title = _escape(str(payload.get("title", "lasagna report")))
-    return "".join(
+    head = "".join(
         [
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n',
@@ -85,7 +93,10 @@ def render_html(payload: Mapping[str, Any]) -> str:
             f'<body>\n<header><h1 id="title">{title}</h1><p id="subtitle"></p></header>\n',
             '<main id="app"><p id="loading">Loading the report…</p></main>\n',
             '<script type="application/json" id="lasagna-data">',
-            json_for_html(payload),
+        ]
+    )
+    tail = "".join(
+        [
             "</script>\n<script>\n",
             _inline_script(_asset("vega.min.js")),
             "\n</script>\n<script>\n",
@@ -95,6 +106,7 @@ def render_html(payload: Mapping[str, Any]) -> str:
             "\n</script>\n</body>\n</html>\n",
         ]
     )
+    return b"".join([head.encode("utf-8"), json_for_html(payload), tail.encode("utf-8")])
 
 
 def build_report(
@@ -102,7 +114,7 @@ def build_report(
     *,
     compare: bool = True,
     title: str | None = None,
-) -> str:
+) -> bytes:
     """The report of these run folders' results, with each benchmark's paired comparisons
     (its first result against each other one of the same comparability key)."""
     from lasagna_cli.engine.reports._report_payload import headline_metrics, report_payload

@@ -15,7 +15,7 @@ each passage's relevance, the error). The passages' texts are listed once per be
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -78,20 +78,27 @@ def _cells(
     names: Sequence[str],
 ) -> dict[str, dict[str, Any]]:
     """Each question's `_cell` by its id, the rankings' scores rounded together."""
-    scores = iter(_six_digits([s for e in entries for _, s in e.get("ranking") or ()]))
-    return {str(e["id"]): _cell(e, values[str(e["id"])], names, scores) for e in entries}
+    scores = _six_digits([s for e in entries for _, s in e.get("ranking") or ()])
+    cells = {}
+    start = 0
+    for entry in entries:
+        end = start + len(entry.get("ranking") or ())
+        cells[str(entry["id"])] = _cell(entry, values[str(entry["id"])], names, scores[start:end])
+        start = end
+    return cells
 
 
 def _cell(
     entry: Mapping[str, Any],
     values: Mapping[str, Any],
     names: Sequence[str],
-    scores: Iterator[float],
+    scores: list[float],
 ) -> dict[str, Any]:
     """One question of one result, compactly: `v` holds the value of each of the group's
-    metrics in order (null: none), a ranking's scores (the next of `scores`) keep 6
-    significant digits (the exact ones are in results.json); a 10,000-question run's
-    report is a third smaller."""
+    metrics in order (null: none); a ranking is its passages' ids (`r`) and their scores
+    (`rs`, `scores`: 6 significant digits, the exact ones are in results.json), each
+    passage's grade being in the judgments (`j`). A 10,000-question run's report is a third
+    smaller, and half as many lists."""
     cell: dict[str, Any] = {"s": entry.get("status")}
     if values:
         cell["v"] = [values.get(name) for name in names]
@@ -101,7 +108,8 @@ def _cell(
     judgments = entry.get("judgments") or {}
     ranking = entry.get("ranking")
     if ranking:
-        cell["r"] = [[doc, next(scores), judgments.get(doc, 0)] for doc, _ in ranking]
+        cell["r"] = [doc for doc, _ in ranking]
+        cell["rs"] = scores
     if judgments:
         cell["j"] = judgments
     answers = {}

@@ -492,19 +492,21 @@
       });
       if (cell.r) {
         var ol = el("ol", {class: "ranking"});
-        cell.r.forEach(function (item) {
-          var relevant = item[2] > 0;
-          var li = el("li", {class: relevant ? "relevant" : null, "data-doc": item[0]},
-            el("span", {class: "doc", text: item[0]}),
-            " score " + fmt(item[1], 4) + (relevant ? " · relevant (grade " + item[2] + ")" : ""));
-          var text = passages[item[0]];
+        var grades = cell.j || {};
+        cell.r.forEach(function (doc, i) {
+          var grade = Object.prototype.hasOwnProperty.call(grades, doc) ? grades[doc] : 0;
+          var relevant = grade > 0;
+          var li = el("li", {class: relevant ? "relevant" : null, "data-doc": doc},
+            el("span", {class: "doc", text: doc}),
+            " score " + fmt(cell.rs[i], 4) + (relevant ? " · relevant (grade " + grade + ")" : ""));
+          var text = passages[doc];
           if (text) { var p = el("span", {class: "passage"}); p.appendChild(highlight(text, row.ev)); li.appendChild(p); }
           ol.appendChild(li);
         });
         box.appendChild(el("p", null, el("b", {text: "retrieved"})));
         box.appendChild(ol);
         var ranked = {};
-        cell.r.forEach(function (item) { ranked[item[0]] = true; });
+        cell.r.forEach(function (doc) { ranked[doc] = true; });
         var missed = Object.keys(cell.j || {}).filter(function (d) { return cell.j[d] > 0 && !ranked[d]; });
         if (missed.length) box.appendChild(el("p", {class: "bad", text: "relevant, not retrieved: " + missed.join(", ")}));
       }
