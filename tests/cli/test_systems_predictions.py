@@ -378,6 +378,8 @@ def test_resume_restores_only_results_of_the_same_file(tmp_path: Path) -> None:
     out = tmp_path / "run"
     data = str(EXAMPLES / "pasta.jsonl")
     assert run(data, "--predictions", str(preds), "-o", str(out)).exit_code == 0
+    # A file's answers call nothing without a judge: their records go in a batch.
+    assert [p.name for p in out.glob("tasks/*/*/*")] == ["batch-000001.jsonl"]
     again = run(data, "--predictions", str(preds), "-o", str(out), "--resume")
     assert "14 of 14 tasks already finished" in again.stderr
     write_jsonl(preds, perfect_rows(q01="lasagne"))

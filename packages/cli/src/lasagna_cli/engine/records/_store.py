@@ -14,10 +14,11 @@ sweep layout is in `kag/_store.py`. The runner is the one writer of either.
 A store that is `batched` (`RunStore`) also takes the records of tasks that call no model
 (retrieval only, or a predictions file's answers with no judge) a batch at a time:
 `batch-<n>.jsonl` in the setup's folder, one line `{"file": "<item>.json", "record": {...}}`
-per task, written by the same atomic writer, so a batch too is whole or absent. 10,000 files cost 2 to 5 s of file creation and fsync on
-this machine (0.5 s without the fsyncs), ten batches 0.02 s. Where a task's record is
-(`folder_records`): its own file if there is one, else the highest-numbered batch holding
-it; the runner, having written a batch, removes the older files of its tasks.
+per task, written by the same atomic writer, so a batch too is whole or absent. 10,000
+files cost 2 to 5 s of file creation and fsync on this machine (0.5 s without the fsyncs),
+ten batches 0.02 s. Where a task's record is (`folder_records`): its own file if there is
+one, else the highest-numbered batch holding it; the runner, having written a batch,
+removes the older files of its tasks.
 """
 
 from __future__ import annotations
