@@ -5,8 +5,11 @@ Kept free of heavy imports: everything here loads on `lasagna --help`.
 
 import typer
 
+from lasagna_cli.commands._usage import OneLineUsageGroup
+
 app = typer.Typer(
     name="lasagna",
+    cls=OneLineUsageGroup,  # click's usage errors in one line, as lasagna's own
     help="Build and run evaluation benchmarks for RAG systems and LLM applications.",
     no_args_is_help=True,
     add_completion=False,
