@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-# Text, so a bad value is a one-line error (check_rate), not click's box.
+# Text, read by check_rate: the one check of a limit, whether a flag or a file gives it.
 RpmOption = Annotated[
     str | None,
     typer.Option(
