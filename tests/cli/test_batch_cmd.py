@@ -5,6 +5,7 @@ without a batch API is refused in one line."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -12,9 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine.reports import read_run
 from lasagna_judge.testing import FakeLLMServer
 
 LASAGNA = Path(sys.executable).with_name("lasagna")
@@ -67,12 +70,21 @@ def test_judge_grade_batch_prices_at_half_and_a_rerun_is_free(tmp_path: Path) ->
         full = float(price.rsplit("$", 1)[1].rstrip(")"))
         assert spent > 0 and abs(spent - full / 2) < 1e-4
         cost = next(line for line in result.stdout.splitlines() if line.startswith("cost:"))
-        assert f"cost: ${spent:.4f} this run" in cost  # the run paid the batch price
+        # The run paid the batch price, and every graded answer's tokens cost that much.
+        assert cost == f"cost: ${spent:.4f} this run; ${spent:.4f} for all the tokens above"
+        # Read back from the cache, the batch's answers are this run's, not the cache's.
+        assert "(5 answers from the batch, 0 from the cache; this run: " in result.stdout
+        assert all(r["batch"] is True and r["cached"] is False for r in rows)
         assert not list(tmp_path.glob("*.batch.json"))
 
-        again = invoke(grade(server, source, "--out", str(out)), env)  # no --batch: all cached
+        rerun = grade(server, source, "--out", str(out), "--prices", str(prices))
+        again = invoke(rerun, env)  # no --batch: all cached
         assert again.exit_code == 0, again.output
         assert server.calls == 0 and server.batches.created == 1
+        assert "(5 answers from the cache; this run: 0 calls, 0 in, 0 out)" in again.stdout
+        assert f"cost: $0.0000 this run; ${spent:.4f} for all the tokens above" in again.stdout
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert all(r["batch"] is True and r["cached"] is True for r in rows)
 
 
 def test_items_the_batch_could_not_answer_are_called_directly(tmp_path: Path) -> None:
@@ -85,8 +97,10 @@ def test_items_the_batch_could_not_answer_are_called_directly(tmp_path: Path) ->
         assert "4 answered, 1 called directly (1 failed in the batch; first: batch_expired)" in (
             result.stderr
         )
+        assert "(4 answers from the batch, 0 from the cache; this run: " in result.stderr
         rows = [json.loads(line) for line in result.stdout.splitlines()]
         assert [r["score"] for r in rows] == [4] * 5
+        assert [r["batch"] for r in rows] == [True, True, False, True, True]
 
 
 def test_a_batch_killed_while_polling_resumes_and_is_paid_once(
@@ -202,6 +216,38 @@ def test_benchmark_run_batch_answers_then_grades_in_batches(tmp_path: Path) -> N
         assert again.exit_code == 0 and server.batches.created == 2 and server.calls == 0
 
 
+def test_benchmark_run_batch_costs_half_of_the_same_run_without_it(tmp_path: Path) -> None:
+    _, env = setup(tmp_path)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai/gen": [1.0, 4.0], "openai/judge": [2.0, 8.0]}))
+    models = ["--generator", "openai/gen", "--judge", "openai/judge", "--prices", str(prices)]
+    with FakeLLMServer(reply=run_reply) as server:
+        base = ["benchmark", "run", str(PASTA), *models, "--base-url", server.base_url]
+        batched = invoke([*base, "--batch", "-o", str(tmp_path / "batched")], env)
+        assert batched.exit_code == 0, batched.output
+        assert server.batches.created == 2 and server.calls == 0
+        direct_env = {**env, "LASAGNA_CACHE_DIR": str(tmp_path / "direct-cache")}
+        direct = invoke([*base, "-o", str(tmp_path / "direct")], direct_env)
+        assert direct.exit_code == 0, direct.output
+        assert server.calls == 28  # 14 answers and their 14 grades, each called directly
+    (half,) = json.loads((tmp_path / "batched" / "results.json").read_text())["results"]
+    (full,) = json.loads((tmp_path / "direct" / "results.json").read_text())["results"]
+    tokens = ("input_tokens", "output_tokens", "judge_input_tokens", "judge_output_tokens")
+    assert [half["usage"][k] for k in tokens] == [full["usage"][k] for k in tokens]
+    assert full["usage"]["cost_usd"] > 0
+    assert half["usage"]["cost_usd"] == full["usage"]["cost_usd"] / 2  # the batch price
+    record = json.loads(next((tmp_path / "batched" / "tasks").rglob("q01.json")).read_text())
+    assert record["generation"]["batch"] is True and record["generation"]["judge"]["batch"]
+    assert f"${half['usage']['cost_usd']:.4f}" in batched.stdout.split("cost (answers", 1)[1]
+    # The views reprice from the records: the export's costs are the batch's too.
+    for run, usage in (("batched", half["usage"]), ("direct", full["usage"])):
+        exported = invoke(["benchmark", "export", str(tmp_path / run), "--format", "jsonl"], env)
+        rows = [json.loads(line) for line in exported.stdout.splitlines()]
+        assert math.fsum(r["generation.cost_usd"] for r in rows) == pytest.approx(
+            usage["cost_usd"], rel=1e-12
+        )
+
+
 def test_benchmark_run_batch_refuses_a_model_without_a_batch_api(tmp_path: Path) -> None:
     _, env = setup(tmp_path)
     args = ["benchmark", "run", str(PASTA), "--generator", "ollama/llama3.2", "--batch",
@@ -229,6 +275,29 @@ def test_benchmark_sweep_batch_answers_every_task_through_batches(tmp_path: Path
         assert server.batches.created == 2 and server.calls == 0  # one batch per model
         assert len(result_files(paths["out"])) == 7
         assert result.stderr.count("through OpenAI's Batch API") == 2
+
+
+def test_benchmark_sweep_batch_costs_half_of_the_same_sweep_without_it(tmp_path: Path) -> None:
+    from tests.cli.test_sweep import answer, make_files, sweep
+
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"model-short": [1.0, 4.0], "model-quiz": [2.0, 8.0]}))
+    costs = []
+    with FakeLLMServer(reply=answer) as server:
+        for name, extra in (("batched", ["--batch"]), ("direct", [])):
+            paths = make_files(tmp_path / name, server.base_url)
+            env = {"LASAGNA_BATCH_POLL": "0.05", "LASAGNA_CACHE_DIR": str(tmp_path / name / "c")}
+            result = sweep(paths, *extra, "--prices", str(prices), env=env)
+            assert result.exit_code == 0, result.output
+            # The report's reading of the result files, with the table kept beside them.
+            found = read_run(paths["out"], datasets=paths["datasets"], texts=False).results
+            costs.append({(r["dataset"]["name"], r["setup"]["name"]): r["usage"] for r in found})
+        assert server.batches.created == 2 and server.calls == 7  # the direct sweep's calls
+    half, full = costs
+    assert len(full) == 3 and all(u["cost_usd"] > 0 for u in full.values())
+    for key, usage in full.items():
+        assert half[key]["input_tokens"] == usage["input_tokens"]
+        assert half[key]["cost_usd"] == usage["cost_usd"] / 2  # the batch price
 
 
 def test_benchmark_run_dry_run_shows_the_batch_price(tmp_path: Path) -> None:

@@ -61,6 +61,8 @@ def test_a_batch_answers_every_grade_and_a_rerun_without_it_is_free(tmp_path: Pa
         assert [g.score for g in grades] == [4] * 6 and all(g.path == "schema" for g in grades)
         assert report.answered == 6 and report.failed == 0 and not report.resumed
         assert batch_usage == usage and usage.input_tokens > 0
+        # Read back from the cache, yet this run's (it paid for them), and the batch's.
+        assert all(g.batch and not g.cached for g in grades)
         assert not (tmp_path / "job.batch.json").exists()  # done: no batch left to follow
         # The batch request is the direct call's: the same tools, the same messages.
         body = server.batches.requests[0]
@@ -73,7 +75,7 @@ def test_a_batch_answers_every_grade_and_a_rerun_without_it_is_free(tmp_path: Pa
                 return await grade_batch(judge, load_rubric("binary"), ITEMS)
 
         again = asyncio.run(direct())
-        assert server.calls == 0 and all(g.cached for g in again)
+        assert server.calls == 0 and all(g.cached and g.batch for g in again)
 
 
 def test_failed_items_are_retried_directly(tmp_path: Path) -> None:
@@ -85,6 +87,7 @@ def test_failed_items_are_retried_directly(tmp_path: Path) -> None:
         assert sorted(report.failures) == ["batch_cancelled", "batch_expired", "errored (HTTP 500)"]
         assert server.calls == 3  # the three failed ones, outside the batch
         assert [g.score for g in grades] == [4] * 6
+        assert sum(g.batch for g in grades) == 3 and not any(g.cached for g in grades)
 
 
 def test_a_reply_that_does_not_parse_is_asked_again_directly(tmp_path: Path) -> None:
@@ -158,4 +161,5 @@ def test_anthropic_message_batches_answer_grades(tmp_path: Path) -> None:
         assert server.batches.created == 1 and report.answered == 5
         assert report.failures == ("expired",) and server.calls == 1
         assert all(g.score == 4 for g in grades)
+        assert [g.batch for g in grades] == [True, False, True, True, True, True]
         assert GradeModel.__name__ in json.dumps(server.batches.requests[0])

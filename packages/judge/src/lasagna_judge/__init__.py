@@ -45,13 +45,11 @@ if TYPE_CHECKING:
         Grade,
         GradeItem,
         GradeModel,
-        GradeSummary,
         check_items,
         error_grade,
         grade,
         grade_batch,
         grade_requests,
-        summarize_grades,
     )
     from lasagna_judge._jury import (
         JURY_AGGREGATE,
@@ -63,6 +61,7 @@ if TYPE_CHECKING:
     from lasagna_judge._make_embedder import DEFAULT_EMBEDDER, make_embedder, parse_embedder
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
+    from lasagna_judge._summary import GradeSummary, summarize_grades
     from lasagna_judge._yaml import load_yaml
 
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
@@ -92,16 +91,15 @@ _LAZY = {
             "Grade",
             "GradeItem",
             "GradeModel",
-            "GradeSummary",
             "check_items",
             "error_grade",
             "grade",
             "grade_batch",
             "grade_requests",
-            "summarize_grades",
         ),
         "lasagna_judge._grading",
     ),
+    **dict.fromkeys(("GradeSummary", "summarize_grades"), "lasagna_judge._summary"),
     **dict.fromkeys(
         ("BatchReport", "BatchRequest", "BatchState", "batch_api", "run_batch"),
         "lasagna_judge._batch",

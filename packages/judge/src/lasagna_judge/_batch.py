@@ -12,6 +12,10 @@ A job survives a kill: the batch id is written to the state file (by the atomic 
 given) before the first poll, and a rerun with the same model finds it and polls that batch
 instead of submitting (and paying for) another. The file goes once the answers are in the
 cache; a later rerun finds them there and sends nothing.
+
+A batch item's cache entry says so (`"batch": true`): a hit on it is a `Completion` or
+`Structured` with `batch=True`, whose tokens cost `BATCH_PRICE` of the price; in the
+process whose batch answered it, the hit is not `cached` (that run paid for it).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lasagna_judge._batch_apis import BatchAPI, BatchError, BatchStatus, ItemResult
+from lasagna_judge._cache_values import completion_value, structured_value
 from lasagna_judge._errors import LLMCallError
-from lasagna_judge._llm import completion_value, structured_value
 from lasagna_judge._providers import CallOptions, Message, StructuredOutcome, check_messages
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import BadUsage, usage_from_body
@@ -285,12 +289,14 @@ def _store(
     except LLMCallError as exc:
         return llm._redact(str(exc))
     if isinstance(outcome, str):
-        completion = Completion(outcome, usage, 0.0, False, llm.model, 1)
+        completion = Completion(outcome, usage, 0.0, False, llm.model, 1, batch=True)
         llm._cache_put(key, completion_value(completion))
+        llm._batch_keys.add(key)
         return None
     if outcome is None or outcome.value is None or model is None:
         return "the reply did not parse"
     value = model.model_validate(outcome.value.model_dump())
-    answer = Structured(value, "ok", outcome.raw, usage, 0.0, False, llm.model, 1)
+    answer = Structured(value, "ok", outcome.raw, usage, 0.0, False, llm.model, 1, batch=True)
     llm._cache_put(key, structured_value(answer))
+    llm._batch_keys.add(key)
     return None

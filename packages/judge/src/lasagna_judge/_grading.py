@@ -12,16 +12,15 @@ A grade's path says what produced its score:
   is the rubric's top score, without a call.
 Its status is "ok" with a score, "unparsed" when no score could be read (no score, path
 None), or "error" when the call failed after every retry (no score, `error` says why).
-Summaries count unparsed and error grades and never average them in.
+Summaries (`_summary`) count unparsed and error grades and never average them in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -77,6 +76,7 @@ class Grade:
     latency_s: float = 0.0
     cached: bool = False
     error: str | None = None
+    batch: bool = False  # answered through a batch API: its tokens at `BATCH_PRICE`
 
     def to_dict(self) -> dict[str, Any]:
         """The grade fields, JSON-ready, in a fixed order."""
@@ -175,6 +175,7 @@ async def _grade_prompt(
             latency_s=reply.latency_s if reply is not None else latency_s,
             cached=reply.cached if reply is not None else False,
             error=error,
+            batch=reply.batch if reply is not None else False,
         )
 
     started = time.perf_counter()
@@ -345,56 +346,3 @@ def error_grade(llm: LLM, rubric: Rubric, message: str) -> Grade:
         raw="",
         error=message,
     )
-
-
-@dataclass(frozen=True)
-class GradeSummary:
-    """Counts and means over grades. Only grades with a score enter the mean; unparsed and
-    error grades are counted, never averaged as 0."""
-
-    n: int
-    scored: int
-    mean_score: float | None
-    score_counts: dict[int, int]
-    by_status: dict[str, int]
-    by_path: dict[str, int]
-    input_tokens: int
-    output_tokens: int
-    cached: int
-    rubric: str = ""
-    models: tuple[str, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["score_counts"] = {str(k): v for k, v in self.score_counts.items()}
-        data["models"] = list(self.models)
-        return data
-
-
-def summarize_grades(grades: Iterable[Grade | Mapping[str, Any]]) -> GradeSummary:
-    """Summarise grades (Grade objects or their `to_dict()` rows, e.g. read from JSONL)."""
-    rows = [g.to_dict() if isinstance(g, Grade) else g for g in grades]
-    scores = [int(r["score"]) for r in rows if r.get("status") == "ok" and _has_score(r)]
-    by_status = Counter(str(r.get("status")) for r in rows)
-    by_path = Counter(str(r["path"]) for r in rows if r.get("path"))
-    rubrics = sorted({f"{r.get('rubric_id')}@{r.get('rubric_version')}" for r in rows})
-    return GradeSummary(
-        n=len(rows),
-        scored=len(scores),
-        mean_score=sum(scores) / len(scores) if scores else None,
-        score_counts=dict(sorted(Counter(scores).items())),
-        by_status={s: by_status.get(s, 0) for s in GRADE_STATUSES}
-        | {s: c for s, c in by_status.items() if s not in GRADE_STATUSES},
-        by_path={p: by_path.get(p, 0) for p in GRADE_PATHS}
-        | {p: c for p, c in by_path.items() if p not in GRADE_PATHS},
-        input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
-        output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
-        cached=sum(1 for r in rows if r.get("cached")),
-        rubric=", ".join(rubrics),
-        models=tuple(sorted({str(r.get("model")) for r in rows if r.get("model")})),
-    )
-
-
-def _has_score(row: Mapping[str, Any]) -> bool:
-    score = row.get("score")
-    return isinstance(score, int | float) and not isinstance(score, bool)

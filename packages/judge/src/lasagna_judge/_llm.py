@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lasagna_judge._cache import ResponseCache, cache_key_of_parts, canonical_json
+from lasagna_judge._cache_values import (
+    completion_hit,
+    completion_value,
+    structured_hit,
+    structured_value,
+)
 from lasagna_judge._errors import JudgeError, LLMCallError
 from lasagna_judge._providers import (
     Backend,
@@ -71,6 +77,8 @@ class LLM:
         self._model_json = canonical_json(model)
         self._endpoint_json = canonical_json(self._endpoint)
         self._key_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        # The keys this process's batches answered (`run_batch`): their hits are this run's.
+        self._batch_keys: set[str] = set()
 
     def __repr__(self) -> str:  # never shows a key
         return f"LLM({self.model!r})"
@@ -92,14 +100,7 @@ class LLM:
         async with self._key_lock(key):
             hit = self._cache_get(key)
             if hit is not None:
-                return Completion(
-                    text=str(hit["text"]),
-                    usage=Usage(*hit["usage"]),
-                    latency_s=float(hit["latency_s"]),
-                    cached=True,
-                    model=self.model,
-                    attempts=int(hit.get("attempts", 1)),
-                )
+                return completion_hit(hit, self.model, paid_now=key in self._batch_keys)
             result = await self._complete(checked, options)
             self._cache_put(key, completion_value(result))
             return result
@@ -147,7 +148,8 @@ class LLM:
         async with self._key_lock(key):
             hit = self._cache_get(key)
             if hit is not None:
-                cached = self._structured_from_cache(hit, response_model)
+                paid_now = key in self._batch_keys
+                cached = structured_hit(hit, response_model, self.model, paid_now=paid_now)
                 if cached is not None:
                     return cached
             with call_record() as record:
@@ -293,56 +295,11 @@ class LLM:
         if self._cache is not None:
             self._cache.put(key, self.model, value)
 
-    def _structured_from_cache(
-        self, hit: dict[str, Any], response_model: type[T]
-    ) -> Structured[T] | None:
-        from pydantic import ValidationError
-
-        try:
-            raw_value = hit["value"]
-            value = None if raw_value is None else response_model.model_validate(raw_value)
-            return Structured(
-                value=value,
-                status="ok" if value is not None else "unparsed",
-                raw=str(hit["raw"]),
-                usage=Usage(*hit["usage"]),
-                latency_s=float(hit["latency_s"]),
-                cached=True,
-                model=self.model,
-                attempts=int(hit.get("attempts", 1)),
-                validation_errors=tuple(hit.get("validation_errors", ())),
-            )
-        except (KeyError, TypeError, ValueError, ValidationError):
-            return None  # an entry this version cannot read: call again
-
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
     def _redacted(self, exc: LLMCallError) -> LLMCallError:
         return LLMCallError(self._redact(str(exc)), status=exc.status, attempts=exc.attempts)
-
-
-def completion_value(result: Completion) -> dict[str, Any]:
-    """What the cache keeps of a text reply (a direct call's or a batch item's)."""
-    return {
-        "text": result.text,
-        "usage": [result.usage.input_tokens, result.usage.output_tokens],
-        "latency_s": result.latency_s,
-        "attempts": result.attempts,
-    }
-
-
-def structured_value(result: Structured[Any]) -> dict[str, Any]:
-    """What the cache keeps of a structured reply (a direct call's or a batch item's)."""
-    value = result.value
-    return {
-        "value": value.model_dump(mode="json") if value is not None else None,
-        "raw": result.raw,
-        "usage": [result.usage.input_tokens, result.usage.output_tokens],
-        "latency_s": result.latency_s,
-        "attempts": result.attempts,
-        "validation_errors": list(result.validation_errors),
-    }
 
 
 _schemas: weakref.WeakKeyDictionary[type[BaseModel], str] = weakref.WeakKeyDictionary()

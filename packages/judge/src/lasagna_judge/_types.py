@@ -36,6 +36,9 @@ class Completion:
     the tokens actually spent by this process are in `LLM.usage`.
     `latency_s` is the time spent on the wire (queueing for a concurrency slot and backoff
     between retries excluded). `attempts` counts the network requests made for it.
+    `batch`: the reply came through a provider's batch API, so its tokens cost `BATCH_PRICE`
+    of the price. This process's batch answers are read back from the cache, yet they are
+    not `cached`: this run paid for them (they are in `LLM.usage`); a later run's hit is.
     """
 
     text: str
@@ -44,6 +47,7 @@ class Completion:
     cached: bool
     model: str
     attempts: int = 1
+    batch: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Structured(Generic[T]):
     `status` is "ok" with `value` set, or "unparsed" with `value` None when the model never
     produced valid output within the validation retries; `raw` is always the model's last
     raw output text (the tool-call arguments or the message content), for fallback parsing.
+    `usage`, `cached` and `batch` are as in `Completion`.
     """
 
     value: T | None
@@ -64,3 +69,4 @@ class Structured(Generic[T]):
     model: str
     attempts: int = 1
     validation_errors: tuple[str, ...] = field(default=())
+    batch: bool = False

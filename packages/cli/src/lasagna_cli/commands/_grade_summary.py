@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_judge import LLM, BiasCheck, GradeSummary
+    from lasagna_judge import LLM, BiasCheck, Grade, GradeSummary
 
 T = TypeVar("T")
 
@@ -49,16 +49,20 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
 
 
-def cost_line(llm: LLM, summary: GradeSummary, prices: Path | None, spent: float | None) -> str:
+def cost_line(llm: LLM, grades: Sequence[Grade], prices: Path | None, spent: float | None) -> str:
     """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
-    too)."""
-    from lasagna_judge import Usage
+    too; those a batch answered at the batch price, as it billed them)."""
+    from lasagna_judge import BATCH_PRICE, Usage
 
     if prices is None:
         return "cost: n/a (give --prices FILE to price the tokens)"
     if spent is None:
         return f"cost: n/a (no price for {llm.model} in {prices})"
-    total = llm.cost_of(Usage(summary.input_tokens, summary.output_tokens))
+    total = 0.0
+    for batch in (False, True):
+        some = [g for g in grades if g.batch is batch]
+        tokens = Usage(sum(g.input_tokens for g in some), sum(g.output_tokens for g in some))
+        total += (llm.cost_of(tokens) or 0.0) * (BATCH_PRICE if batch else 1.0)
     return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
 
 
@@ -74,6 +78,9 @@ def summary_lines(
     unscored = summary.n - scored
     if unscored:
         mean += f"; {unscored} without a score are counted below, not averaged"
+    came = f"{summary.cached} answers from the cache"
+    if summary.batch:  # read back from the cache, but answered (and paid for) this run
+        came = f"{summary.batch} answers from the batch, {summary.cached} from the cache"
     lines = [
         f"graded {summary.n} answers with {', '.join(summary.models) or 'no model call'}, "
         f"rubric {summary.rubric}",
@@ -81,7 +88,7 @@ def summary_lines(
         f"status: {_counts(summary.by_status)}",
         f"path: {_counts(summary.by_path)}",
         f"tokens: {summary.input_tokens:,} in, {summary.output_tokens:,} out "
-        f"({summary.cached} answers from the cache; this run: {calls} calls, "
+        f"({came}; this run: {calls} calls, "
         f"{spent[0]:,} in, {spent[1]:,} out)",
         cost,
     ]

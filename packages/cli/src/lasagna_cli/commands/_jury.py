@@ -92,7 +92,7 @@ def grade_with_jury(
             summary,
             spent=(spent.input_tokens, spent.output_tokens),
             calls=llm.calls_made,
-            cost=cost_line(llm, summary, prices, llm.cost_of(spent)),
+            cost=cost_line(llm, grades, prices, llm.cost_of(spent)),
         )
     lines += _jury_lines(verdicts, jury_agreement(verdicts))
     graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]

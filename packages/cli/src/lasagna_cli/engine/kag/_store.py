@@ -81,6 +81,8 @@ class KagStore:
             "cached": bool(answer.get("cached", False)),
             "fingerprint": record["fingerprint"],
         }
+        if answer.get("batch"):  # through a batch API: the report prices it at the batch price
+            before_setup["batch"] = True
         stats = (
             f'{task_json(before_setup)[:-1]}, "setup": {self._described[setup]}, '
             f'"task": {task_json(record["task"])}, "time": {task_json(duration(total_s))}}}'

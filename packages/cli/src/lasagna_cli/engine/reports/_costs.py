@@ -4,8 +4,10 @@
 Every answer and every grade records its model and its tokens; each is priced by
 lasagna-judge's `price_for` (the full id first, then the bare name). Cached calls are
 priced too: this is what the results cost to compute, as `judge grade` prices "all the
-graded answers". A model without a price leaves the cost unknown (None), and is named in
-`unpriced`, never counted as free.
+graded answers". A call answered through a batch API (`"batch": true` on its answer or
+grade: `--batch`) costs lasagna-judge's `BATCH_PRICE` of the price, as its provider bills
+it; a record without the mark (every record before it) is a direct call's. A model without
+a price leaves the cost unknown (None), and is named in `unpriced`, never counted as free.
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 Prices = Mapping[str, tuple[float, float]]
 
 
-def _price(prices: Prices, model: Any, input_tokens: Any, output_tokens: Any) -> float | None:
-    from lasagna_judge import price_for
+def _price(
+    prices: Prices, model: Any, input_tokens: Any, output_tokens: Any, batch: bool = False
+) -> float | None:
+    from lasagna_judge import BATCH_PRICE, price_for
 
     price = price_for(prices, str(model)) if model else None
     if price is None:
         return None
-    return (int(input_tokens or 0) * price[0] + int(output_tokens or 0) * price[1]) / 1_000_000
+    cost = (int(input_tokens or 0) * price[0] + int(output_tokens or 0) * price[1]) / 1_000_000
+    return cost * BATCH_PRICE if batch else cost
 
 
 class _Tally:
@@ -32,10 +37,12 @@ class _Tally:
         self.total = 0.0
         self.unpriced: set[str] = set()
 
-    def add(self, prices: Prices, model: Any, tokens_in: Any, tokens_out: Any) -> float | None:
+    def add(
+        self, prices: Prices, model: Any, tokens_in: Any, tokens_out: Any, batch: bool = False
+    ) -> float | None:
         if not tokens_in and not tokens_out:
             return 0.0
-        cost = _price(prices, model, tokens_in, tokens_out)
+        cost = _price(prices, model, tokens_in, tokens_out, batch)
         if cost is None:
             self.unpriced.add(str(model or "unknown model"))
         else:
@@ -51,7 +58,8 @@ class _Tally:
 
 
 def _call_cost(part: Mapping[str, Any], prices: Prices, tally: _Tally) -> float | None:
-    return tally.add(prices, part.get("model"), part.get("input_tokens"), part.get("output_tokens"))
+    tokens = part.get("input_tokens"), part.get("output_tokens")
+    return tally.add(prices, part.get("model"), *tokens, batch=part.get("batch") is True)
 
 
 def section_cost(

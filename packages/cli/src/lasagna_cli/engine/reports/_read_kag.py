@@ -96,6 +96,8 @@ def read_kag(folder: Path, datasets_path: Path) -> RunData:
                     "output_tokens": stats.get("output_tokens"),
                     "latency_s": stats.get("generation_time_s"),
                 }
+                if stats.get("batch") is True:
+                    shown_section["batch"] = True
                 shown_section.pop("references", None)
                 entry: dict[str, Any] = {"id": qid, "status": "scored", "generation": shown_section}
                 passages = stats.get("passages")

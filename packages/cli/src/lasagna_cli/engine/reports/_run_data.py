@@ -125,6 +125,11 @@ def complete_from_records(data: RunData) -> None:
                 )
 
 
+# What an answer's entry takes from its record; `batch` (only a batch item's record has it)
+# prices it at the batch price (`_costs`).
+_COPIED = ("model", "input_tokens", "output_tokens", "latency_s", "choice", "correct", "batch")
+
+
 def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
     """Copy a record's details that results.json leaves out into a question's entry."""
     retrieval = record.get("retrieval")
@@ -135,7 +140,7 @@ def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
         shown = entry.get(name)
         if not isinstance(section, dict) or not isinstance(shown, dict):
             continue
-        for key in ("model", "input_tokens", "output_tokens", "latency_s", "choice", "correct"):
+        for key in _COPIED:
             if section.get(key) is not None:
                 shown[key] = section[key]
         grade = section.get("judge")
@@ -156,6 +161,8 @@ def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
                     "output_tokens",
                 )
             }
+            if grade.get("batch") is True:
+                shown["judge"]["batch"] = True
 
 
 def _generation_values(section: Mapping[str, Any], summarized: Mapping[str, Any]) -> dict[str, Any]:

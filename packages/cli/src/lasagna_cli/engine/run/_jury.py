@@ -91,7 +91,8 @@ async def jury_grade(
         if endpoint is not None and grade is not None:
             grade["endpoint"] = endpoint
     members = [g for g in grades if g is not None]
-    verdict = Verdict(tuple(Grade(**{k: g[k] for k in GRADE_FIELDS}) for g in members))
+    # A grade kept from an older record may lack a later field (`batch`): its default.
+    verdict = Verdict(tuple(Grade(**{k: g[k] for k in GRADE_FIELDS if k in g}) for g in members))
     found = verdict.to_dict()
     found["jury"] = members
     found["input_tokens"] = sum(int(g.get("input_tokens") or 0) for g in members)

@@ -124,6 +124,8 @@ def _answer_section(
         "judge": None,
         "seconds": round(time.perf_counter() - started, 6),
     }
+    if completion.batch:  # through a batch API: priced at the batch price (`_costs`)
+        section["batch"] = True
     if prompt.style == "template":  # kag's result files record the prompt sent
         section["prompt"] = "\n\n".join(m["content"] for m in messages)
     return section
