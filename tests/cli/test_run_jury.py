@@ -13,6 +13,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
+from lasagna_cli.engine.reports import read_run
 from lasagna_judge.testing import FakeLLMServer, Fault
 from lasagna_metrics import krippendorff_alpha
 
@@ -108,6 +109,9 @@ def test_each_judge_the_jury_and_their_agreement(tmp_path: Path) -> None:
         for r in records(out)
     )
     assert abs(found["usage"]["cost_usd"] - (spent + answers)) < 1e-12
+    # The report, compare and export price the records again: to the same cost.
+    (read,) = read_run(out).results
+    assert abs(read["usage"]["cost_usd"] - found["usage"]["cost_usd"]) < 1e-12
     assert "generation/judge_score_2" in diffed.output
     alpha = f"{agreement['alpha']:.3f}"
     assert f"openai/judge-a 4.000; openai/judge-b {metrics['judge_score_2']['mean']:.3f}" in (

@@ -128,6 +128,8 @@ def complete_from_records(data: RunData) -> None:
 # What an answer's entry takes from its record; `batch` (only a batch item's record has it)
 # prices it at the batch price (`_costs`).
 _COPIED = ("model", "input_tokens", "output_tokens", "latency_s", "choice", "correct", "batch")
+#: What the price of one judge's calls of a jury takes (`_costs.section_cost`).
+_JUDGE_CALL = ("model", "input_tokens", "output_tokens", "batch")
 
 
 def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
@@ -163,6 +165,13 @@ def complete_entry(entry: dict[str, Any], record: Mapping[str, Any]) -> None:
             }
             if grade.get("batch") is True:
                 shown["judge"]["batch"] = True
+            members = grade.get("jury")
+            if isinstance(members, list):  # a jury: each judge priced at its own price
+                shown["judge"]["jury"] = [
+                    {k: m[k] for k in _JUDGE_CALL if m.get(k) is not None}
+                    for m in members
+                    if isinstance(m, dict)
+                ]
 
 
 def _generation_values(section: Mapping[str, Any], summarized: Mapping[str, Any]) -> dict[str, Any]:
