@@ -200,15 +200,16 @@ class LLM:
     def cost_usd(self) -> float | None:
         """Dollars spent, from the price table given to make_llm; None without a price.
         Tokens answered through a batch API cost `BATCH_PRICE` of the price."""
-        full = cost_usd(self._prices, self.model, self._meter.usage)
-        batch = cost_usd(self._prices, self.model, self._meter.batch_usage)
-        if full is None or batch is None:
-            return full
-        return full - batch * (1 - BATCH_PRICE)
+        return self.cost_of(self._meter.usage, batch=self._meter.batch_usage)
 
-    def cost_of(self, usage: Usage) -> float | None:
-        """Dollars for a given usage at this model's price; None without a price."""
-        return cost_usd(self._prices, self.model, usage)
+    def cost_of(self, usage: Usage, *, batch: Usage | None = None) -> float | None:
+        """Dollars for a given usage at this model's price, its `batch` part (tokens among
+        `usage` that a batch API answered) at `BATCH_PRICE` of it; None without a price."""
+        full = cost_usd(self._prices, self.model, usage)
+        discounted = cost_usd(self._prices, self.model, batch) if batch is not None else 0.0
+        if full is None or discounted is None:
+            return None
+        return full - discounted * (1 - BATCH_PRICE)
 
     @property
     def cache_path(self) -> Path | None:

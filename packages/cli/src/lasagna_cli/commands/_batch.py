@@ -106,16 +106,6 @@ async def grading(llm: LLM, rubric: Rubric, items: Sequence[object], beside: Pat
     return await prefill(llm, grade_requests(rubric, items), state_path(beside))
 
 
-def spent_cost(llm: LLM, spent: Usage) -> float | None:
-    """Dollars for `spent` (tokens of this run, the batch's among them), the batch's
-    tokens at the batch price."""
-    from lasagna_judge import BATCH_PRICE
-
-    full = llm.cost_of(spent)
-    batch = llm.cost_of(llm.batch_usage)
-    return None if full is None or batch is None else full - batch * (1 - BATCH_PRICE)
-
-
 def batch_lines(
     report: BatchReport,
     model: str,

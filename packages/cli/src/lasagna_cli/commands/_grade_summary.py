@@ -52,17 +52,17 @@ def _counts(counts: Mapping[str, int]) -> str:
 def cost_line(llm: LLM, grades: Sequence[Grade], prices: Path | None, spent: float | None) -> str:
     """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
     too; those a batch answered at the batch price, as it billed them)."""
-    from lasagna_judge import BATCH_PRICE, Usage
+    from lasagna_judge import Usage
 
     if prices is None:
         return "cost: n/a (give --prices FILE to price the tokens)"
     if spent is None:
         return f"cost: n/a (no price for {llm.model} in {prices})"
-    total = 0.0
-    for batch in (False, True):
-        some = [g for g in grades if g.batch is batch]
-        tokens = Usage(sum(g.input_tokens for g in some), sum(g.output_tokens for g in some))
-        total += (llm.cost_of(tokens) or 0.0) * (BATCH_PRICE if batch else 1.0)
+
+    def tokens(some: Sequence[Grade]) -> Usage:
+        return Usage(sum(g.input_tokens for g in some), sum(g.output_tokens for g in some))
+
+    total = llm.cost_of(tokens(grades), batch=tokens([g for g in grades if g.batch])) or 0.0
     return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
 
 

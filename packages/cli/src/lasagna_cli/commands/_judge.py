@@ -375,7 +375,7 @@ def _grade(
         summary,
         spent=(spent.input_tokens, spent.output_tokens),
         calls=calls,
-        cost=cost_line(llm, grades, prices, _batch.spent_cost(llm, spent)),
+        cost=cost_line(llm, grades, prices, llm.cost_of(spent, batch=llm.batch_usage)),
     )
     for report in batches:
         lines += _batch.batch_lines(report, llm.model, price_table, prices)
