@@ -156,7 +156,6 @@ class HttpSender:
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
                 limit=self._limit,
-                ssl=self.tls(),
                 keepalive_timeout=KEEPALIVE,
                 happy_eyeballs_delay=0.25,  # a host's broken IPv6 costs 0.25 s, not all
             ),
@@ -225,6 +224,9 @@ class HttpSender:
                     timeout=timeout,
                     allow_redirects=False,
                     trace_request_ctx=context,
+                    # the certificates are loaded for the first https URL only: 30-60 ms
+                    # that a run against http://127.0.0.1 (vLLM, Ollama) never needs
+                    ssl=self.tls() if url.startswith("https:") else True,
                 ) as response,
             ):
                 if response.status == 407 and how.proxy is not None:

@@ -120,8 +120,8 @@ def summary(values: Sequence[float | None], seed: int) -> dict[str, Any]:
 def summaries(
     columns: Mapping[str, Sequence[float | None]], seed: int
 ) -> dict[str, dict[str, Any]]:
-    """`summary` of each column, in one pass (`lasagna_metrics.summarize_many`)."""
-    from lasagna_metrics import summarize_many
+    """`summary` of each column, in one pass (`lasagna_metrics.summarize_many`'s figures)."""
+    from lasagna_cli.engine.reports._intervals import summarize_many
 
     found = summarize_many(columns, confidence=CONFIDENCE, resamples=RESAMPLES, seed=seed)
     return {
