@@ -358,7 +358,7 @@ def _top_k(
         kth = np.sort(values[values >= _floor_of_top(values, k)])[-k]
         above = np.flatnonzero(values > kth)
         tied = np.flatnonzero(values == kth)[: k - len(above)]
-        chosen = np.union1d(above, tied) if len(above) else tied
+        chosen = np.sort(np.concatenate((above, tied))) if len(above) else tied  # disjoint
         docs, values = docs[chosen], values[chosen]
     order = np.lexsort((docs, -values))[:k]
     return list(zip(docs[order].tolist(), values[order].tolist(), strict=True))
