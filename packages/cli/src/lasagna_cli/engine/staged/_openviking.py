@@ -343,12 +343,12 @@ def load_openviking_config(path: Path) -> OpenVikingConfig:
 
 def is_openviking_config(path: Path) -> bool:
     """Whether a .yaml/.yml file looks like OpenViking's config rather than a sweep file."""
-    import yaml
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return False
+    import yaml  # only now: 13 ms that a run of a JSONL file does not need
 
     from lasagna_judge import load_yaml
 
-    if path.suffix not in (".yaml", ".yml") or not path.is_file():
-        return False
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
