@@ -303,6 +303,7 @@ async def grade_batch(
         async with asyncio.TaskGroup() as group:
             for _ in range(min(concurrency, total)):
                 group.create_task(worker())
+                await asyncio.sleep(0)  # the first calls leave as the other workers start
     except ExceptionGroup as group_error:
         # Only a failing callback gets here; raise it as itself.
         raise group_error.exceptions[0] from None
