@@ -49,8 +49,8 @@ def summarize_many(
     for n, group in varying.items():
         positions = _positions(n, resamples, seed)
         for name, present in group:
-            sums = _sums(positions, present)
-            low, high = (_quantile(sums, positions, present, q) for q in (tail, 1.0 - tail))
+            resampled = _Resampled(_sums(positions, present), positions, present)
+            low, high = resampled.quantile(tail), resampled.quantile(1.0 - tail)
             lowest, highest = min(present), max(present)
             found[name] = Summary(
                 found[name].mean,
@@ -86,43 +86,47 @@ def _sums(positions: npt.NDArray[np.int32], present: list[float]) -> npt.NDArray
     )
 
 
-def _quantile(
-    sums: npt.NDArray[np.float64],
-    positions: npt.NDArray[np.int32],
-    present: list[float],
-    q: float,
-) -> float:
-    """lasagna-metrics' quantile of the resamples' means: linear between two order
-    statistics, each the exact (`math.fsum`) sum of its resample over n."""
-    position = q * (len(sums) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(sums) - 1)
-    n = int(positions.shape[1])
-    low, high = (_exact_order_statistic(sums, positions, present, k) / n for k in (below, above))
-    return low + (high - low) * (position - below)
+class _Resampled:
+    """One column's resamples: numpy's sums, and the exact ones where they are needed."""
 
+    def __init__(
+        self,
+        sums: npt.NDArray[np.float64],
+        positions: npt.NDArray[np.int32],
+        present: list[float],
+    ) -> None:
+        import numpy as np
 
-def _exact_order_statistic(
-    sums: npt.NDArray[np.float64],
-    positions: npt.NDArray[np.int32],
-    present: list[float],
-    k: int,
-) -> float:
-    """The k-th smallest `math.fsum` of a resample. Each numpy sum is within `slack` of its
-    fsum, so a resample whose numpy sum is more than twice that below (above) the k-th
-    numpy sum has a smaller (larger) fsum; the k-th fsum is among the others."""
-    import numpy as np
+        self.sums, self.ordered = sums, np.sort(sums)
+        self.positions, self.present = positions, present
+        self.slack = _slack(int(positions.shape[1]), present)
 
-    slack = _slack(positions.shape[1], present)
-    approximate = float(np.partition(sums, k)[k])
-    if slack == 0.0:
-        return approximate
-    near = np.flatnonzero(np.abs(sums - approximate) <= 2 * slack)
-    below = int(np.count_nonzero(sums < approximate - 2 * slack))
-    exact: list[float] = sorted(
-        math.fsum(map(present.__getitem__, positions[i].tolist())) for i in near
-    )
-    return exact[k - below]
+    def quantile(self, q: float) -> float:
+        """lasagna-metrics' quantile of the resamples' means: linear between two order
+        statistics, each the exact (`math.fsum`) sum of its resample over n."""
+        position = q * (len(self.sums) - 1)
+        below = math.floor(position)
+        above = min(below + 1, len(self.sums) - 1)
+        n = int(self.positions.shape[1])
+        low, high = (self.order_statistic(k) / n for k in (below, above))
+        return low + (high - low) * (position - below)
+
+    def order_statistic(self, k: int) -> float:
+        """The k-th smallest `math.fsum` of a resample. Each numpy sum is within `slack` of
+        its fsum, so a resample whose numpy sum is more than twice that below (above) the
+        k-th numpy sum has a smaller (larger) fsum; the k-th fsum is among the others."""
+        import numpy as np
+
+        approximate = float(self.ordered[k])
+        if self.slack == 0.0:
+            return approximate
+        margin = 2 * self.slack
+        near = np.flatnonzero(np.abs(self.sums - approximate) <= margin)
+        below = int(np.searchsorted(self.ordered, approximate - margin, side="left"))
+        exact: list[float] = sorted(
+            math.fsum(map(self.present.__getitem__, self.positions[i].tolist())) for i in near
+        )
+        return exact[k - below]
 
 
 def _slack(n: int, present: list[float]) -> float:
