@@ -98,31 +98,30 @@ def complete_from_records(data: RunData) -> None:
     """Each scored question's entry completed from its task record: what results.json
     leaves out (the judge's reasoning, tokens, latency, the question as asked)."""
     store = RunStore(data.path)
-    index = {
-        (r["dataset"]["name"], r["setup"]["name"], str(q["id"])): q
-        for r in data.results
-        for q in r.get("per_query", ())
-    }
+    index: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}  # (dataset, setup) -> id ->
+    for result in data.results:
+        entries = index.setdefault((result["dataset"]["name"], result["setup"]["name"]), {})
+        for q in result.get("per_query", ()):
+            entries[str(q["id"])] = q
     for record in all_records(store):
         task = record.get("task")
         if not isinstance(task, dict):
             continue
         dataset, item = str(task["dataset"]), str(task["item"])
-        entry = index.get((dataset, str(task["setup"]), item))
+        entry = index.get((dataset, str(task["setup"])), {}).get(item)
         if entry is None or entry.get("status") != "scored":
             continue
         complete_entry(entry, record)
         for name in ANSWER_SECTIONS:
             section = record.get(name)
             if isinstance(section, dict) and section.get("question"):
-                data.questions.setdefault(dataset, {}).setdefault(
-                    item,
-                    {
+                questions = data.questions.setdefault(dataset, {})
+                if item not in questions:  # the first record that asks it
+                    questions[item] = {
                         "text": section["question"],
                         "references": list(section.get("references") or ()),
                         "unanswerable": bool(section.get("unanswerable")),
-                    },
-                )
+                    }
 
 
 # What an answer's entry takes from its record; `batch` (only a batch item's record has it)
