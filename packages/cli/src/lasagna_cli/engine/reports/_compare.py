@@ -283,8 +283,8 @@ def _paired_rows(
     for metric in names:  # a metric asked for twice is counted once, shown twice
         if metric in pairs:
             continue
-        xs = [va.get(metric) for va in found_a]  # 40,000 questions in a report: in C
-        ys = [vb.get(metric) for vb in found_b]
+        xs: list[Any] = [va.get(metric) for va in found_a]  # comprehensions: 40,000 a report
+        ys: list[Any] = [vb.get(metric) for vb in found_b]
         both = [x is not None and y is not None for x, y in zip(xs, ys, strict=True)]
         pairs[metric] = (
             [float(x) for x, kept in zip(xs, both, strict=True) if kept],
