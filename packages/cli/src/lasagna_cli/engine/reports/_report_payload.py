@@ -17,8 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -45,7 +43,6 @@ HEADLINE = (
     "diagnostics/faithfulness",
 )
 BREAKDOWN_KEYS = ("category", "question_type")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)  # of a ranking's [passage, score]
 
 
 def headline_metrics(names: Sequence[str]) -> list[str]:
@@ -81,14 +78,12 @@ def _cells(
     names: Sequence[str],
 ) -> dict[str, dict[str, Any]]:
     """Each question's `_cell` by its id, the rankings' scores rounded together."""
-    rankings = [entry.get("ranking") or () for entry in entries]
-    scores = _six_digits(list(map(_SECOND, chain.from_iterable(rankings))))
+    scores = _six_digits([s for e in entries for _, s in e.get("ranking") or ()])
     cells = {}
     start = 0
-    for entry, ranking in zip(entries, rankings, strict=True):
-        end = start + len(ranking)
-        qid = str(entry["id"])
-        cells[qid] = _cell(entry, values[qid], names, ranking, scores[start:end])
+    for entry in entries:
+        end = start + len(entry.get("ranking") or ())
+        cells[str(entry["id"])] = _cell(entry, values[str(entry["id"])], names, scores[start:end])
         start = end
     return cells
 
@@ -97,7 +92,6 @@ def _cell(
     entry: Mapping[str, Any],
     values: Mapping[str, Any],
     names: Sequence[str],
-    ranking: Sequence[Sequence[Any]],
     scores: list[float],
 ) -> dict[str, Any]:
     """One question of one result, compactly: `v` holds the value of each of the group's
@@ -107,20 +101,21 @@ def _cell(
     smaller, and half as many lists."""
     cell: dict[str, Any] = {"s": entry.get("status")}
     if values:
-        cell["v"] = list(map(values.get, names))
+        cell["v"] = [values.get(name) for name in names]
     error = entry.get("error") or entry.get("missing")
     if error:
         cell["e"] = str(error)
+    judgments = entry.get("judgments") or {}
+    ranking = entry.get("ranking")
     if ranking:
-        cell["r"] = list(map(_FIRST, ranking))
+        cell["r"] = [doc for doc, _ in ranking]
         cell["rs"] = scores
-    judgments = entry.get("judgments")
     if judgments:
         cell["j"] = judgments
     answers = {}
     for track in ANSWER_SECTIONS:
         section = entry.get(track)
-        if section is not None and isinstance(section, Mapping):
+        if isinstance(section, Mapping):
             answers[track] = {k: v for k, v in section.items() if v is not None}
     if answers:
         cell["a"] = answers
