@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lasagna_cli.engine.records._fast_json import loads
+from lasagna_cli.engine.records._fast_json import loads, loads_lines
 from lasagna_metrics import parse_json
 
 CASES = [
@@ -80,3 +80,35 @@ def test_any_document(value: object) -> None:
     assert same(found, expected) or (
         isinstance(found, float) and math.isnan(found) and math.isnan(expected)
     )
+
+
+def test_lines_are_read_each_as_loads_reads_it() -> None:
+    # A batch of records scanned once for long integers: a line with one is still exact,
+    # and so are the lines around it; a line that is not JSON is left out.
+    lines = [*CASES[:-1], *REFUSED[:-2], b'{"n": 12345678901234567890123}', b"", b"  ", b"[1]"]
+    data = b"\n".join(lines) + b"\r\n" + b'{"last": 18446744073709551616}'
+    expected = []
+    for line in [*lines, b'{"last": 18446744073709551616}']:
+        try:
+            expected.append(loads(line))
+        except ValueError:
+            continue
+    found = list(loads_lines(data))
+    assert len(found) == len(expected) == len(CASES) + 2
+    assert all(same(a, b) for a, b in zip(found, expected, strict=True))
+    assert found[-1] == {"last": 18446744073709551616} and isinstance(found[-1]["last"], int)
+
+
+@given(st.lists(JSON, max_size=6))
+def test_any_batch(values: list[object]) -> None:
+    lines = [json.dumps(v, ensure_ascii=False).encode("utf-8", "surrogatepass") for v in values]
+    expected = []
+    for line in lines:
+        try:
+            expected.append(loads(line))
+        except ValueError:
+            continue
+    found = list(loads_lines(b"\n".join(lines)))
+    assert len(found) == len(expected)
+    for a, b in zip(found, expected, strict=True):
+        assert same(a, b) or (isinstance(a, float) and math.isnan(a) and math.isnan(b))

@@ -38,6 +38,14 @@ def test_untrusted_text_cannot_leave_the_data_element() -> None:
     assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
 
 
+def test_line_separators_are_escaped_and_other_text_kept() -> None:
+    text = "a\u2028b\u2029c \u2026 \u2027\u202a"  # U+2026..U+202A share their first two bytes
+    encoded = json_for_html({"t": text})
+    assert encoded == b'{"t":"a\\u2028b\\u2029c \xe2\x80\xa6 \xe2\x80\xa7\xe2\x80\xaa"}'
+    assert json.loads(encoded) == {"t": text}
+    assert json_for_html({"t": "\u2026"}) == '{"t":"\u2026"}'.encode()
+
+
 def test_the_report_needs_no_network(tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert CliRunner().invoke(app, ["benchmark", "run", str(DATA / "pasta.jsonl"), "-o",

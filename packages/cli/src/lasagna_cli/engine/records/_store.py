@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lasagna_cli.engine._errors import EngineUsageError
-from lasagna_cli.engine.records._fast_json import loads
+from lasagna_cli.engine.records._fast_json import loads, loads_lines
 from lasagna_cli.engine.records._folder_lock import FolderLock
 from lasagna_cli.engine.records._json_layout import dumps_indented
 from lasagna_synth import TEMP_PREFIX, atomic_writer, sync_filesystem, write_bytes_atomic
@@ -266,14 +266,10 @@ def folder_records(store: RecordStore, folder: Path) -> dict[str, Record]:
     batches = sorted((n, name) for name in names if (n := batch_number(name)) is not None)
     for _, name in batches:
         try:
-            lines = (folder / name).read_bytes().splitlines()
+            data = (folder / name).read_bytes()
         except FileNotFoundError:
             continue
-        for line in lines:
-            try:
-                entry = loads(line)
-            except ValueError:
-                continue
+        for entry in loads_lines(data):
             record = store.decode(entry.get("record")) if isinstance(entry, dict) else None
             if record is not None:
                 found[str(entry.get("file"))] = record

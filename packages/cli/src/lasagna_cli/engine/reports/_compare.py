@@ -216,9 +216,9 @@ def compare_pairs(
     """`compare_pair` of each job, with the same seed: the statistics of all are drawn
     together (`compare_paired_many`), as the same resamples serve every metric and pair."""
     found = [_paired_rows(a, b, metrics, force) for a, b, metrics in jobs]
-    cells = [(row, pairs) for _, rows in found for row, pairs in rows if pairs]
+    cells = [(row, pairs) for _, rows in found for row, pairs in rows if pairs[0]]
     stats = compare_paired_many(
-        [([x for x, _ in pairs], [y for _, y in pairs]) for _, pairs in cells],
+        [pairs for _, pairs in cells],
         seed=seed,
         bootstrap_resamples=bootstrap_resamples,
         permutation_resamples=permutation_resamples,
@@ -247,10 +247,14 @@ def compare_pairs(
     ]
 
 
+Pairs = tuple[list[float], list[float]]
+"""The values of A and of B, question by question, of the questions both have a value."""
+
+
 def _paired_rows(
     a: Side, b: Side, metrics: Sequence[str] | None, force: bool
-) -> tuple[dict[str, Any], list[tuple[dict[str, Any], list[tuple[float, float]]]]]:
-    """A comparison's head, and each metric's row with the (A, B) values both scored."""
+) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Pairs]]]:
+    """A comparison's head, and each metric's row with the values both scored."""
     differs, compared = differences(a.result, b.result)
     if differs and not force:
         raise EngineUsageError(
@@ -272,21 +276,28 @@ def _paired_rows(
             )
         names = list(metrics)
     ids = list(entries_a) + [i for i in entries_b if i not in entries_a]
-    pairs: dict[str, list[tuple[float, float]]] = {metric: [] for metric in names}
-    left_out: dict[str, Counter[str]] = {metric: Counter() for metric in names}
-    unique = list(pairs)  # a metric asked for twice is counted once, shown twice
-    for qid in ids:  # each question once, then its metrics (40,000 questions in a report)
-        va = values_a.get(qid, {})
-        vb = values_b.get(qid, {})
-        for metric in unique:
-            x, y = va.get(metric), vb.get(metric)
-            if x is not None and y is not None:
-                pairs[metric].append((float(x), float(y)))
-            elif _applies(metric, entries_a.get(qid), entries_b.get(qid)):
-                left_out[metric][_left_out(entries_a.get(qid), entries_b.get(qid), metric)] += 1
+    found_a = [values_a.get(qid, {}) for qid in ids]
+    found_b = [values_b.get(qid, {}) for qid in ids]
+    pairs: dict[str, Pairs] = {}
+    left_out: dict[str, Counter[str]] = {}
+    for metric in names:  # a metric asked for twice is counted once, shown twice
+        if metric in pairs:
+            continue
+        xs: list[Any] = [va.get(metric) for va in found_a]  # comprehensions: 40,000 a report
+        ys: list[Any] = [vb.get(metric) for vb in found_b]
+        both = [x is not None and y is not None for x, y in zip(xs, ys, strict=True)]
+        pairs[metric] = (
+            [float(x) for x, kept in zip(xs, both, strict=True) if kept],
+            [float(y) for y, kept in zip(ys, both, strict=True) if kept],
+        )
+        left_out[metric] = Counter(
+            _left_out(entries_a.get(qid), entries_b.get(qid), metric)
+            for qid, kept in zip(ids, both, strict=True)
+            if not kept and _applies(metric, entries_a.get(qid), entries_b.get(qid))
+        )
     rows = [
         (
-            {"metric": m, "n": len(pairs[m]), "left_out": dict(sorted(left_out[m].items()))},
+            {"metric": m, "n": len(pairs[m][0]), "left_out": dict(sorted(left_out[m].items()))},
             pairs[m],
         )
         for m in names

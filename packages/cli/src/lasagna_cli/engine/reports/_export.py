@@ -64,10 +64,11 @@ def export_formats() -> tuple[str, ...]:
 
 def flat_rows(results: Iterable[Mapping[str, Any]], run: str = "") -> Iterator[dict[str, Any]]:
     """One row per (benchmark, setup, question) of results in results.json's shape."""
-    from lasagna_cli.engine.reports._run_data import metric_names, query_values
+    from lasagna_cli.engine.reports._run_data import metric_names, value_reader
 
     for result in results:
         names = metric_names(result)
+        values_of = value_reader(result)
         for entry in result.get("per_query", ()):
             row: dict[str, Any] = {
                 "run": run,
@@ -79,7 +80,7 @@ def flat_rows(results: Iterable[Mapping[str, Any]], run: str = "") -> Iterator[d
                 "status": entry.get("status"),
                 "error": entry.get("error") or entry.get("missing"),
             }
-            values = query_values(result, entry)
+            values = values_of(entry)
             for name in names:
                 row[name] = values.get(name)
             for track in ANSWER_SECTIONS:

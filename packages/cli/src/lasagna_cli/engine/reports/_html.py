@@ -55,13 +55,10 @@ def _json_bytes(data: Any) -> bytes:
         return text.encode("utf-8")
 
 
-_UNSAFE = (
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    (b"&", b"\\u0026"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
+_UNSAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
+# U+2028 and U+2029 (UTF-8 e2 80 a8, e2 80 a9; JavaScript once read them as line ends): one
+# search for both takes 0.01 s of a large run's 50 MB, two `in`s 0.065 s.
+_SEPARATORS = re.compile(b"\xe2\x80[\xa8\xa9]")
 
 
 def json_for_html(data: Any) -> bytes:
@@ -72,6 +69,9 @@ def json_for_html(data: Any) -> bytes:
     for unsafe, escaped in _UNSAFE:
         if unsafe in encoded:
             encoded = encoded.replace(unsafe, escaped)
+    if _SEPARATORS.search(encoded):
+        encoded = encoded.replace("\u2028".encode(), b"\\u2028")
+        encoded = encoded.replace("\u2029".encode(), b"\\u2029")
     return encoded
 
 
@@ -83,6 +83,12 @@ def _escape(text: str) -> str:
 
 def render_html(payload: Mapping[str, Any]) -> bytes:
     """The whole page, UTF-8."""
+    return b"".join(page_parts(payload))
+
+
+def page_parts(payload: Mapping[str, Any]) -> list[bytes]:
+    """The page, UTF-8, in three parts (head, data, scripts): a large run's 50 MB is written
+    part by part, never copied into one."""
     title = _escape(str(payload.get("title", "lasagna report")))
     head = "".join(
         [
@@ -106,7 +112,7 @@ def render_html(payload: Mapping[str, Any]) -> bytes:
             "\n</script>\n</body>\n</html>\n",
         ]
     )
-    return b"".join([head.encode("utf-8"), json_for_html(payload), tail.encode("utf-8")])
+    return [head.encode("utf-8"), json_for_html(payload), tail.encode("utf-8")]
 
 
 def build_report(
@@ -117,6 +123,16 @@ def build_report(
 ) -> bytes:
     """The report of these run folders' results, with each benchmark's paired comparisons
     (its first result against each other one of the same comparability key)."""
+    return b"".join(report_parts(runs, compare=compare, title=title))
+
+
+def report_parts(
+    runs: Sequence[RunData],
+    *,
+    compare: bool = True,
+    title: str | None = None,
+) -> list[bytes]:
+    """`build_report`'s page in the parts of `page_parts`."""
     from lasagna_cli.engine.reports._report_payload import headline_metrics, report_payload
 
     comparisons: list[dict[str, Any]] = []
@@ -124,7 +140,7 @@ def build_report(
         comparisons = report_comparisons(runs, headline_metrics)
     labels = ", ".join(run.label for run in runs)
     payload = report_payload(runs, comparisons, title or f"lasagna report: {labels}")
-    return render_html(payload)
+    return page_parts(payload)
 
 
 def report_comparisons(runs: Sequence[RunData], headline: Any) -> list[dict[str, Any]]:

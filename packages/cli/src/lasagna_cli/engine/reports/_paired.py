@@ -91,9 +91,10 @@ def _kept(bits: np.random.BitGenerator, rows: int, n: int) -> np.ndarray:
     high half of each 64-bit word) and swaps when its lowest bit is 0: the bit says "kept"."""
     cells = rows * n
     raw = bits.random_raw((cells + 1) // 2)
-    # As little-endian bytes, every 4th is the lowest byte of a 32-bit half, in draw order.
-    lowest = raw.astype("<u8", copy=False).view(np.uint8)[::4]
-    kept: np.ndarray = (lowest[:cells] & 1).reshape(rows, n).astype(np.float64)
+    # As little-endian 32-bit numbers, the halves of each word in draw order.
+    halves = raw.astype("<u8", copy=False).view("<u4")[:cells]
+    kept = np.empty((rows, n))
+    np.bitwise_and(halves, 1, out=kept.reshape(-1), casting="unsafe")  # no uint32 copy
     return kept
 
 

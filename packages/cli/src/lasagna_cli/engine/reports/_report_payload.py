@@ -154,13 +154,12 @@ def _breakdowns(
         for value in sorted(groups):
             cells = []
             for per_result in values:
-                got: dict[str, list[float]] = {metric: [] for metric in metrics}
-                for qid in groups[value]:  # each question once, then its metrics
-                    shown = per_result.get(qid, {})
-                    for metric in metrics:
-                        if (v := shown.get(metric)) is not None:
-                            got[metric].append(float(v))
-                cells.append({m: [_mean(got[m]), len(got[m])] for m in metrics})
+                asked = [per_result.get(qid, {}) for qid in groups[value]]
+                cell = {}
+                for metric in metrics:
+                    got = [float(v) for shown in asked if (v := shown.get(metric)) is not None]
+                    cell[metric] = [_mean(got), len(got)]
+                cells.append(cell)
             rows.append({"value": value, "questions": len(groups[value]), "cells": cells})
         found.append({"by": key, "rows": rows})
     return found

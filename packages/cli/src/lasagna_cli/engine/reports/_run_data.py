@@ -21,7 +21,7 @@ the comparisons recompute them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +78,8 @@ class RunData:
         comparisons and the report's cells use the same (a result is not changed once read)."""
         found = self._values.get(id(result))
         if found is None:
-            found = {str(e["id"]): query_values(result, e) for e in result.get("per_query", ())}
+            values_of = value_reader(result)
+            found = {str(e["id"]): values_of(e) for e in result.get("per_query", ())}
             self._values[id(result)] = found
         return found
 
@@ -98,31 +99,30 @@ def complete_from_records(data: RunData) -> None:
     """Each scored question's entry completed from its task record: what results.json
     leaves out (the judge's reasoning, tokens, latency, the question as asked)."""
     store = RunStore(data.path)
-    index = {
-        (r["dataset"]["name"], r["setup"]["name"], str(q["id"])): q
-        for r in data.results
-        for q in r.get("per_query", ())
-    }
+    index: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}  # (dataset, setup) -> id ->
+    for result in data.results:
+        entries = index.setdefault((result["dataset"]["name"], result["setup"]["name"]), {})
+        for q in result.get("per_query", ()):
+            entries[str(q["id"])] = q
     for record in all_records(store):
         task = record.get("task")
         if not isinstance(task, dict):
             continue
         dataset, item = str(task["dataset"]), str(task["item"])
-        entry = index.get((dataset, str(task["setup"]), item))
+        entry = index.get((dataset, str(task["setup"])), {}).get(item)
         if entry is None or entry.get("status") != "scored":
             continue
         complete_entry(entry, record)
         for name in ANSWER_SECTIONS:
             section = record.get(name)
             if isinstance(section, dict) and section.get("question"):
-                data.questions.setdefault(dataset, {}).setdefault(
-                    item,
-                    {
+                questions = data.questions.setdefault(dataset, {})
+                if item not in questions:  # the first record that asks it
+                    questions[item] = {
                         "text": section["question"],
                         "references": list(section.get("references") or ()),
                         "unanswerable": bool(section.get("unanswerable")),
-                    },
-                )
+                    }
 
 
 # What an answer's entry takes from its record; `batch` (only a batch item's record has it)
@@ -203,27 +203,43 @@ def _generation_values(section: Mapping[str, Any], summarized: Mapping[str, Any]
 def query_values(result: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
     """`{"track/metric": value}` for one question of a result: the values results.json's
     means average (a scored question only; None is a missing value)."""
-    if entry.get("status") != "scored":
-        return {}
+    return value_reader(result)(entry)
+
+
+def value_reader(result: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """`query_values` of the entries of one result, its "track/metric" names made once (a
+    large run has 40,000 entries)."""
     metrics = result.get("metrics", {})
-    values: dict[str, Any] = {}
-    found = entry.get("metrics")
-    if "retrieval" in metrics and isinstance(found, Mapping):
-        # None: neither judged nor with evidence, so not averaged in (as results.json).
-        for name in metrics["retrieval"]:
-            if name in found:
-                values[f"retrieval/{name}"] = found[name]
-    for track in ANSWER_SECTIONS:
-        section = entry.get(track)
-        if track in metrics and isinstance(section, dict):
-            for name, value in _generation_values(section, metrics[track]).items():
-                values[f"{track}/{name}"] = value
-    found = entry.get("diagnostics")
-    if "diagnostics" in metrics and isinstance(found, Mapping):
-        for name in metrics["diagnostics"]:
-            if name in found:  # None: a check that did not parse, missing as in the mean
-                values[f"diagnostics/{name}"] = found[name]
-    return values
+
+    def keys(track: str) -> list[tuple[str, str]]:
+        return [(name, f"{track}/{name}") for name in metrics.get(track, ())]
+
+    retrieval, diagnostics = keys("retrieval"), keys("diagnostics")
+    answers = [(t, metrics[t], dict(keys(t))) for t in ANSWER_SECTIONS if t in metrics]
+
+    def values_of(entry: Mapping[str, Any]) -> dict[str, Any]:
+        if entry.get("status") != "scored":
+            return {}
+        values: dict[str, Any] = {}
+        found = entry.get("metrics")
+        if retrieval and isinstance(found, Mapping):
+            # None: neither judged nor with evidence, so not averaged in (as results.json).
+            for name, key in retrieval:
+                if name in found:
+                    values[key] = found[name]
+        for track, summarized, named in answers:
+            section = entry.get(track)
+            if isinstance(section, dict):
+                for name, value in _generation_values(section, summarized).items():
+                    values[named[name]] = value
+        found = entry.get("diagnostics")
+        if diagnostics and isinstance(found, Mapping):
+            for name, key in diagnostics:
+                if name in found:  # None: a check that did not parse, missing as in the mean
+                    values[key] = found[name]
+        return values
+
+    return values_of
 
 
 def metric_names(result: Mapping[str, Any]) -> list[str]:

@@ -13,6 +13,8 @@ cut at `PASSAGE_CHARS` characters, which bounds the report of a large run.
 
 from __future__ import annotations
 
+from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,8 +98,9 @@ def _add_dataset(data: RunData, dataset: Dataset) -> None:
         if result["dataset"]["name"] == dataset.name
         for entry in result.get("per_query", ())
     ]
-    needed = {doc for entry in entries for doc, _ in entry.get("ranking", ())}
-    needed.update(doc for entry in entries for doc in entry.get("judgments", {}))
+    # 400,000 ranked passages in a large run: each ranking's ids taken in C
+    needed = set(map(itemgetter(0), chain.from_iterable(e.get("ranking", ()) for e in entries)))
+    needed.update(chain.from_iterable(entry.get("judgments", {}) for entry in entries))
     passages = data.passages.setdefault(dataset.name, {})
     for doc in sorted(needed):
         text = corpus.texts.get(doc)
