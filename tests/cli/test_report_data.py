@@ -30,7 +30,7 @@ from lasagna_cli.engine.reports._run_data import (
     complete_entry,
     complete_from_records,
     metric_names,
-    query_values,
+    value_reader,
 )
 
 GENERATION = (
@@ -48,7 +48,7 @@ GENERATION = (
 
 
 def reference_values(result: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
-    """`query_values` as its rule reads, one entry at a time."""
+    """`value_reader`'s values as its rule reads, one entry at a time."""
     if entry.get("status") != "scored":
         return {}
     metrics = result.get("metrics", {})
@@ -150,7 +150,7 @@ def test_each_question_has_the_values_of_its_rule(run: RunData) -> None:
         values = run.values(result)
         for entry in result["per_query"]:
             expected = reference_values(result, entry)
-            found = query_values(result, entry)
+            found = value_reader(result)(entry)
             assert list(found.items()) == list(expected.items())  # the same order too
             assert values[str(entry["id"])] == expected
     assert any(len(v) > 8 for v in run.values(run.results[0]).values())  # every track met

@@ -12,7 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.engine.reports._html import json_for_html, render_html
+from lasagna_cli.engine.reports._html import json_for_html, page_parts
 
 ASSETS = files("lasagna_cli.engine.reports") / "assets"
 DATA = Path(__file__).resolve().parents[2] / "examples" / "data"
@@ -33,7 +33,8 @@ def test_untrusted_text_cannot_leave_the_data_element() -> None:
     encoded = json_for_html({"answer": hostile}).decode("utf-8")
     assert "<" not in encoded and ">" not in encoded and "&" not in encoded
     assert json.loads(encoded) == {"answer": hostile}
-    page = render_html({"title": "<b>t</b>", "runs": [], "groups": [], "passages": {}}).decode()
+    payload = {"title": "<b>t</b>", "runs": [], "groups": [], "passages": {}}
+    page = b"".join(page_parts(payload)).decode()
     assert page.count("<script") == 4  # the data, vega, vega-lite, the page's script
     assert "<title>&lt;b&gt;t&lt;/b&gt;</title>" in page
 

@@ -34,27 +34,25 @@ def _long_integer(data: bytes) -> bool:
 def loads(data: bytes, *, text: bool = False) -> Any:
     """`parse_json(data)`; with `text`, `parse_json(data.decode("utf-8"))` (a file read as
     UTF-8 text, whose byte-order mark is refused)."""
-    if not _long_integer(data):
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
-    return parse_json(data.decode("utf-8") if text else data)
+    return _decode(data, orjson_first=not _long_integer(data), text=text)
 
 
 def loads_lines(data: bytes) -> Iterator[Any]:
     """`loads` of each line of `data` (a batch of task records), a line that is not JSON
     left out. The scan for long integers is made once for the whole buffer, not once a
     line: a report reads 40,000 lines."""
-    checked = not _long_integer(data)
+    orjson_first = not _long_integer(data)
     for line in data.splitlines():
-        if checked:
-            try:
-                yield orjson.loads(line)
-                continue
-            except orjson.JSONDecodeError:
-                pass
         try:
-            yield parse_json(line)
+            yield _decode(line, orjson_first=orjson_first)
         except ValueError:
             continue
+
+
+def _decode(data: bytes, *, orjson_first: bool, text: bool = False) -> Any:
+    if orjson_first:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return parse_json(data.decode("utf-8") if text else data)

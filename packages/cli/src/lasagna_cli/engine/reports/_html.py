@@ -81,11 +81,6 @@ def _escape(text: str) -> str:
     )
 
 
-def render_html(payload: Mapping[str, Any]) -> bytes:
-    """The whole page, UTF-8."""
-    return b"".join(page_parts(payload))
-
-
 def page_parts(payload: Mapping[str, Any]) -> list[bytes]:
     """The page, UTF-8, in three parts (head, data, scripts): a large run's 50 MB is written
     part by part, never copied into one."""

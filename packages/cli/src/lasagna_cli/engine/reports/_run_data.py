@@ -14,7 +14,7 @@ summaries, usage and the per-question entries), whichever door wrote the folder:
 - kag's `benchmark sweep`: its result files with the DATASETS.json it ran, each answer
   scored by the engine's one scoring module (`_read_kag`).
 
-`read_run` (`_read`) reads any of them. `query_values` gives one question's value of every
+`read_run` (`_read`) reads any of them. `value_reader` gives one question's value of every
 metric a result summarises, by the rules results.json's means follow, so the exports and
 the comparisons recompute them.
 """
@@ -74,7 +74,7 @@ class RunData:
         return str(self.path)
 
     def values(self, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """Question id -> `query_values` of one of these results, computed once: the
+        """Question id -> `value_reader`'s values of one of these results, computed once: the
         comparisons and the report's cells use the same (a result is not changed once read)."""
         found = self._values.get(id(result))
         if found is None:
@@ -200,15 +200,10 @@ def _generation_values(section: Mapping[str, Any], summarized: Mapping[str, Any]
     return {k: v for k, v in values.items() if k in summarized}
 
 
-def query_values(result: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
-    """`{"track/metric": value}` for one question of a result: the values results.json's
-    means average (a scored question only; None is a missing value)."""
-    return value_reader(result)(entry)
-
-
 def value_reader(result: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """`query_values` of the entries of one result, its "track/metric" names made once (a
-    large run has 40,000 entries)."""
+    """For the entries of one result: `{"track/metric": value}` of one question, the values
+    results.json's means average (a scored question only; None is a missing value). The
+    "track/metric" names are made once (a large run has 40,000 entries)."""
     metrics = result.get("metrics", {})
 
     def keys(track: str) -> list[tuple[str, str]]:
