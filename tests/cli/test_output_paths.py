@@ -218,3 +218,24 @@ def test_a_sweep_whose_disk_fills_never_claims_a_record(
     assert "No space left on device" in result.stderr
     assert "recorded" not in result.output and "--retry-errors" not in result.output
     assert len(kept) == 2 and sorted((tmp_path / "out").rglob("*.json")) == sorted(kept)
+
+
+@pytest.mark.parametrize("command", [["benchmark", "report"], ["benchmark", "export"]])
+def test_a_folder_named_as_the_output_file_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    """`-o FOLDER` where a file is written: one line and exit 2 (a traceback before), the
+    folder left as it was."""
+    data = tmp_path / "q.jsonl"
+    data.write_text(
+        json.dumps({"id": "q1", "question": "What is pasta?", "answer": "dough",
+                    "contexts": ["pasta is dough"]}) + "\n", encoding="utf-8",
+    )  # fmt: skip
+    ran = CliRunner().invoke(app, ["benchmark", "run", str(data), "-o", str(tmp_path / "run")])
+    assert ran.exit_code == 0, ran.output
+    folder = tmp_path / "taken"
+    (folder / "inside").mkdir(parents=True)
+    result = CliRunner().invoke(app, [*command, str(tmp_path / "run"), "-o", str(folder)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: -o {folder}: expected a file, found a folder; give a file's path"
+    ]
+    assert [p.name for p in folder.iterdir()] == ["inside"]

@@ -150,12 +150,15 @@ def check_writable(folder: Path, label: str, what: str = "the folder") -> None:
 
 def check_output_file(path: Path, label: str, what: str = "the folder") -> None:
     """`check_writable` for the folder of a file a command writes (a link's target's
-    folder); a device or pipe named, or linked to, is written into, so it alone must be."""
+    folder); a device or pipe named, or linked to, is written into, so it alone must be; a
+    folder named is refused (the file would replace it)."""
     try:
         mode: int | None = os.stat(path).st_mode
     except OSError:
         mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+    if mode is not None and stat.S_ISDIR(mode):
+        raise EngineUsageError(f"{label}: expected a file, found a folder; give a file's path")
+    if mode is not None and not stat.S_ISREG(mode):
         if not os.access(path, os.W_OK):
             raise EngineUsageError(f"{label}: cannot write to it (permission denied)")
         return
