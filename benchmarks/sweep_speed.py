@@ -18,58 +18,26 @@ times, medians reported:
 4. the runner in this process against raw `llm.complete` calls through one LLM object: the
    runner's own milliseconds per task (prompt, record, file, bookkeeping).
 
-What the profile showed (py-spy and cProfile on the command, 4,000 short tasks; 2.7 s =
-4.3x the bare client's 0.63 s): each record's two fsyncs (the file, then its folder) were
-a third of the time and most of the CPU of the writer threads; fixed by renaming the
-records into place without fsync and flushing them to disk in groups, once a second (one
-syncfs): 2.05 s. Then the 8 writer threads themselves: handing each 50 us write to a
-thread and waking the loop when it was done cost more than the write (in process: the
-runner 0.55-0.87 ms a task with the pool, 0.30-0.35 ms writing on the loop, 0.17 ms not
-writing at all, raw calls 0.15 ms); the records are now written on the event loop (the
-pool only for a disk slower than 2 ms a write), through plain system calls rather than
-mkstemp, fchmod and a file object: 1.8 s. A kill still loses nothing written
-(sweep_chaos.py).
-
-Then the imports at start (the judge's grading, calibration and embeddings load on first
-use): 0.45 -> 0.33 s to a sweep of 2 tasks; 1.5 to 1.6 s for 4,000 (2.4x to 2.65x).
-
-Then (2026-12-02) the task files, measured against that writing client: it took 1.5x the
-bare client's time, and the sweep 1.6x more; in process, the runner cost 0.32-0.35 ms of CPU
-a task with its writes removed against 0.55-0.58 ms with them (0.10 ms of it system time,
-against 0.015 ms for all of a task's network system calls), raw `llm.complete` calls
-0.26-0.31 ms. A writer thread fed without any handoff back to the loop gained nothing
-beyond the noise (the GIL handoffs of its system calls cost about what it moved); a writer
-process did (the writing client handing its files to one: 1.1-1.4x the bare client instead
-of 1.5-1.9x): a long run's files now go to one (`_writer_process`): 2.5x -> 2.1x. Then the
-garbage collector, which the profile showed collecting the young generation every task or
-two: a threshold of 20,000 allocations instead of 700 while tasks run took 12-17% off the
-runner's CPU (0.39 -> 0.33 ms a task, 6 interleaved rounds): 1.7x to 2.0x.
-
-Then (2026-12-02, later) the transport and the start, from the whole command's profile
-(py-spy) and each process's CPU (getrusage): aiohttp's client was 0.16 ms of CPU a request
-and its import 0.2 s, so lasagna-judge speaks HTTP/1.1 itself (`_http_conn`, `_wire`):
-llm.complete 0.18-0.21 -> 0.07-0.10 ms a call; the writer process imported asyncio and all
-of lasagna-synth (0.1 s to start, during which the loop wrote the first few hundred files
-itself, mkdirs included): its side is a module of its own and records wait in the pipe
-meanwhile; typer built all twenty commands at start (and their modules imported their part
-of the engine): the console script registers only the one it runs. A 2-task sweep: 0.27-0.36
-s -> 0.15-0.2 s, against the bare client's 0.24-0.32 s. 2.3-2.6x -> 1.25-1.35x on tmpfs.
-(2026-12-03: lasagna-judge is back on aiohttp, issue 29: its own parser accepted malformed
-replies aiohttp refuses, for a gain no real model call shows.)
+At a real model's 0.3 to 10 s a call none of this shows (docs/performance.md): the 1.5x
+checked here guards against regressions. What a task costs today: the runner's prompt,
+record, file and bookkeeping (0.3-0.55 ms of CPU, `engine_overhead.py`) and aiohttp's
+client; each record is written atomically on a small thread pool, renamed into place without
+fsync, and the files are flushed to disk in groups, once a second. How the figure got there,
+and what was tried and later removed (the writer threads, then the writer process,
+lasagna-judge's own HTTP/1.1 client), is in packages/cli/CHANGELOG.md ("Measured").
 
 What is left is the disk. kag's layout gives every question a folder
-(out/<dataset>/<question>/<setup>.json): 2,000 mkdirs and 4,000 files, made by the writer
-process on the other core, which the fake server shares: 30-40 us of kernel time a file on
-tmpfs and in a quiet folder of this disk, 150-350 us near many files deleted in the last
-minutes (perf: on this journal-less ext4 the kernel's inode allocation skips recently freed
-inodes, `recently_deleted` in `find_inode_bit`, scanning past each). Over about 100 us a
-file, the files take longer than the calls and the sweep waits for them, as the bare client
-writing the same files does: the sweep is then 0.9-1.05x that client. This script's own
-cleanup (it deletes the 120,000 files it made) makes such a disk for the next minutes, and
-so does any large delete (a test suite's temporary folders). It prints what a file costs
-in its folder before each shape: give it TMPDIR on a tmpfs (/dev/shm) to measure lasagna
-itself, or a folder of a quiet disk (a probe under 60 us) to measure it with the disk; each
-timed run starts after os.sync(), so that no run flushes another's files.
+(out/<dataset>/<question>/<setup>.json): 2,000 mkdirs and 4,000 files: 30-40 us of kernel
+time a file on tmpfs and in a quiet folder of this disk, 150-350 us near many files deleted
+in the last minutes (perf: on this journal-less ext4 the kernel's inode allocation skips
+recently freed inodes, `recently_deleted` in `find_inode_bit`, scanning past each). Over
+about 100 us a file, the files take longer than the calls and the sweep waits for them, as
+the bare client writing the same files does: the sweep is then 0.9-1.05x that client. This
+script's own cleanup (it deletes the 120,000 files it made) makes such a disk for the next
+minutes, and so does any large delete (a test suite's temporary folders). It prints what a
+file costs in its folder before each shape: give it TMPDIR on a tmpfs (/dev/shm) to measure
+lasagna itself, or a folder of a quiet disk (a probe under 60 us) to measure it with the
+disk; each timed run starts after os.sync(), so that no run flushes another's files.
 """
 
 from __future__ import annotations
@@ -273,7 +241,7 @@ def measure(shape: str, base_url: str, args: argparse.Namespace, work: Path) -> 
     print(f"\n== {shape}: {n} tasks, {size / 1024:.1f} KB a request, --parallel {args.parallel}")
     print(
         f"   a task file in this folder: {per_file:.0f} us to make ({n * per_file / 1e6:.2f} s "
-        "for all, on the writer's core; over 100 us, the disk bounds the sweep: see the docstring)"
+        "for all; over 100 us, the disk bounds the sweep: see the docstring)"
     )
     print(
         f"   bare aiohttp client, whole process: {peer_s:.2f} s ({n / peer_s:,.0f}/s; "

@@ -28,105 +28,32 @@ distinct words in the corpus, 3 tokens a word).
    same, byte for byte.
 3. The dry run over 100,000 passages (5,000 files of 4,000 words): goal < 30 s.
 
-What the profile showed (py-spy on both commands). Dry run, `random` (1.3 s, 7.2x before):
-the multihop partners' word index numbered all 175,000 distinct words (0.4 s in the dict
-alone, 25 MB), though planning only asks about the 400 passages it draws for multihop and
-unanswerable questions; fixed by an index over those passages' words only (read with one
-bytes.translate and split per passage), the full one being built only when a run's
-unanswerable checks need it. The token count handed tiktoken one text at a time from a new
-thread pool per 256 texts; now each thread counts one share. Run (3.65 s): the first call
-left at 1.3 s, after the full index (0.6 s) and after importing instructor's OpenAI
-handlers, which import the openai SDK (0.35 s: synth's check schema names a field in its
-docstring, so the judge's plain path did not take it); each row computed four JSON schemas
-for its prompt sha256. Fixed: the full index is built between the first calls, a few
-passages per event-loop turn; the judge builds instructor's request itself for such models;
-the sha256 is computed once per prompt.
+Where the time goes (py-spy, cProfile and the fake server's arrival times). The latest
+figures are in docs/performance.md, how they moved in packages/cli/CHANGELOG.md
+("Measured").
 
-Run again (timestamps in the process, py-spy, and the fake server's arrival times; both
-shapes): the first call left at 0.6-0.7 s: after reading and cutting (0.09 s), the
-multihop partners' restricted index (0.1-0.25 s, numpy's import included), a full garbage
-collection of the plan's 60,000 objects (20 ms) and aiohttp's import (0.1 s, a third of it
-two SSL contexts); then the full index (0.75 s of CPU on `random`, 0.3 s on `english`) was
-built in slices of 48 passages, 6 ms each, one in front of every turn of the event loop, so
-the first 10 rounds took 75 ms instead of 53; the interpreter's last collections took
-0.07 s after the file was written. Fixed: a multihop item's partner is chosen when first
-asked for (`lasagna_synth._partners`), from the one full index a run builds anyway; the
-run sends its factoid items first and builds that index beside them in 1 ms slices, with
-numpy's import and sort on a thread (the sort releases the GIL); the command freezes the
-heap after planning and as it exits; the judge loads grading, calibration, embeddings and
-rubrics on first use (lasagna-metrics and the grading's pydantic models no longer load
-before the first call). Tried and dropped: importing aiohttp on a
-thread while the corpus is read (slower: the reads hand the GIL to the import, which keeps
-it for 5 ms), the whole index on a thread (1.8 s instead of 1.45 s for the calls), slices
-that wait for an idle turn of the loop (the index came too late for the multihop items).
+- The dry run: the parsed command line and the tokenizer (0.08 s, 28 MB of tiktoken's
+  tables); the multihop partners' overlaps, over the passages the plan draws only, in plain
+  Python (one big integer per passage with a field per query, searched as bytes); the exact
+  token count on a thread beside them (64,000 characters of texts joined by <|endoftext|> a
+  call, which holds no GIL). Every passage is cut by one bytes.translate and split, ASCII
+  or not.
+- The real run: the first call leaves at 0.4-0.6 s, after the interpreter and the command
+  line (0.13 s; typer stays below 0.29, which builds a pydantic adapter per option), the
+  judge and lasagna-synth (0.03 s), reading and cutting the 2,000 files (0.09 s), pydantic
+  and the question schemas (0.1 s) and aiohttp (0.1 s, 50-70 ms of it the two TLS contexts
+  it makes as it is imported). Factoid items go first; a multihop item's partner is chosen
+  when first asked for, from the full index built beside the calls in 1 ms slices. After
+  the last reply: 0.04 s (the heap is frozen as the command exits).
+- The floor: 16 bare aiohttp workers making the same 400 calls take 1.38-1.40 s (rounds of
+  53-55 ms, not 50), so 15x the peer's 28-30 s needs the first call by about 0.35 s.
 
-Where the goals stand (2026-12-01, the peer in the same run, load 0.3): the dry run 15.4x
-(english) and 15.0x (random) faster in 0.24 and 0.25 of the peer's memory (0.95 s, 95 MB
-and 0.91 s, 102 MB; ours did not change, within 3% of main's interleaved, the peer took
-14.6 s and 13.6 s in this run); the run 1.91 s and 1.94 s (median of 5, first call at
-0.42 s and 0.40 s), 15.0x and 15.1x the peer's 28.6 s and 29.4 s in this run (14.4x and
-14.2x its recorded 27.5 s), 0.87x and 0.90x of planning + calls (interleaved with main's
-in another run: 1.97 s and 1.95 s against 2.47 s and 2.46 s); every file identical to
-main's, for the benchmark's seed and three other seeds and mixes. A second run: 1.89 s
-and 1.92 s, 15.4x and 14.6x (the peer 29.1 s and 28.0 s). The dry run over 100,000
-passages: 11.2 s, 425 MB (main's 413 MB: the partners' index, now built after planning,
-peaks 12 MB higher). What is left
-is a floor: 16 bare aiohttp workers making the same 26 calls in a row against this server
-take 1.38-1.40 s (the calls' rounds take 53-55 ms, not 50); the run's take 1.44-1.50 s
-with the index built beside them (1.42-1.54 s with it built before); before the
-first call, the interpreter and the parsed command line take 0.13-0.14 s (typer 0.29
-builds a pydantic adapter per option), the judge and lasagna-synth 0.03 s, reading and
-cutting the 2,000 files 0.09 s (already at the regex engine's per-word cost) and
-aiohttp's import 0.1 s; after the last reply, 0.04 s (closing, writing, exit). 1.8 s
-would need the first call by 0.35 s. For the dry run: after the parsed command line and
-the tokenizer (0.08 s, 28 MB of tiktoken's Rust tables), the multihop partners' overlaps
-take 0.3-0.4 s (one dict lookup per word of 6,000 passages, then numpy's bincount), the
-exact count 0.13 s (two threads); numpy adds 12 MB and the passages with their index
-12-20 MB.
-
-The dry run profiled again (RSS after each step, -X importtime, cProfile): typer 0.29
-coerced every option through a pydantic TypeAdapter (the parsed command line 33 MB, 0.13 s
-more than typer 0.28's), the schemas' token count imported pydantic again, and the partners'
-numpy index cost numpy's import (16 MB, 0.1 s) for 400 queries. Fixed: typer pinned below
-0.29, the schemas counted from their JSON text (checked against the models by a test), and
-the overlaps of the plan's known passages summed in plain Python, one big integer per
-passage with a field per query (lasagna_synth._query_overlaps); the output is the same,
-byte for byte. Then (the peer in the same run, load 0.5): 1.20 s and 1.04 s, 72 MB and
-77 MB, 16.8x and 19.7x faster in 0.18 and 0.19 of its memory (20.2 s, 389 MB and 20.4 s,
-415 MB). Later, with the machine's CPU 1.5-1.7x slower (a plain Python loop 1.0-1.2 s
-instead of 0.69 s): 17.9x and 13.9x, 0.18 and 0.19; the real run 15.6x and 12.1x, then
-15.1x and 11.3x the peer's 31.9-33.6 s (the random vocabulary's full index, 0.75 s of CPU
-built between the calls, no longer fits between their rounds). The dry run over 100,000
-passages: 10.0 s, 310 MB.
-
-Profiled again (2026-12-02, py-spy and cProfile; the machine's speed moved 1.4x within the
-hour, so every comparison was interleaved with the code before): of the dry run's main
-thread, the overlaps took 60%. Non-ASCII passages (two thirds of `english`, whose mojibake
-"â€“" makes them so) were cut by the regex, 48 us each against 11 us for ASCII's translate
-and split; the overlaps' words were decoded to str; and answering 400 queries iterated
-6,000 Python integers a query (max, heapq, a comprehension: 0.19 s). Fixed: non-ASCII text
-is cut by the same translate and split once its characters that are neither letters nor
-digits are made spaces (one replace per distinct character; the regex is gone from the
-index's words too), the words stay UTF-8 bytes, and a query's counts are searched as bytes
-(a binary search of translate calls for the maximum, index for the positions: 0.08 s). The
-exact count then ran after the overlaps on two threads; now the texts that need no
-overlaps (factoid prompts, every item's own passage) are counted on a thread while the
-overlaps are found, each call encoding 64,000 characters of texts joined by
-<|endoftext|>, which tiktoken encodes between as if each text were alone (tested), and
-which holds no GIL for the whole call (one call per text made that thread wait for the
-GIL once per text). The dry run: 0.76x and 0.80x the time of the code before,
-interleaved, +0.2 and +1.2 MB. Then (load 0.6): 0.95 s and 1.13 s, 18.1x and 20.2x the
-peer's 17.3 s and 22.8 s, 0.18 and 0.19 of its memory; the real run 1.82 s and 2.58 s,
-16.6x and 12.8x its 30.4 s and 33.1 s. A quiet run (load 0.2): 1.02 s and 1.08 s, 22.0x and
-17.3x (22.4 s, 18.7 s), 0.18 and 0.19; the real run 1.92 s and 1.80 s, 15.8x and 17.5x
-(30.4 s, 31.5 s), 0.85x and 0.77x of planning + calls. In the busier run, on the random
-vocabulary, the run's multihop items waited about 0.4 s for the full index (ready 1.26 s
-after the first call, 0.85 s of CPU in slices between the calls): building it in a process
-of its own, on the idle core, is the lever left.
-Tried and dropped: the whole index on a thread with a 0.2-0.5 ms switch interval (no
-better than the slices), counting beside the overlaps one text a call (the overlaps
-slowed by the GIL hand-offs as much as the count gained). The dry run over 100,000
-passages: 11.9 s, 273 MB.
+Tried and dropped: aiohttp imported on a thread while the corpus is read (the reads hand
+the GIL to the import, which keeps it for 5 ms; the same for `benchmark run`'s index and
+searches, 2026-12-06: no gain in 10 starts each); the whole index on a thread, with a
+0.2-0.5 ms switch interval too (no better than the slices); slices that wait for an idle
+turn of the loop (the index came too late for the multihop items); counting one text a call
+beside the overlaps (the GIL hand-offs cost what the count gained).
 """
 
 from __future__ import annotations
