@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests._fake_env import fake_env
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -32,17 +33,8 @@ def write_rows(tmp_path: Path, rows: list[dict[str, Any]] = ROWS) -> Path:
     return path
 
 
-def env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
-    return {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
-        "MODEL_NAME": "",
-    }
-
-
 def invoke(tmp_path: Path, server: FakeLLMServer, *args: str) -> Any:
-    return CliRunner().invoke(app, list(args), env=env(tmp_path, server))
+    return CliRunner().invoke(app, list(args), env=fake_env(tmp_path, server))
 
 
 def is_judge(request: dict[str, Any]) -> bool:

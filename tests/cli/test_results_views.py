@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._fake_env import fake_env
 from typer.testing import CliRunner
 
 from lasagna_cli import load_results
@@ -62,12 +63,7 @@ def generated_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prices.write_text(json.dumps(PRICES), encoding="utf-8")
     out = tmp / "run"
     with FakeLLMServer(reply=reply) as server:
-        env = {
-            "OPENAI_BASE_URL": server.base_url,
-            "OPENAI_API_KEY": "sk-test",
-            "LASAGNA_CACHE_DIR": str(tmp / "cache"),
-            "MODEL_NAME": "",
-        }
+        env = fake_env(tmp, server)
         result = invoke(
             "benchmark", "run", str(DATA / "pasta.jsonl"), "--tracks", "retrieval,generation",
             "--generator", "openai/fake", "--judge", "openai/judge-model", "--prices",

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from tests._fake_env import run_benchmark as run
 
-from lasagna_cli._app import app
 from lasagna_judge import CLAIMS_PROMPT
 from lasagna_judge.testing import FakeLLMServer
 from lasagna_metrics import CLAIM_METRICS, claim_metrics
@@ -46,16 +45,6 @@ def reply(request: dict[str, Any]) -> str:
     if "Answer to grade:" in json.dumps(request["messages"]):
         return json.dumps({"reasoning": "compared", "score": 4})
     return "flat pasta sheets, baked in the oven, from Mars"
-
-
-def run(tmp_path: Path, server: FakeLLMServer, *args: str) -> Any:
-    env = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
-        "MODEL_NAME": "",
-    }
-    return CliRunner().invoke(app, ["benchmark", *args], env=env)
 
 
 def flags(out: Path, *more: str) -> list[str]:

@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from tests._fake_env import run_benchmark
 
-from lasagna_cli._app import app
 from lasagna_judge.testing import FakeLLMServer, Fault
 
 PASTA = Path(__file__).resolve().parents[2] / "examples" / "data" / "pasta.jsonl"
@@ -19,15 +18,7 @@ QUESTIONS = 14
 
 
 def _run(tmp_path: Path, server: FakeLLMServer, *args: str) -> Any:
-    env = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
-        "MODEL_NAME": "",
-    }
-    return CliRunner().invoke(
-        app, ["benchmark", "run", str(PASTA), "-o", str(tmp_path / "run"), *args], env=env
-    )
+    return run_benchmark(tmp_path, server, "run", str(PASTA), "-o", str(tmp_path / "run"), *args)
 
 
 def _task_files(tmp_path: Path) -> list[Path]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._fake_env import fake_env
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -62,12 +63,7 @@ def reply(request: dict[str, Any], judge: dict[str, str | Fault] | None = None) 
 
 
 def env(tmp_path: Path, server: FakeLLMServer) -> dict[str, str]:
-    return {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": KEY,
-        "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
-        "MODEL_NAME": "",
-    }
+    return fake_env(tmp_path, server, key=KEY)
 
 
 def run(tmp_path: Path, server: FakeLLMServer, *args: str) -> Any:

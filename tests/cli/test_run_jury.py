@@ -10,9 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
+from tests._fake_env import run_benchmark as run
 
-from lasagna_cli._app import app
 from lasagna_cli.engine.reports import read_run
 from lasagna_judge.testing import FakeLLMServer, Fault
 from lasagna_metrics import krippendorff_alpha
@@ -39,16 +38,6 @@ def replies(b_fails: list[bool] | None = None) -> Any:
         return json.dumps({"reasoning": "strict", "score": b_score(request)})
 
     return reply
-
-
-def run(tmp_path: Path, server: FakeLLMServer, *args: str, cache: str = "cache") -> Any:
-    env = {
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": "sk-test",
-        "LASAGNA_CACHE_DIR": str(tmp_path / cache),
-        "MODEL_NAME": "",
-    }
-    return CliRunner().invoke(app, ["benchmark", *args], env=env)
 
 
 def flags(out: Path, *more: str) -> list[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._fake_env import fake_env
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
@@ -391,12 +392,7 @@ def test_system_answers_are_graded_by_the_judge(system: Path, tmp_path: Path) ->
             "openai/fake-judge",
             "-o",
             str(out),
-            env={
-                "OPENAI_BASE_URL": server.base_url,
-                "OPENAI_API_KEY": key,
-                "LASAGNA_CACHE_DIR": str(tmp_path / "cache"),
-                "MODEL_NAME": "",
-            },
+            env=fake_env(tmp_path, server, key=key),
         )
         assert result.exit_code == 0, result.output
         assert server.calls == 12  # the two refusals are graded by the heuristic
