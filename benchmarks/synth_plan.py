@@ -49,8 +49,9 @@ figures are in docs/performance.md, how they moved in packages/cli/CHANGELOG.md
   it makes as it is imported). Factoid items go first; a multihop item's partner is chosen
   when first asked for, from the full index built beside the calls in 1 ms slices. After
   the last reply: 0.04 s (the heap is frozen as the command exits).
-- The floor: 16 bare aiohttp workers making the same 400 calls take 1.38-1.40 s (rounds of
-  53-55 ms, not 50), so 15x the peer's 28-30 s needs the first call by about 0.35 s.
+- The floor at 50 ms a call: 16 bare aiohttp workers making the same 400 calls take
+  1.38-1.40 s (rounds of 53-55 ms, not 50), so lasagna's start is a quarter of its run
+  there; at 0.5 s a call it is 4%.
 
 Tried and dropped: aiohttp imported on a thread while the corpus is read (the reads hand
 the GIL to the import, which keeps it for 5 ms; the same for `benchmark run`'s index and
