@@ -114,7 +114,8 @@ def test_benchmark_run_max_chars_bounds_what_the_judge_is_sent(tmp_path: Path) -
     args += ["--judge", "openai/judge", "-o", str(out)]
     with FakeLLMServer(reply=reply) as server:
         result = invoke(tmp_path, server, *args, "--max-chars", "200")
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # a grade to take again with --resume
+        assert "1 of 2 grade(s) failed" in result.output
         assert sum(1 for r in server.requests if is_judge(r)) == 1  # only the short one
         judge = record_of(out, "b")["generation"]["judge"]
         assert judge["status"] == "error" and judge["score"] is None

@@ -142,7 +142,11 @@ def test_judge_grades_unparsed_and_failed_are_counted_not_zero(tmp_path: Path) -
             "-o",
             str(out),
         )
-        assert result.exit_code == 0, result.output
+        # The failed grade fails the run (--resume grades it again); both are said.
+        assert result.exit_code == 1, result.output
+        line = result.output.strip().splitlines()[-1]
+        assert line.startswith("1 of 14 grade(s) failed") and "--resume -o" in line
+        assert "; 1 more unparsed: the judge's replies held no score" in line
     (found,) = results_of(out)["results"]
     grades = {
         q["id"]: (q["generation"]["judge_score"], q["generation"]["judge_status"])

@@ -25,7 +25,11 @@ from lasagna_cli.commands._errors import (
     user_errors,
 )
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
-from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
+from lasagna_cli.commands._grade_summary import (
+    DiagnosticsOption,
+    JudgeMaxCharsOption,
+    run_grades_line,
+)
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -390,6 +394,9 @@ def run(
                 f"in results.json: {count_reasons(reasons)}",
                 err=True,
             )
+        grades, grades_failed = run_grades_line(results, out)
+        if grades is not None:
+            typer.echo(grades, err=True)
         not_scored = sum(r["counts"]["failed"] + r["counts"]["not_run"] for r in results)
         if not_scored:
             typer.echo(
@@ -397,4 +404,5 @@ def run(
                 f"again with --resume -o {out} to retry them",
                 err=True,
             )
+        if not_scored or grades_failed:
             raise typer.Exit(DATA_ERROR)
