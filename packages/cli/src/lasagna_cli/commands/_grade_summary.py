@@ -1,7 +1,6 @@
 """What `judge grade` writes: the graded rows (to --out or stdout) and the summary under
 them, the mean over the answers that got a score, counts by status and path, tokens and
-cost (one judge's, or each judge of a jury); the one way it waits for its grades; and the
-line `benchmark run` ends with when grades did not come in (`run_grades_line`)."""
+cost (one judge's, or each judge of a jury); and the one way it waits for its grades."""
 
 from __future__ import annotations
 
@@ -176,37 +175,3 @@ def nothing_graded(n: int, by_status: Mapping[str, int], first_error: str | None
             "calls are cached"
         )
     return CliError(f"none of the {n} answers got a grade (grades: {found}); " + "; ".join(todo))
-
-
-def run_grades_line(results: Sequence[Mapping[str, Any]], out: Path) -> tuple[str | None, bool]:
-    """What a run's judge grades came to, as one line for stderr (None: every grade is in),
-    and whether it fails the run (exit 1): a judge's call that failed (`--resume` grades it
-    again), or no answer graded at all. Unparsed grades beside graded ones are said, not
-    failed: they are missing values in the judge's mean, never zeros."""
-    found = {"ok": 0, "unparsed": 0, "error": 0}
-    for result in results:
-        for track in result["metrics"].values():
-            statuses = track.get("judge_status") if isinstance(track, Mapping) else None
-            for status in found:
-                found[status] += int((statuses or {}).get(status, 0))
-    total = sum(found.values())
-    unparsed = (
-        "the judge's replies held no score the rubric allows (each task file's judge \"raw\" "
-        "says what it sent); check --judge and --rubric"
-    )
-    if found["error"]:
-        line = (
-            f'{found["error"]} of {total} grade(s) failed (each task file\'s judge "error" '
-            f"says why); run again with --resume -o {out} to grade them again"
-        )
-        if found["unparsed"]:
-            line += f"; {found['unparsed']} more unparsed: {unparsed}"
-        return line, True
-    if found["unparsed"] and not found["ok"]:
-        return f"none of the {total} answers got a grade: {unparsed}", True
-    if found["unparsed"]:
-        return (
-            f"{found['unparsed']} of {total} grade(s) unparsed, missing from the judge's mean "
-            f"(not zeros): {unparsed}"
-        ), False
-    return None, False

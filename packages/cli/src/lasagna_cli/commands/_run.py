@@ -25,11 +25,7 @@ from lasagna_cli.commands._errors import (
     user_errors,
 )
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
-from lasagna_cli.commands._grade_summary import (
-    DiagnosticsOption,
-    JudgeMaxCharsOption,
-    run_grades_line,
-)
+from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -385,24 +381,7 @@ def run(
 
                 typer.echo(cost_line(results))
             typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
-        reasons = [q["missing"] for r in results for q in r["per_query"] if q.get("missing")]
-        if reasons:
-            from lasagna_cli.engine.systems import count_reasons
+        from lasagna_cli.commands._run_gaps import say_gaps
 
-            typer.echo(
-                f"{len(reasons)} question(s) not scored (--allow-missing), counted as missing "
-                f"in results.json: {count_reasons(reasons)}",
-                err=True,
-            )
-        grades, grades_failed = run_grades_line(results, out)
-        if grades is not None:
-            typer.echo(grades, err=True)
-        not_scored = sum(r["counts"]["failed"] + r["counts"]["not_run"] for r in results)
-        if not_scored:
-            typer.echo(
-                f"{not_scored} task(s) failed and are not scored; see their files, then run "
-                f"again with --resume -o {out} to retry them",
-                err=True,
-            )
-        if not_scored or grades_failed:
+        if say_gaps(results, out):
             raise typer.Exit(DATA_ERROR)
