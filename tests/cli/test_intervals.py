@@ -4,11 +4,14 @@ own `summarize_many`, bit for bit, on every shape of column."""
 from __future__ import annotations
 
 import math
+import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lasagna_metrics
+from lasagna_cli.engine.reports import _intervals
 from lasagna_cli.engine.reports._intervals import summarize_many
 
 VALUES = st.one_of(
@@ -64,24 +67,16 @@ def test_a_run_sized_column_of_each_kind() -> None:
     assert math.isclose(found["exact_match"].mean or 0, 0.7, abs_tol=0.03)
 
 
-def test_the_same_intervals_when_the_draws_come_in_many_blocks(monkeypatch: object) -> None:
+def test_the_same_intervals_when_the_draws_come_in_many_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A large run's resamples are drawn a block at a time (memory stays a block's): blocks
     of 3 resamples, and of less than one, give the same figures."""
-    import random
-
-    import pytest
-
-    from lasagna_cli.engine.reports import _intervals
-
     draw = random.Random(5)
     columns: dict[str, list[float | None]] = {
         "f1": [round(draw.random(), 2) for _ in range(300)],
         "recall": [float(draw.random() < 0.4) for _ in range(300)],
     }
-    patch = pytest.MonkeyPatch()
-    try:
-        for block in (3 * 300, 7):
-            patch.setattr(_intervals, "_DRAWS", block)
-            both(columns, confidence=0.95, resamples=200, seed=11)
-    finally:
-        patch.undo()
+    for block in (3 * 300, 7):
+        monkeypatch.setattr(_intervals, "_DRAWS", block)
+        both(columns, confidence=0.95, resamples=200, seed=11)
