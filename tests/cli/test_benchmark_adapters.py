@@ -33,7 +33,15 @@ def by_id(bench: object) -> dict[str, object]:
 
 
 def test_registry_lists_every_benchmark_with_licence_citation_splits_and_categories() -> None:
-    assert benchmark_names() == ("locomo", "syllabusqa", "qasper", "financebench", "squad", "beir")
+    assert benchmark_names() == (
+        "locomo",
+        "syllabusqa",
+        "qasper",
+        "financebench",
+        "squad",
+        "beir",
+        "chroma-chunking",
+    )
     for spec in list_benchmarks():
         assert spec.licence and spec.citation and spec.homepage
         assert spec.default_split in spec.splits

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LASAGNA = Path(sys.executable).with_name("lasagna")
 FIXTURES = ROOT / "tests" / "synth" / "fixtures"
 ENGINE = ROOT / "packages" / "cli" / "src" / "lasagna_cli" / "engine"
-BUILT_IN = ("locomo", "syllabusqa", "qasper", "financebench", "squad", "beir")
+BUILT_IN = ("locomo", "syllabusqa", "qasper", "financebench", "squad", "beir", "chroma-chunking")
 
 # A third-party adapter, written against the public API only: one JSON file, toy.json.
 TOY_SOURCE = """
@@ -342,7 +342,7 @@ def test_an_installed_package_adds_a_benchmark_to_every_command(tmp_path: Path) 
     data = str(toy_data(tmp_path / "data"))
     listed = _lasagna(site, "benchmark", "list")
     assert listed.returncode == 0, listed.stderr
-    assert [line.split()[0] for line in listed.stdout.splitlines()[1:8]] == [*BUILT_IN, "toy"]
+    assert [line.split()[0] for line in listed.stdout.splitlines()[1:9]] == [*BUILT_IN, "toy"]
     run = _lasagna(site, "benchmark", "run", "toy", "--data-dir", data, "--step", "gen",
                    "-o", str(tmp_path / "run"))  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -432,4 +432,4 @@ def test_the_engines_benchmarks_are_a_library_layer() -> None:
             if isinstance(node, ast.Name) and node.id in ("exit_code", "SystemExit"):
                 found.append((path.name, node.id))
     assert found == []
-    assert len(_modules()) == 17  # with _simple.py, _prepare.py and OpenViking's draws
+    assert len(_modules()) == 18  # with _simple.py, _prepare.py and OpenViking's draws

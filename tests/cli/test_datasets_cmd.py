@@ -23,7 +23,15 @@ def test_list_shows_every_benchmark_with_splits_and_licence() -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["name", "benchmark", "splits", "categories", "licence"]
-    for name in ("locomo", "syllabusqa", "qasper", "financebench", "squad", "beir"):
+    for name in (
+        "locomo",
+        "syllabusqa",
+        "qasper",
+        "financebench",
+        "squad",
+        "beir",
+        "chroma-chunking",
+    ):
         assert any(line.startswith(name + " ") for line in lines), name
     locomo = next(line for line in lines if line.startswith("locomo "))
     assert "CC BY-NC 4.0" in locomo and " test " in locomo

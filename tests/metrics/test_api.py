@@ -11,6 +11,7 @@ PUBLIC = [
     "Mean",
     "MetricsError",
     "PPIEstimate",
+    "SpanScores",
     "SquadEvaluation",
     "SquadScores",
     "SquadVersion",
@@ -41,6 +42,8 @@ PUBLIC = [
     "r_precision",
     "recall_at_k",
     "reciprocal_rank",
+    "span_evidence_recall",
+    "span_metrics",
     "summarize",
     "summarize_many",
 ]

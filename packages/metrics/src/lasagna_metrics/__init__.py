@@ -2,7 +2,9 @@
 
 - Answers: `normalize_answer`, `exact_match`, `f1` (identical to the official SQuAD scripts),
   `exact_match_and_f1`, `is_refusal`.
-- Evidence: `evidence_recall` (strict and soft matching, as OpenViking's RAG benchmark).
+- Evidence: `evidence_recall` (strict and soft matching, as OpenViking's RAG benchmark);
+  for evidence given as character spans of documents, `span_metrics` (recall, precision and
+  IoU as Chroma's chunking evaluation defines them) and `span_evidence_recall`.
 - OpenViking's own figures, bug for bug: `openviking_f1`, `openviking_recall`,
   `openviking_refusal`.
 - Ranking (trec_eval conventions): `recall_at_k`, `precision_at_k`, `hit_rate_at_k`,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
         reciprocal_rank,
     )
     from lasagna_metrics._refusal import is_refusal
+    from lasagna_metrics._spans import SpanScores, span_evidence_recall, span_metrics
     from lasagna_metrics._squad import (
         SquadEvaluation,
         SquadScores,
@@ -112,6 +115,9 @@ _LAZY = {
     ),
     "is_refusal": "lasagna_metrics._refusal",
     **dict.fromkeys(
+        ("SpanScores", "span_evidence_recall", "span_metrics"), "lasagna_metrics._spans"
+    ),
+    **dict.fromkeys(
         ("SquadEvaluation", "SquadScores", "evaluate_squad", "evaluate_squad_files"),
         "lasagna_metrics._squad",
     ),
@@ -133,6 +139,7 @@ __all__ = [
     "Mean",
     "MetricsError",
     "PPIEstimate",
+    "SpanScores",
     "SquadEvaluation",
     "SquadScores",
     "SquadVersion",
@@ -163,6 +170,8 @@ __all__ = [
     "r_precision",
     "recall_at_k",
     "reciprocal_rank",
+    "span_evidence_recall",
+    "span_metrics",
     "summarize",
     "summarize_many",
 ]

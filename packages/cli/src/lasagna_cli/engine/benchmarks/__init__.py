@@ -6,10 +6,10 @@
     write_sample(sample, bench, "data/locomo", "runs/locomo-sample")
 
 An adapter reads one benchmark's own raw files into documents and questions (`load`) and
-writes a subset of them in the same format (`write_subset`). Six are built in (LoCoMo,
-SyllabusQA, Qasper, FinanceBench, SQuAD v2.0, BEIR); add one by subclassing
-`BenchmarkAdapter` (or `BaseAdapter`, with OpenViking's two reading hooks) and passing an
-instance to `register_benchmark`, or from an installed
+writes a subset of them in the same format (`write_subset`). Seven are built in (LoCoMo,
+SyllabusQA, Qasper, FinanceBench, SQuAD v2.0, BEIR, Chroma's chunking evaluation); add one
+by subclassing `BenchmarkAdapter` (or `BaseAdapter`, with OpenViking's two reading hooks)
+and passing an instance to `register_benchmark`, or from an installed
 package through the `lasagna.benchmarks` entry-point group (an adapter class or instance).
 """
 

@@ -54,6 +54,11 @@ class BenchmarkQuestion:
     category: str
     doc_ids: tuple[str, ...]
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    spans: tuple[tuple[str, int, int], ...] = ()
+    """Where the evidence sits, as (document id, start, end) character offsets into the
+    document's text, when the benchmark says (Chroma's chunking evaluation): such a
+    benchmark's documents are cut by each setup's own chunking and retrieval is measured by
+    characters (span recall, precision, IoU)."""
 
 
 @dataclass(frozen=True)

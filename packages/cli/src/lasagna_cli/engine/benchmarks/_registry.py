@@ -1,6 +1,6 @@
 """The registered public benchmarks, by name.
 
-The six built-in adapters are registered when this module is imported. Others come from
+The seven built-in adapters are registered when this module is imported. Others come from
 `register_benchmark(adapter)`, or from installed packages through the entry-point group
 `lasagna.benchmarks`:
 
@@ -32,6 +32,7 @@ from lasagna_cli.engine.benchmarks._model import (
     ReadOptions,
 )
 from lasagna_cli.engine.benchmarks.beir import BeirAdapter
+from lasagna_cli.engine.benchmarks.chroma_chunking import ChromaChunkingAdapter
 from lasagna_cli.engine.benchmarks.financebench import FinanceBenchAdapter
 from lasagna_cli.engine.benchmarks.locomo import LocomoAdapter
 from lasagna_cli.engine.benchmarks.qasper import QasperAdapter
@@ -136,6 +137,7 @@ _BUILT_IN: tuple[Adapter, ...] = (
     FinanceBenchAdapter(),
     SquadAdapter(),
     BeirAdapter(),
+    ChromaChunkingAdapter(),
 )
 _REGISTRY = _Registry(_BUILT_IN)
 

@@ -16,6 +16,10 @@ metrics and result files:
 - Filters see `category` (LoCoMo "1".."4", SQuAD "answerable", ...), `question_type` where
   the raw files call it that (SyllabusQA, FinanceBench), `document` for benchmarks cut into
   passages, and the adapter's plain metadata.
+- A benchmark whose evidence is given as character spans (Chroma's chunking evaluation)
+  is a folder of documents like the user's own (`corpus:`): each setup's chunking cuts it,
+  a passage is relevant when it overlaps the evidence, and retrieval is measured by
+  characters (span recall, precision, IoU).
 - The dataset runs as `<name>@<12 hex>`; its revision is the sha256 over the raw files read
   (names and bytes).
 """
@@ -28,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
-from lasagna_cli.engine._data import Corpus, Dataset, Question
+from lasagna_cli.engine._data import Corpus, Dataset, Documents, Question
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.benchmarks import (
@@ -37,9 +41,10 @@ from lasagna_cli.engine.benchmarks import (
     LoadedBenchmark,
     load_benchmark,
 )
-from lasagna_cli.engine.config._config import BenchmarkEntry
+from lasagna_cli.engine.config._config import BenchmarkEntry, ChunkingSpec
+from lasagna_cli.engine.datasets._documents import chunked_corpus
 from lasagna_cli.engine.datasets._passages import CHUNK_RULE, cut_documents
-from lasagna_synth import TrackSupport, dataset_name
+from lasagna_synth import EvidenceSpan, TrackSupport, dataset_name
 
 NAMED_KIND: Final = "benchmark"
 #: Benchmarks whose documents are the units their relevance judgments name.
@@ -135,9 +140,13 @@ def named_dataset(
             f'{entry.where}: question id "{twice[0]}" is used twice in the raw files; a run needs '
             "distinct ids (one task file each)"
         )
+    spanned = any(q.spans for q in loaded.questions)
+    documents = spanned_documents(loaded, entry.data_dir) if spanned else None
+    if documents is not None:
+        corpus = chunked_corpus(documents, ChunkingSpec())
     corpus = corpus if corpus is not None else named_corpus(loaded)
     whole = loaded.name in JUDGED_DOCUMENTS
-    questions = tuple(_question(loaded.name, q, whole) for q in loaded.questions)
+    questions = tuple(_question(loaded.name, q, whole, documents) for q in loaded.questions)
     digests = file_digests(loaded)
     revision = data_revision(digests)
     assert entry.data_dir is not None
@@ -159,10 +168,27 @@ def named_dataset(
             "corpus": corpus.rule,
             "skipped_by_adapter": dict(loaded.skipped),
         },
+        documents=documents,
+        _chunk=chunked_corpus if documents is not None else None,
     )
 
 
-def _question(benchmark: str, question: BenchmarkQuestion, whole: bool) -> Question:
+def spanned_documents(loaded: LoadedBenchmark, data_dir: Path | None) -> Documents:
+    """The documents of a benchmark whose evidence is given as spans: each setup cuts them
+    by its own chunking, as a folder of the user's documents (`corpus:`) is cut."""
+    from lasagna_synth import text_sha256
+
+    texts = {doc.id: doc.text for doc in loaded.documents}
+    return Documents(
+        root=Path(data_dir or "."),
+        texts=texts,
+        sha256={doc: text_sha256(text) for doc, text in texts.items()},
+    )
+
+
+def _question(
+    benchmark: str, question: BenchmarkQuestion, whole: bool, documents: Documents | None = None
+) -> Question:
     references = tuple(r for r in question.references if r != MISSING_ANSWER)
     unanswerable = not references and bool(question.references)
     judgments: dict[str, int] = {}
@@ -191,6 +217,12 @@ def _question(benchmark: str, question: BenchmarkQuestion, whole: bool) -> Quest
         documents=tuple(question.doc_ids),
         category=question.category,
         metadata=metadata,
+        spans=tuple(
+            EvidenceSpan(doc, start, end, documents.sha256.get(doc, ""))
+            for doc, start, end in question.spans
+        )
+        if documents is not None
+        else (),
     )
 
 

@@ -29,6 +29,9 @@ from lasagna_cli.engine.plan._prompts import prompt_sha256
 from lasagna_cli.engine.records._store import slug
 
 RUN_METRICS_VERSION = "run-metrics-2"
+#: How retrieval over a folder of documents is scored, in its tasks' fingerprints: a change
+#: scores those tasks anew, and only them.
+SPAN_SCORING = "evidence-spans-1"
 
 
 @cache
@@ -277,7 +280,12 @@ def fingerprint_blob(
     documents = bench.dataset.documents
     if documents is not None:  # a folder of documents, as this setup chunks it
         if planned.needs_retrieval:
-            blob["corpus"] = {"documents": documents.digest, **setup.chunking.describe()}
+            blob["corpus"] = {
+                "documents": documents.digest,
+                **setup.chunking.describe(),
+                # Retrieval is scored by characters of the evidence spans (`span_scores`).
+                "scoring": SPAN_SCORING,
+            }
     elif corpus is not None and corpus.rule:  # a registered benchmark's passages
         blob["corpus"] = corpus.rule
     if planned.system_identity is not None:

@@ -29,6 +29,9 @@ from lasagna_cli.engine.reports._run_data import RunData, metric_names
 HEADLINE = (
     "retrieval/ndcg@10",
     "retrieval/evidence_recall",
+    "retrieval/span_recall",
+    "retrieval/span_precision",
+    "retrieval/span_iou",
     "retrieval/recall@",
     "retrieval/mrr",
     "generation/f1",

@@ -16,6 +16,13 @@ question's judgments (trec_eval's definitions), and evidence recall (soft and st
 the question's evidence in the top-k passages, counted only in passages of the question's
 own documents when it names them (every LoCoMo conversation has a turn "D1:3"). A question
 with neither judgments nor evidence is not scored (None), never scored 0.
+
+Over a folder of documents, where the question's evidence is located as character spans
+(`Question.spans`) and each passage knows its span (`Corpus.spans`), the top-k passages are
+measured by characters instead of by text: span recall, precision and IoU (Chroma's
+definitions, `lasagna_metrics.span_metrics`), and evidence recall as the share of evidence
+spans the passages cover together (strict: whole; soft: 80% of the characters). A substring
+test would fail every chunking smaller than its evidence, however well it retrieved.
 """
 
 from __future__ import annotations
@@ -189,12 +196,14 @@ def retrieval_metrics(
 ) -> dict[str, float | None] | None:
     """Ranking metrics from the judgments and evidence recall (see the module docstring);
     None when the question has neither."""
-    if not question.relevant and not question.evidence:
+    if not question.relevant and not question.evidence and not question.spans:
         return None
     metrics: dict[str, float | None] = {}
     if question.relevant:
         metrics.update(ranking_metrics(question.judgments, ranking, k))
-    if question.evidence:
+    if question.spans and corpus is not None and corpus.spans:
+        metrics.update(span_scores(question, ranking, corpus, k))
+    elif question.evidence:
         from lasagna_metrics import evidence_recall
 
         top = evidence_texts(question, ranking, texts, corpus, k)
@@ -202,6 +211,32 @@ def retrieval_metrics(
         metrics["evidence_recall_strict"] = evidence_recall(
             top, question.evidence, min_soft_match_tokens=sys.maxsize
         )
+    return metrics
+
+
+def retrieved_spans(ranking: Sequence[str], corpus: Corpus) -> list[tuple[str, int, int]]:
+    """Where each ranked passage sits in its document (a passage of a chunked folder)."""
+    return [corpus.spans[doc_id] for doc_id in ranking if doc_id in corpus.spans]
+
+
+def span_scores(
+    question: Question, ranking: Sequence[str], corpus: Corpus, k: int
+) -> dict[str, float | None]:
+    """Span recall, precision and IoU, and evidence recall, of the top-k passages against
+    the question's evidence spans (see the module docstring)."""
+    from lasagna_metrics import span_evidence_recall, span_metrics
+
+    top = retrieved_spans(ranking[:k], corpus)
+    evidence = [(span.doc, span.start, span.end) for span in question.spans]
+    metrics: dict[str, float | None] = {}
+    scores = span_metrics(top, evidence)
+    if scores is not None:
+        metrics["span_recall"] = scores.recall
+        metrics["span_precision"] = scores.precision
+        metrics["span_iou"] = scores.iou
+    recalled = span_evidence_recall(top, evidence)
+    if recalled is not None:
+        metrics["evidence_recall"], metrics["evidence_recall_strict"] = recalled
     return metrics
 
 

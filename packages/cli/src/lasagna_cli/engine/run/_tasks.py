@@ -190,6 +190,8 @@ async def run_task(task: Task, ctx: TaskContext) -> Record:
                 else None,
                 "seconds": task.retrieval_seconds,
             }
+            if corpus.spans:  # where each ranked passage sits in its document
+                record["retrieval"]["spans"] = passage_spans(ids, corpus)
             if planned.setup.query_prefix:
                 record["retrieval"]["query"] = query_text(task.setup.query_prefix, task.question)
             if task.retrieval_index is not None:
@@ -207,6 +209,12 @@ async def run_task(task: Task, ctx: TaskContext) -> Record:
             record["closed-book"] = await _generate(task, llm, None, "closed-book")
     await _grade_sections(task.question, record, ctx, task)
     return record
+
+
+def passage_spans(ids: Sequence[str], corpus: Corpus) -> list[list[Any]]:
+    """`[document, start, end]` of each ranked passage, in ranking order, as task records
+    keep it."""
+    return [list(corpus.spans[doc_id]) for doc_id in ids]
 
 
 def query_text(prefix: str, question: Question) -> str:
@@ -272,6 +280,8 @@ def _system_ranking(
             task.question, matched.ids, matched.texts, dataset.corpus, task.setup.top_k
         ),
     }
+    if dataset.corpus is not None and dataset.corpus.spans:
+        section["spans"] = passage_spans(matched.ids, dataset.corpus)
     if matched.unmatched:
         section["unmatched"] = matched.unmatched
     if matched.duplicates:
