@@ -131,3 +131,54 @@ def test_rows_naming_a_missing_corpus_are_refused_in_one_line(tmp_path: Path) ->
     assert refused.exit_code == 2
     assert "name their corpus" in refused.output and "--corpus" in refused.output
     assert "Traceback" not in refused.output
+
+
+def test_an_empty_corpus_folder_is_one_line_in_run_and_a_failed_check_in_validate_data(
+    tmp_path: Path,
+) -> None:
+    _, data = corpus_and_questions(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ran = invoke("run", str(data), "--corpus", str(empty), "-o", str(tmp_path / "run"))
+    assert (ran.exit_code, ran.output.count("\n")) == (1, 1), ran.output
+    assert f"corpus {empty} is empty; give the folder the questions were written from" in (
+        ran.output
+    )
+    checked = invoke("validate-data", str(data), "--corpus", str(empty))
+    assert checked.exit_code == 1, checked.output
+    assert "Traceback" not in checked.output
+    assert f"{empty} (--corpus) cannot be read" in checked.output
+    assert "retrieval:    no, the folder of documents cannot be read" in checked.output
+    assert "Run it:" not in checked.output
+    # A folder of files none of which can be read names the first one skipped.
+    (empty / "data.bin").write_bytes(b"\x00\x01")
+    ran = invoke("run", str(data), "--corpus", str(empty), "-o", str(tmp_path / "run2"))
+    assert (ran.exit_code, ran.output.count("\n")) == (1, 1), ran.output
+    assert "has no readable document (first skipped: data.bin:" in ran.output
+
+
+def test_evidence_longer_than_a_chunk_is_found_over_adjacent_chunks(tmp_path: Path) -> None:
+    # The evidence is 70 words (ferry190..ferry259); 50-word chunks hold it only together
+    # (passages 3, 4 and 5): a substring test would never find it, the spans do.
+    docs, data = corpus_and_questions(tmp_path)
+    evidence = " ".join(f"ferry{i}" for i in range(190, 260))
+    row = {"id": "long", "question": "ferry195 ferry230 ferry255?", "answer": "b"}
+    data.write_text(json.dumps(row | {"contexts": [evidence]}) + "\n", encoding="utf-8")
+    out = tmp_path / "run"
+    done = invoke("run", str(data), "--corpus", str(docs), "--chunk-size", "50", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    (result,) = results(out)
+    (entry,) = result["per_query"]
+    metrics = entry["metrics"]
+    assert {doc for doc, _ in entry["ranking"][:5]} == {"ferry.md#3", "ferry.md#4", "ferry.md#5"}
+    assert metrics["evidence_recall"] == metrics["evidence_recall_strict"] == 1.0
+    # Chroma's span recall counts every character: the two spaces between the passages
+    # are in none of them.
+    assert metrics["span_recall"] == (len(evidence) - 2) / len(evidence)
+    # The three passages hold 150 words, the evidence 70 of them: 70 / 150 of the
+    # characters, give or take the digits of each word.
+    assert 0.4 < metrics["span_precision"] < 0.55
+    assert metrics["span_iou"] < metrics["span_precision"]
+    for name in ("span_recall", "span_precision", "span_iou"):
+        summary = result["metrics"]["retrieval"][name]
+        assert summary["count"] == 1 and summary["mean"] == metrics[name]

@@ -103,3 +103,13 @@ def test_evidence_recall_counts_spans_covered_together() -> None:
 def test_bad_spans_are_refused(retrieved: Any, evidence: Any) -> None:
     with pytest.raises(MetricsError, match="expected"):
         span_metrics(retrieved, evidence)
+
+
+def test_whitespace_between_passages_is_not_evidence_missed_when_texts_are_given() -> None:
+    text = "alpha beta gamma delta"
+    evidence = [("d", 0, len(text))]
+    retrieved = [("d", 0, 10), ("d", 11, 22)]  # "alpha beta", "gamma delta": the space out
+    assert span_evidence_recall(retrieved, evidence) == (1.0, 0.0)
+    assert span_evidence_recall(retrieved, evidence, texts={"d": text}) == (1.0, 1.0)
+    assert span_evidence_recall([("d", 0, 10)], evidence, texts={"d": text}) == (0.0, 0.0)
+    assert span_evidence_recall([("d", 0, 10)], [("d", 10, 11)], texts={"d": text}) == (1.0, 1.0)

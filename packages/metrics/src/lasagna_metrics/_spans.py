@@ -19,12 +19,14 @@ Big chunks raise recall and lower precision; IoU weighs both.
 `span_evidence_recall`: the share of evidence spans the retrieved passages cover, together
 (a span may run over two adjacent passages): strict when every character is covered, soft
 at `soft_threshold` of them, as `evidence_recall` counts whole items for evidence given as
-text.
+text. Given the documents' texts, whitespace is not counted: a chunker that cuts passages
+from word to word leaves the space between two passages in neither, and that space is
+not evidence a model misses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from lasagna_metrics._errors import MetricsError
@@ -124,12 +126,25 @@ def span_metrics(retrieved: Sequence[Span], evidence: Sequence[Span]) -> SpanSco
     )
 
 
+def _solid(text: str | None, start: int, end: int) -> int:
+    """The characters of start..end that count: all, or those not whitespace."""
+    if text is None:
+        return end - start
+    part = text[start:end]
+    return len(part) - sum(1 for ch in part if ch.isspace())
+
+
 def span_evidence_recall(
-    retrieved: Sequence[Span], evidence: Sequence[Span], *, soft_threshold: float = 0.8
+    retrieved: Sequence[Span],
+    evidence: Sequence[Span],
+    *,
+    soft_threshold: float = 0.8,
+    texts: Mapping[str, str] | None = None,
 ) -> tuple[float, float] | None:
     """(soft, strict): the share of evidence spans of which the retrieved passages together
     cover at least `soft_threshold` of the characters, and all of them; None without
-    evidence. A span of no character is covered."""
+    evidence. With `texts` (document id -> text), whitespace is not counted. A span with
+    no character to count is covered."""
     if (
         isinstance(soft_threshold, bool)
         or not isinstance(soft_threshold, int | float)
@@ -145,8 +160,13 @@ def span_evidence_recall(
     retrieved_by_doc = _unions_by_doc(chunks)
     soft = strict = 0
     for doc, start, end in refs:
-        length = end - start
-        covered = _covered(start, end, retrieved_by_doc.get(doc, ())) if length else 0
+        text = texts.get(doc) if texts is not None else None
+        length = _solid(text, start, end)
+        covered = sum(
+            _solid(text, max(start, s), min(end, e))
+            for s, e in retrieved_by_doc.get(doc, ())
+            if s < end and start < e
+        )
         if covered == length:
             strict += 1
         if covered >= soft_threshold * length:

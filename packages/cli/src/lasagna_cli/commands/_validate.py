@@ -91,26 +91,32 @@ def report(
 
 def with_corpus_lines(
     lines: list[str], data: BenchmarkData, folder: Path, path: str, given: str | None
-) -> list[str]:
-    """`report`'s lines for rows searched in a folder of documents, not in their pool."""
-    found = corpus_lines(data, folder, given=given is not None)
+) -> tuple[list[str], bool]:
+    """`report`'s lines for rows searched in a folder of documents, not in their pool, and
+    whether the folder can be searched (a run over an empty one fails: nothing to run)."""
+    found, readable = corpus_lines(data, folder, given=given is not None)
     out: list[str] = []
     for line in lines:
         if line.startswith("  Documents:"):
             out += found
             continue
-        if line.startswith("    retrieval:") and "pooled_gold" in line:
+        if not readable and line.startswith(("Run it:", "With a model:")):
+            continue  # the run it shows would stop at the folder
+        if line.startswith("    retrieval:") and not readable:
+            line = "    retrieval:    no, the folder of documents cannot be read (above)"
+        elif line.startswith("    retrieval:") and "pooled_gold" in line:
             line = "    retrieval:    yes, in the folder's documents, as each setup chunks them"
         if given is not None:
             run = f"lasagna benchmark run {shlex.quote(path)}"
             line = line.replace(run, f"{run} --corpus {shlex.quote(given)}")
         out.append(line)
-    return out
+    return out, readable
 
 
-def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> list[str]:
+def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[list[str], bool]:
     """What validate-data says of the folder of documents the rows are searched in: how
-    many documents, and how many rows' passages were found in them."""
+    many documents, and how many rows' passages were found in them; and whether it could
+    be read."""
     from lasagna_cli.engine._errors import EngineError
     from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
 
@@ -118,13 +124,15 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> list[str]
     try:
         documents = load_documents(folder, data.label)
     except EngineError as exc:
-        return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"]
+        return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"], False
     located = locate_rows(data.rows(), documents)
+    skipped = len(documents.skipped)
     return [
         f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
-        f"{len(documents.skipped):,} files skipped); results labelled documents",
+        f"{skipped:,} {'file' if skipped == 1 else 'files'} skipped); results labelled "
+        "documents",
         f"  Evidence:       {located.note(folder)}",
-    ]
+    ], True
 
 
 RUN_ACCEPTS = (
@@ -239,7 +247,8 @@ def validate_data(
         lines, runnable = report(data, path, data_format=data_format, has_outputs=bool(outputs))
         folder = Path(corpus).expanduser() if corpus is not None else data.documents
         if folder is not None and data.kind != "beir":
-            lines = with_corpus_lines(lines, data, folder, path, corpus)
+            lines, readable = with_corpus_lines(lines, data, folder, path, corpus)
+            runnable = runnable and readable
         typer.echo("\n".join(lines))
         if not runnable:
             raise typer.Exit(DATA_ERROR)

@@ -92,6 +92,8 @@ class Corpus:
     question's evidence and documents are recorded with its ranking."""
     spans: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
     """Passage id -> (document, start, end): where a chunked folder's passage sits."""
+    document_texts: Mapping[str, str] = field(default_factory=dict)
+    """Document id -> its text, which `spans` index (a chunked folder's)."""
 
     def __len__(self) -> int:
         return len(self.texts)

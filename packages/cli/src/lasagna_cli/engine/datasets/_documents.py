@@ -36,11 +36,12 @@ def load_documents(root: Path, where: str) -> Documents:
     except SynthUsageError as exc:
         raise EngineUsageError(f"{where}: corpus {root}: {exc}") from None
     if not corpus.documents:
-        first = f" (first skipped: {corpus.skipped[0].path}: {corpus.skipped[0].reason})"
+        found = "is empty"
+        if corpus.skipped:
+            skipped = corpus.skipped[0]
+            found = f"has no readable document (first skipped: {skipped.path}: {skipped.reason})"
         raise EngineError(
-            f"{where}: corpus {root} has no readable document"
-            + (first if corpus.skipped else "")
-            + "; give the folder the questions were written from"
+            f"{where}: corpus {root} {found}; give the folder the questions were written from"
         )
     texts = {doc.id: doc.text for doc in corpus.documents}
     return Documents(
@@ -85,6 +86,7 @@ def chunked_corpus(documents: Documents, chunking: ChunkingSpec) -> Corpus:
         rule=chunk_rule(chunking),
         cut=True,
         spans=spans,
+        document_texts=documents.texts,
     )
 
 

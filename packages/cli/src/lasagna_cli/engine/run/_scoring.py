@@ -21,8 +21,10 @@ Over a folder of documents, where the question's evidence is located as characte
 (`Question.spans`) and each passage knows its span (`Corpus.spans`), the top-k passages are
 measured by characters instead of by text: span recall, precision and IoU (Chroma's
 definitions, `lasagna_metrics.span_metrics`), and evidence recall as the share of evidence
-spans the passages cover together (strict: whole; soft: 80% of the characters). A substring
-test would fail every chunking smaller than its evidence, however well it retrieved.
+spans the passages cover together (strict: whole; soft: 80% of the characters; whitespace
+not counted, since a chunker cutting from word to word leaves the space between two
+passages in neither). A substring test would fail every chunking smaller than its
+evidence, however well it retrieved.
 """
 
 from __future__ import annotations
@@ -234,7 +236,7 @@ def span_scores(
         metrics["span_recall"] = scores.recall
         metrics["span_precision"] = scores.precision
         metrics["span_iou"] = scores.iou
-    recalled = span_evidence_recall(top, evidence)
+    recalled = span_evidence_recall(top, evidence, texts=corpus.document_texts)
     if recalled is not None:
         metrics["evidence_recall"], metrics["evidence_recall_strict"] = recalled
     return metrics
