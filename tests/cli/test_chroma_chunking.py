@@ -11,6 +11,7 @@ Run it as a script to derive those means from the upstream code (needs the mirro
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import shutil
@@ -255,3 +256,29 @@ if __name__ == "__main__":
             + "\n"
         )
     print(f"wrote {FIXTURE}")
+
+
+@needs_data
+def test_the_span_metrics_go_through_every_door(
+    tmp_path: Path, chunking_run: tuple[Path, dict[str, Any]]
+) -> None:
+    out, results = chunking_run
+    means = _means(results)
+    exported = tmp_path / "flat.csv"
+    done = invoke("benchmark", "export", str(out), "--format", "csv", "-o", str(exported))
+    assert done.exit_code == 0, done.output
+    with exported.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for metric in SPAN_METRICS:
+        column = [float(r[f"retrieval/{metric}"]) for r in rows if r["setup"] == "tokens-200"]
+        assert len(column) == 472
+        assert sum(column) / len(column) == pytest.approx(means["tokens-200"][metric], abs=1e-12)
+    compared = invoke(
+        "benchmark", "compare", str(out), "--setup", "tokens-200", "--setup", "tokens-800-400"
+    )
+    assert compared.exit_code == 0, compared.output
+    assert all(f"retrieval/{m}" in compared.output for m in SPAN_METRICS)
+    page = tmp_path / "report.html"
+    done = invoke("benchmark", "report", str(out), "-o", str(page))
+    assert done.exit_code == 0, done.output
+    assert all(f"retrieval/{m}" in page.read_text() for m in SPAN_METRICS)
