@@ -61,12 +61,17 @@ class FakeModel:
             first = re.search(r"from (\S+?):\n<passage>\n(\S+ \S+ \S+)", user)
             assert first is not None
             doc, opening = first.groups()
-            question = f"What does {doc} say about {opening}?"
+            # each item its own question: the second passage and the variation number too
+            second = re.search(r"Passage 2, from (\S+?):", user)
+            use = re.search(r"this is question (\d+) from it", user)
+            question = f"What does {doc} say about {opening}"
+            question += f" and {second.group(1)}" if second else ""
+            question += f" (question {use.group(1)})?" if use else "?"
             for marker in ("VERDICT_NO", "VERDICT_UNCLEAR", "VERDICT_YES", "CHECKGARBAGE"):
                 if marker in user:
                     question += f" {marker}"
             if "Write one question on the subject" in user:
-                return json.dumps({"question": question})
+                return json.dumps({"question": question[:-1] + ", beyond what it states?"})
             return json.dumps({"question": question, "answer": opening})
         if "CHECKGARBAGE" in user:
             return "[]"
@@ -182,9 +187,12 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
     assert result.drops == {
         "unparseable": 2,  # GARBAGE (write), CHECKGARBAGE (check)
         "placeholder": 1,  # never sent to the check
+        "too-short": 0,
         "unsupported": 1,
         "answered": 0,
         "unclear": 1,
+        "duplicate": 0,
+        "near-duplicate": 0,
         "error": 1,
     }
     assert len(result.rows) == 3
@@ -341,7 +349,7 @@ def test_unanswerable_checks_wait_for_the_index_built_beside_the_first_calls(
     folder = corpus(tmp_path, make)
     p = plan(folder, n=6, mix="factoid=0.5,unanswerable=0.5", seed=5)
     assert p._index._index is None  # not built by planning
-    with FakeLLMServer() as server:
+    with FakeLLMServer(reply=FakeModel()) as server:
         llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
 
         async def go() -> Synthesis:
