@@ -92,7 +92,8 @@ def distinct_rows(
 
 
 def duplicates_note(copies: Mapping[str, str], shown: int = 5) -> str:
-    """"2 duplicate questions scored once: q7 = q3, q9 = q3" (the first `shown` pairs)."""
+    """The note on `copies`: "2 duplicate questions scored once: q7 = q3, q9 = q3" (the
+    first `shown` pairs)."""
     pairs = [f"{copy} = {first}" for copy, first in list(copies.items())[:shown]]
     more = f", and {len(copies) - shown:,} more" if len(copies) > shown else ""
     noun = "question" if len(copies) == 1 else "questions"
