@@ -11,12 +11,12 @@ answer metrics already use.
   ("", "?"); it is only a template's filler ("What is the answer to the question", "Question
   1", "TODO"; an answer "a", "n/a"); it is one bracketed slot ("{question}", "<answer>",
   "[your question here]"); or it echoes the instructions the model was given: it normalises
-  to one sentence of lasagna's prompts or of its schemas' descriptions ("A question and its
-  short reference answer."), or, for a question of 2 words or more, to a run of words inside
-  one. A small model that cannot do the task copies what it was shown, and a filter that
-  lists fillers by hand misses each new echo; comparing with the texts actually sent catches
-  them all. Answers are held to equality only: a short answer ("a number") may well be words
-  a prompt also uses.
+  to one sentence (of 2 words or more) of lasagna's prompts or of its schemas' descriptions
+  ("A question and its short reference answer."), or, for a question of 2 words or more, to
+  a run of words inside one. A small model that cannot do the task copies what it was
+  shown, and a filter that lists fillers by hand misses each new echo; comparing with the
+  texts actually sent catches them all. Answers are held to equality only: a short answer
+  ("a number") may well be words a prompt also uses.
 - Too short: fewer than `MIN_QUESTION_WORDS` words and fewer than `MIN_QUESTION_CHARACTERS`
   letters or digits ("Why?", "Bo's age?"; "What's httpx?" passes on its 10 letters). A
   character of a script written without spaces (Chinese, Japanese, Korean, Thai) counts as
@@ -134,7 +134,7 @@ def _instructions() -> tuple[frozenset[str], str]:
     for text in texts:
         for sentence in re.split(r"[.!?:;\n]+(?:\s|$)|\n", _FIELD_NAME.sub(" ", text)):
             normalised = normalize_question(sentence)
-            if normalised:
+            if " " in normalised:  # one word ("why") is a question too short, not an echo
                 sentences.add(normalised)
     return frozenset(sentences), "\n".join(f" {s} " for s in sorted(sentences))
 

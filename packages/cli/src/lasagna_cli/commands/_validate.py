@@ -13,6 +13,8 @@ from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lasagna_synth import BenchmarkData
 
 
@@ -52,6 +54,7 @@ def report(
     lines.append(f"  Revision:       {data.revision}")
     for note in data.notes:
         lines.append(f"  Note:           {note}")
+    lines += [f"  Warning:        {warning}" for warning in question_warnings(data)]
     lines.append("  Tracks:")
     support = data.track_support()
     for track, found in support.items():
@@ -89,6 +92,77 @@ def report(
     return lines, True
 
 
+def _ids(found: Sequence[str] | Sequence[tuple[str, str]], sign: str = "=", shown: int = 5) -> str:
+    """The first `shown` row ids (or pairs: `"q7" = "q3"`), then ", ..." when there are more."""
+    listed = [
+        f'"{item[0]}" {sign} "{item[1]}"' if isinstance(item, tuple) else f'"{item}"'
+        for item in found[:shown]
+    ]
+    return ", ".join(listed) + (", ..." if len(found) > shown else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def question_warnings(data: BenchmarkData) -> list[str]:
+    """What the questions hold that they should not (`lasagna_synth.question_issues`, per
+    split): warnings, with counts and the first row ids, that never stop the data from
+    running, since a legitimate set may hold some on purpose."""
+    from lasagna_synth import (
+        MIN_QUESTION_CHARACTERS,
+        MIN_QUESTION_WORDS,
+        QuestionIssues,
+        question_issues,
+    )
+
+    beir = data.kind == "beir"
+    found = QuestionIssues()
+    for rows in data.splits.values():
+        issues = question_issues(
+            ((row.id, row.question, row.answers) for row in rows), check_length=not beir
+        )
+        found.duplicates.extend(issues.duplicates)
+        found.near_duplicates.extend(issues.near_duplicates)
+        found.placeholders.extend(issues.placeholders)
+        found.too_short.extend(issues.too_short)
+    noun = "query" if beir else "question"
+    plural = "queries" if beir else "questions"
+    warnings = []
+    if found.duplicates:
+        n = len(found.duplicates)
+        how = (
+            "run scores each, as trec_eval scores each query id"
+            if beir
+            else "run scores the question once, as its first row"
+        )
+        warnings.append(
+            f"{n:,} duplicate {noun if n == 1 else plural} (the same text once case, "
+            f"punctuation and articles are set aside; {how}): {_ids(found.duplicates)}"
+        )
+    if found.near_duplicates:
+        n = len(found.near_duplicates)
+        warnings.append(
+            f"{n:,} near-duplicate {noun if n == 1 else plural} (the same words in the same "
+            "order once auxiliaries and of/in/on/at/for are set aside; run scores each): "
+            f"{_ids(found.near_duplicates, '~')}"
+        )
+    if found.placeholders:
+        warnings.append(
+            f"{_count(len(found.placeholders), 'placeholder row')} (a {noun} or answer that is "
+            "empty, a template's filler or a slot, or echoes a prompt): "
+            f"{_ids(found.placeholders)}"
+        )
+    if found.too_short:
+        n = len(found.too_short)
+        warnings.append(
+            f"{n:,} {noun if n == 1 else plural} too short to mean anything (fewer than "
+            f"{MIN_QUESTION_WORDS} words and {MIN_QUESTION_CHARACTERS} letters or digits): "
+            f"{_ids(found.too_short)}"
+        )
+    return warnings
+
+
 def with_corpus_lines(
     lines: list[str], data: BenchmarkData, folder: Path, path: str, given: str | None
 ) -> list[str]:
@@ -122,7 +196,7 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> list[str]
     located = locate_rows(data.rows(), documents)
     return [
         f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
-        f"{len(documents.skipped):,} files skipped); results labelled documents",
+        f"{_count(len(documents.skipped), 'file')} skipped); results labelled documents",
         f"  Evidence:       {located.note(folder)}",
     ]
 
