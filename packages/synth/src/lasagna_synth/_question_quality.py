@@ -26,11 +26,11 @@ answer metrics already use.
   and a short list of auxiliaries and prepositions is set aside (`FUNCTION_WORDS`): "What is
   the default timeout in httpx?" = "What was the default timeout of httpx". A similarity
   threshold was the other choice, and it fails where it matters: token-set Jaccard gives
-  "Which function sends a GET request?" and "... a POST request?" 0.75, and any 10-word
-  question with one word changed 0.82, so a threshold that catches rephrasings also drops
-  distinct questions; it is not transitive either, so which copy survives would depend on
-  order. A key is an equivalence (the first copy is kept, whatever the order) and a dict
-  lookup: no pair is ever compared, at any size.
+  "Which function sends a GET request in httpx?" and "... a POST request in httpx?" 0.75,
+  and any 10-word question with one word changed 0.82, so a threshold that catches
+  rephrasings also drops distinct questions; it is not transitive either, so which copy
+  survives would depend on order. A key is an equivalence (the first copy is kept, whatever
+  the order) and a dict lookup: no pair is ever compared, at any size.
 """
 
 from __future__ import annotations
@@ -132,10 +132,12 @@ def _instructions() -> tuple[frozenset[str], str]:
         texts += _descriptions(json.loads(schema))
     sentences = set()
     for text in texts:
-        for sentence in re.split(r"[.!?:;\n]+(?:\s|$)|\n", _FIELD_NAME.sub(" ", text)):
-            normalised = normalize_question(sentence)
-            if " " in normalised:  # one word ("why") is a question too short, not an echo
-                sentences.add(normalised)
+        for sentence in re.split(r"[.!?]+(?:\s|$)|\n", _FIELD_NAME.sub(" ", text)):
+            # the sentence, and each of its clauses
+            for part in (sentence, *re.split(r"[:;](?:\s|$)", sentence)):
+                normalised = normalize_question(part)
+                if " " in normalised:  # one word ("why") is a question too short, no echo
+                    sentences.add(normalised)
     return frozenset(sentences), "\n".join(f" {s} " for s in sorted(sentences))
 
 
