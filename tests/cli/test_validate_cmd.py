@@ -223,3 +223,13 @@ def test_a_synthesized_file_validates_and_runs(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     answerable = sum(1 for r in rows if not r["metadata"]["unanswerable"])
     assert found["metrics"]["retrieval"]["ndcg@10"]["count"] == answerable
+
+
+def test_a_count_of_one_takes_the_singular() -> None:
+    """"1 file skipped", never "1 files skipped" (examples/docs skips its one .svg)."""
+    docs = ROOT / "examples" / "docs"
+    result = validate(str(EXAMPLES / "pasta.jsonl"), "--corpus", str(docs))
+    assert result.exit_code == 0, result.output
+    assert f"  Documents:      4 in {docs} (--corpus; 1 file skipped); results labelled " in (
+        result.stdout
+    )

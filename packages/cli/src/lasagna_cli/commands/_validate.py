@@ -11,6 +11,7 @@ import typer
 from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -101,10 +102,6 @@ def _ids(found: Sequence[str] | Sequence[tuple[str, str]], sign: str = "=", show
     return ", ".join(listed) + (", ..." if len(found) > shown else "")
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 def question_warnings(data: BenchmarkData) -> list[str]:
     """What the questions hold that they should not (`lasagna_synth.question_issues`, per
     split): warnings, with counts and the first row ids, that never stop the data from
@@ -137,26 +134,26 @@ def question_warnings(data: BenchmarkData) -> list[str]:
             else "run scores the question once, as its first row"
         )
         warnings.append(
-            f"{n:,} duplicate {noun if n == 1 else plural} (the same text once case, "
+            f"{counted(n, 'duplicate ' + noun, 'duplicate ' + plural)} (the same text once case, "
             f"punctuation and articles are set aside; {how}): {_ids(found.duplicates)}"
         )
     if found.near_duplicates:
         n = len(found.near_duplicates)
         warnings.append(
-            f"{n:,} near-duplicate {noun if n == 1 else plural} (the same words in the same "
-            "order once auxiliaries and of/in/on/at/for are set aside; run scores each): "
-            f"{_ids(found.near_duplicates, '~')}"
+            f"{counted(n, 'near-duplicate ' + noun, 'near-duplicate ' + plural)} (the same words "
+            "in the same order once auxiliaries and of/in/on/at/for are set aside; run scores "
+            f"each): {_ids(found.near_duplicates, '~')}"
         )
     if found.placeholders:
         warnings.append(
-            f"{_count(len(found.placeholders), 'placeholder row')} (a {noun} or answer that is "
+            f"{counted(len(found.placeholders), 'placeholder row')} (a {noun} or answer that is "
             "empty, a template's filler or a slot, or echoes a prompt): "
             f"{_ids(found.placeholders)}"
         )
     if found.too_short:
         n = len(found.too_short)
         warnings.append(
-            f"{n:,} {noun if n == 1 else plural} too short to mean anything (fewer than "
+            f"{counted(n, noun, plural)} too short to mean anything (fewer than "
             f"{MIN_QUESTION_WORDS} words and {MIN_QUESTION_CHARACTERS} letters or digits): "
             f"{_ids(found.too_short)}"
         )
@@ -196,7 +193,7 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> list[str]
     located = locate_rows(data.rows(), documents)
     return [
         f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
-        f"{_count(len(documents.skipped), 'file')} skipped); results labelled documents",
+        f"{counted(len(documents.skipped), 'file')} skipped); results labelled documents",
         f"  Evidence:       {located.note(folder)}",
     ]
 
