@@ -226,7 +226,7 @@ def test_a_synthesized_file_validates_and_runs(tmp_path: Path) -> None:
 
 
 def test_a_count_of_one_takes_the_singular() -> None:
-    """"1 file skipped", never "1 files skipped" (examples/docs skips its one .svg)."""
+    """ "1 file skipped", never "1 files skipped" (examples/docs skips its one .svg)."""
     docs = ROOT / "examples" / "docs"
     result = validate(str(EXAMPLES / "pasta.jsonl"), "--corpus", str(docs))
     assert result.exit_code == 0, result.output
