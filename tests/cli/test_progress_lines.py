@@ -73,7 +73,7 @@ def test_the_staged_pipeline_says_it_extracts_pdfs_and_indexes(tmp_path: Path) -
         "extracting the text of 1 PDF filing(s)",
         next(line for line in lines if line.startswith("indexing financebench")),
     ], lines
-    assert lines[2].endswith(" documents (BM25)")
+    assert lines[2].endswith(": 1 document (BM25)")  # the one filing: singular
     again = cli(*args, "-o", str(tmp_path / "b"))
     assert again.exit_code == 0, again.output
     assert "extracting the text of 1 PDF filing(s)" in again.stderr  # the step, from the cache
