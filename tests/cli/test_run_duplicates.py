@@ -48,6 +48,10 @@ def test_a_duplicate_question_is_scored_once_and_said(tmp_path: Path) -> None:
         f"{rows[0]['id']}, again-3b = {rows[2]['id']}"
     )
     assert f"{data}: {note}" in result.stderr.splitlines()
+    planned = run(str(data), "--dry-run")  # the dry run counts the distinct questions too
+    assert planned.exit_code == 0, planned.output
+    assert f"x bm25-k5: {len(rows)}" in planned.stdout
+    assert f"  note: {data}: {note}" in planned.stdout.splitlines()
     twice = results_of(tmp_path / "twice")
     assert note in twice["dataset"]["notes"]
     assert twice["counts"]["questions"] == len(rows)
