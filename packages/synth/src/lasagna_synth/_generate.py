@@ -10,9 +10,9 @@ Drop reasons:
     unsupported     the checker found the reference answer not supported by the passages
     answered        the checker found an "unanswerable" question answered by the passages
     unclear         the checker found the question ambiguous or could not judge it
-    duplicate       the same question (normalised) as a row kept earlier in plan order
-    near-duplicate  the same words in the same order as a row kept earlier, once auxiliaries
-                    and a few prepositions are set aside
+    duplicate       the same question (normalised) as a row checked earlier in plan order
+    near-duplicate  the same words in the same order as a row checked earlier, once
+                    auxiliaries and a few prepositions are set aside
     error           a call failed for good (network, server); not cached, so a rerun retries it
 
 The rules are `_question_quality`'s, which `benchmark validate-data` warns with. Duplicates
@@ -205,8 +205,8 @@ async def _run_item(
 
 
 def _copy_of(question: str, seen: tuple[set[str], set[str]]) -> DropReason | None:
-    """ "duplicate" or "near-duplicate" when `question` repeats one in `seen` (exact
-    normalised texts, near-duplicate keys), which it then joins."""
+    """Why `question` is a copy of one in `seen` (exact normalised texts, near-duplicate
+    keys), which it then joins: "duplicate", "near-duplicate", or None."""
     exact, near = normalize_question(question), near_duplicate_key(question)
     found: DropReason | None = (
         "duplicate" if exact in seen[0] else "near-duplicate" if near in seen[1] else None

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.config._config import BenchmarkEntry, ChunkingSpec
@@ -96,8 +97,7 @@ def duplicates_note(copies: Mapping[str, str], shown: int = 5) -> str:
     first `shown` pairs)."""
     pairs = [f"{copy} = {first}" for copy, first in list(copies.items())[:shown]]
     more = f", and {len(copies) - shown:,} more" if len(copies) > shown else ""
-    noun = "question" if len(copies) == 1 else "questions"
-    return f"{len(copies):,} duplicate {noun} scored once: {', '.join(pairs)}{more}"
+    return f"{counted(len(copies), 'duplicate question')} scored once: {', '.join(pairs)}{more}"
 
 
 def _documents_dataset(
