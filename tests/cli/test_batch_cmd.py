@@ -4,6 +4,7 @@ without a batch API is refused in one line."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -149,10 +150,12 @@ def test_a_model_without_a_batch_api_is_refused_in_one_line(tmp_path: Path) -> N
 
 def synth_reply(request: dict[str, Any]) -> str:
     user = request["messages"][-1]["content"]
-    if "Write one" in user:
+    if "Write one" in user:  # a question of each prompt's own: a repeated one is dropped
+        topic = hashlib.sha256(user.encode()).hexdigest()[:8]
+        question = f"What does the harbour say about topic {topic}?"
         if "on the subject" in user:
-            return json.dumps({"question": "What does the harbour say?"})
-        return json.dumps({"question": "What does the harbour say?", "answer": "a fact"})
+            return json.dumps({"question": question})
+        return json.dumps({"question": question, "answer": "a fact"})
     if "Reference answer:" in user:
         return json.dumps({"reason": "stated", "supported": "yes"})
     return json.dumps({"reason": "not stated", "answered": "no"})

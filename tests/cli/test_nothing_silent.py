@@ -109,9 +109,18 @@ def test_a_judge_that_gives_one_grade_to_everything_is_called_out(
     calibrated = invoke(["judge", "calibrate", str(graded), "--labels",
                          str(EXAMPLES / "judge" / "labels.jsonl")])  # fmt: skip
     assert calibrated.exit_code == 0, calibrated.output
-    assert "such a judge measures nothing" in calibrated.stderr
-    assert "judge calibrate" not in calibrated.stderr  # not told to run what it runs
-    assert "use a stronger judge model" in calibrated.stderr
+    # the warning opens the output whose table it speaks of, in the same stream
+    warning, *rest = calibrated.stdout.splitlines()
+    assert warning.startswith("warning: the judge gave all ")
+    assert "such a judge measures nothing" in warning and "the agreement below" in warning
+    assert "judge calibrate" not in warning  # not told to run what it runs
+    assert "use a stronger judge model" in warning
+    assert any(line.startswith("human \\ judge") for line in rest)  # the table, below it
+    assert calibrated.stderr == ""
+    as_json = invoke(["judge", "calibrate", str(graded), "--labels",
+                      str(EXAMPLES / "judge" / "labels.jsonl"), "--json"])  # fmt: skip
+    assert json.loads(as_json.stdout)["warning"] == warning.removeprefix("warning: ")
+    assert as_json.stderr.strip() == warning
 
 
 def test_judge_grade_on_a_folder_and_on_a_row_too_large(

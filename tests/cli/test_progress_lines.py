@@ -4,6 +4,7 @@ per step above the main bar, which shows an ETA. The libraries only report (`on_
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def test_the_staged_pipeline_says_it_extracts_pdfs_and_indexes(tmp_path: Path) -
         "extracting the text of 1 PDF filing(s)",
         next(line for line in lines if line.startswith("indexing financebench")),
     ], lines
-    assert lines[2].endswith(" documents (BM25)")
+    assert lines[2].endswith(": 1 document (BM25)")  # the one filing: singular
     again = cli(*args, "-o", str(tmp_path / "b"))
     assert again.exit_code == 0, again.output
     assert "extracting the text of 1 PDF filing(s)" in again.stderr  # the step, from the cache
@@ -142,3 +143,38 @@ def test_a_run_off_a_terminal_prints_its_counts_rate_and_eta_as_it_goes(
     assert lines[0].startswith("tasks") and ": 1 of 14 (done 1  failed 0  skipped 0" in lines[0]
     assert ", eta " in lines[0] and "/s" in lines[0]
     assert ", eta " not in lines[-1]  # nothing left
+
+
+def test_synthesize_off_a_terminal_prints_its_counts_rate_and_eta_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a run does: a line of kept, dropped and failed questions every
+    LASAGNA_PROGRESS_LINES_EVERY seconds (0 here: one per question) while the model writes."""
+    import json
+
+    from lasagna_judge.testing import FakeLLMServer
+
+    def reply(request: dict[str, Any]) -> str:
+        user = request["messages"][-1]["content"]
+        if "Write one" not in user:
+            return json.dumps({"reason": "stated", "supported": "yes"})
+        if "from skerra-ferry.txt:" in user:
+            return json.dumps({"question": "Question 1", "answer": "a"})  # a placeholder
+        return json.dumps({"question": f"What does prompt {hash(user)} say?", "answer": "it"})
+
+    monkeypatch.setenv("LASAGNA_PROGRESS_LINES_EVERY", "0")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    with FakeLLMServer(reply=reply) as server:
+        result = cli("benchmark", "synthesize", str(ROOT / "examples" / "docs"), "--n", "6",
+                     "--mix", "factoid=1", "--model", "openai/x", "--base-url", server.base_url,
+                     "--concurrency", "1", "--out", str(tmp_path / "qa.jsonl"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("synthesize: ")]
+    assert [line.split(" (")[0] for line in lines] == [
+        f"synthesize: {i} of 6 questions" for i in range(1, 7)
+    ]
+    assert ", eta " in lines[0] and "/s" in lines[0] and ", eta " not in lines[-1]
+    last = re.search(r"kept (\d+)  dropped (\d+)  errors 0", lines[-1])
+    assert last is not None and int(last.group(1)) + int(last.group(2)) == 6
+    assert int(last.group(2)) > 0  # the placeholders are counted as they come
+    assert re.match(rf"Wrote {last.group(1)} rows? ", result.stdout)

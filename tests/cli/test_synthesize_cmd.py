@@ -57,10 +57,15 @@ def model_reply(request: dict[str, Any]) -> str | Fault:
     if "Write one" in user:
         if "FAULT500" in user:
             return Fault(status=500)
-        doc = re.search(r"from (\S+?):", user)
-        question = f"What does {doc.group(1) if doc else '?'} say?"
+        # each item its own question: its passages' documents and opening words, and which
+        # of a passage's questions it is
+        docs = " and ".join(re.findall(r"from (\S+?):", user)) or "?"
+        opening = re.search(r"<passage>\n(\S+ \S+ \S+)", user)
+        use = re.search(r"this is question (\d+) from it", user)
+        question = f"What does {docs} say about {opening.group(1) if opening else '?'}"
+        question += f" (question {use.group(1)})?" if use else "?"
         if "on the subject" in user:
-            return json.dumps({"question": question})
+            return json.dumps({"question": question[:-1] + ", beyond what it states?"})
         return json.dumps({"question": question, "answer": "a fact"})
     if "Reference answer:" in user:
         return json.dumps({"reason": "stated", "supported": "yes"})
@@ -290,8 +295,8 @@ def test_full_run_with_faults_then_resume_byte_identical(tmp_path: Path) -> None
             lines[0],
         )
         assert lines[1] == (
-            f"Dropped {errors}: unparseable 0, placeholder 0, unsupported 0, answered 0, "
-            f"unclear 0, error {errors}"
+            f"Dropped {errors}: unparseable 0, placeholder 0, too-short 0, unsupported 0, "
+            f"answered 0, unclear 0, duplicate 0, near-duplicate 0, error {errors}"
         )
         assert "run the same command again" in lines[2] and "500" in lines[2]
         spent = re.fullmatch(

@@ -71,6 +71,42 @@ def test_a_beir_folder_and_a_csv() -> None:
     assert result.exit_code == 0 and "local/pasta@bfc162ef3687" in result.stdout
 
 
+def test_duplicates_placeholders_and_questions_too_short_are_warned_of_not_refused(
+    tmp_path: Path,
+) -> None:
+    """Warnings with counts and the first row ids; the data still runs (exit 0)."""
+    questions = {
+        "q1": "What kind of pasta is layered to make lasagna?",
+        "q2": "Which sauce goes into lasagna?",
+        "q3": "WHAT KIND OF PASTA IS LAYERED TO MAKE A LASAGNA",  # = q1
+        "q4": "What kind of pasta was layered to make lasagna?",  # ~ q1
+        "q5": "A question and its short reference answer.",  # the schema's description
+        "q6": "{question}",
+        "q7": "Why?",
+        "q8": "which sauce goes into lasagna?!",  # = q2
+    }
+    questions |= {f"c{i}": "Which sauce goes into lasagna" for i in range(6)}  # 6 more = q2
+    data = tmp_path / "qa.jsonl"
+    rows = [{"id": i, "question": q, "answer": "sheets"} for i, q in questions.items()]
+    rows.append({"id": "q9", "question": "Which cheese tops a lasagna?", "answer": "a"})
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = validate(str(data))
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stdout.splitlines() if line.startswith("  Warning:")]
+    assert warnings == [
+        "  Warning:        8 duplicate questions (the same text once case, punctuation and "
+        "articles are set aside; run scores the question once, as its first row): "
+        '"q3" = "q1", "q8" = "q2", "c0" = "q2", "c1" = "q2", "c2" = "q2", ...',
+        "  Warning:        1 near-duplicate question (the same words in the same order once "
+        'auxiliaries and of/in/on/at/for are set aside; run scores each): "q4" ~ "q1"',
+        "  Warning:        3 placeholder rows (a question or answer that is empty, a template's "
+        'filler or a slot, or echoes a prompt): "q5", "q6", "q9"',
+        "  Warning:        1 question too short to mean anything (fewer than 3 words and 10 "
+        'letters or digits): "q7"',
+    ]
+    assert "Run it:  lasagna benchmark run" in result.stdout
+
+
 def test_every_problem_is_listed_up_to_20_and_exit_1(tmp_path: Path) -> None:
     data = tmp_path / "qa.jsonl"
     data.write_text("".join('{"question": "Q", "answr": "A"}\n' for _ in range(25)), "utf-8")
@@ -187,3 +223,13 @@ def test_a_synthesized_file_validates_and_runs(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     answerable = sum(1 for r in rows if not r["metadata"]["unanswerable"])
     assert found["metrics"]["retrieval"]["ndcg@10"]["count"] == answerable
+
+
+def test_a_count_of_one_takes_the_singular() -> None:
+    """ "1 file skipped", never "1 files skipped" (examples/docs skips its one .svg)."""
+    docs = ROOT / "examples" / "docs"
+    result = validate(str(EXAMPLES / "pasta.jsonl"), "--corpus", str(docs))
+    assert result.exit_code == 0, result.output
+    assert f"  Documents:      4 in {docs} (--corpus; 1 file skipped); results labelled " in (
+        result.stdout
+    )

@@ -13,7 +13,9 @@ pages' blocks with the ray group) and is reported as skipped elsewhere.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,12 +58,18 @@ SKIPPED = [
 
 def _reply(request: dict[str, Any]) -> str:
     # A structured call (a grade, a question, a check) gets the simplest reply that fits its
-    # schema; a plain one (an answer) the user's message back, so answers hold the words of
-    # the question and passages, as a model's would (`stats find` has something to find).
-    if request.get("tools") or request.get("response_format"):
-        return _schema_dummy(request)
+    # schema, a question one of its prompt's own (synthesize drops a one-letter question,
+    # and a repeated one); a plain one (an answer) the user's message back, so answers hold
+    # the words of the question and passages, as a model's would (`stats find` has something
+    # to find).
     content = request["messages"][-1]["content"]
     text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+    if request.get("tools") or request.get("response_format"):
+        reply = json.loads(_schema_dummy(request))
+        if isinstance(reply, dict) and "question" in reply:
+            topic = hashlib.sha256(text.encode()).hexdigest()[:8]
+            reply["question"] = f"What do the documents say about topic {topic}?"
+        return json.dumps(reply)
     return text[:2000]
 
 

@@ -61,12 +61,17 @@ class FakeModel:
             first = re.search(r"from (\S+?):\n<passage>\n(\S+ \S+ \S+)", user)
             assert first is not None
             doc, opening = first.groups()
-            question = f"What does {doc} say about {opening}?"
+            # each item its own question: the second passage and the variation number too
+            second = re.search(r"Passage 2, from (\S+?):", user)
+            use = re.search(r"this is question (\d+) from it", user)
+            question = f"What does {doc} say about {opening}"
+            question += f" and {second.group(1)}" if second else ""
+            question += f" (question {use.group(1)})?" if use else "?"
             for marker in ("VERDICT_NO", "VERDICT_UNCLEAR", "VERDICT_YES", "CHECKGARBAGE"):
                 if marker in user:
                     question += f" {marker}"
             if "Write one question on the subject" in user:
-                return json.dumps({"question": question})
+                return json.dumps({"question": question[:-1] + ", beyond what it states?"})
             return json.dumps({"question": question, "answer": opening})
         if "CHECKGARBAGE" in user:
             return "[]"
@@ -182,9 +187,12 @@ def test_drops_are_counted_by_reason_and_one_failure_never_aborts(
     assert result.drops == {
         "unparseable": 2,  # GARBAGE (write), CHECKGARBAGE (check)
         "placeholder": 1,  # never sent to the check
+        "too-short": 0,
         "unsupported": 1,
         "answered": 0,
         "unclear": 1,
+        "duplicate": 0,
+        "near-duplicate": 0,
         "error": 1,
     }
     assert len(result.rows) == 3
@@ -341,7 +349,7 @@ def test_unanswerable_checks_wait_for_the_index_built_beside_the_first_calls(
     folder = corpus(tmp_path, make)
     p = plan(folder, n=6, mix="factoid=0.5,unanswerable=0.5", seed=5)
     assert p._index._index is None  # not built by planning
-    with FakeLLMServer() as server:
+    with FakeLLMServer(reply=FakeModel()) as server:
         llm = make_llm("openai/fake", base_url=server.base_url, api_key="k", cache=False)
 
         async def go() -> Synthesis:
@@ -389,3 +397,44 @@ def test_the_first_calls_leave_before_any_multihop_partner_is_chosen(
     with FakeLLMServer(reply=FakeModel()) as server:
         assert run(eager, server).rows == result.rows
     assert [row["id"] for row in result.rows] == [i.id for i in lazy.items]
+
+
+def test_duplicates_keep_the_first_in_plan_order_whatever_order_the_calls_finish_in(
+    tmp_path: Path, make: type
+) -> None:
+    """Every item writes one of two wordings of one question, or one other question; the
+    calls finish in another order each run. The first item in plan order is the copy kept,
+    and the progress counts the copies as they come, the same number the result does."""
+    import functools
+    import random
+
+    folder = corpus(tmp_path, make)
+    p = plan(folder, n=9, mix="factoid=1", seed=4)
+    wordings = ["What is the harbour's opening year?", "what is the harbours opening year"]
+    near = "What was the harbour's opening year"
+
+    def reply(request: dict[str, Any]) -> str:
+        user = request["messages"][-1]["content"]
+        if "Write one" not in user:
+            return json.dumps({"reason": "checked", "supported": "yes"})
+        pick = sum(map(ord, user)) % 3
+        question = near if pick == 2 else wordings[pick]
+        return json.dumps({"question": question, "answer": "1781"})
+
+    kept = []
+    for seed in (1, 2, 3):
+        latency = functools.partial(random.Random(seed).uniform, 0, 0.02)
+        progress: list[str | None] = []
+        with FakeLLMServer(reply=reply, latency=latency) as server:
+            result = run(p, server, on_progress=functools.partial(_reason_into, progress))
+        assert len(result.rows) == 1
+        assert result.drops["duplicate"] + result.drops["near-duplicate"] == 8
+        assert progress.count("duplicate") == result.drops["duplicate"]
+        assert progress.count("near-duplicate") == result.drops["near-duplicate"]
+        kept.append(result.rows)
+    assert kept[0] == kept[1] == kept[2]
+    assert kept[0][0]["id"] == p.items[0].id
+
+
+def _reason_into(found: list[str | None], done: int, total: int, why: str | None) -> None:
+    found.append(why)

@@ -26,8 +26,9 @@ def docs(folder: Path) -> Path:
 
 def reply(request: dict[str, Any]) -> str:
     user = request["messages"][-1]["content"]
-    if "Write one" in user:
-        return json.dumps({"question": "What is the fact?", "answer": "The fact"})
+    if "Write one" in user:  # a question of each passage's own: a repeated one is dropped
+        topic = user.split("<passage>\n", 1)[1].split()[1]
+        return json.dumps({"question": f"What is the {topic} fact?", "answer": "The fact"})
     return json.dumps({"reason": "stated", "supported": "yes"})
 
 

@@ -2,13 +2,23 @@
 checks it; rows that fail are dropped and counted by reason.
 
 Drop reasons:
-    unparseable  a call never produced output matching its schema
-    unsupported  the checker found the reference answer not supported by the passages
-    answered     the checker found an "unanswerable" question answered by the passages
-    unclear      the checker found the question ambiguous or could not judge it
-    placeholder  the question or answer is empty or a template's filler ("What is the answer
-                 to the question", "a"): a small model echoing the prompt, never checked
-    error        a call failed for good (network, server); not cached, so a rerun retries it
+    unparseable     a call never produced output matching its schema
+    placeholder     the question or answer is empty, a template's filler ("What is the answer
+                    to the question", "a") or an echo of the prompt or schema text ("A
+                    question and its short reference answer."): never checked
+    too-short       the question has too few words to mean anything ("Why?"): never checked
+    unsupported     the checker found the reference answer not supported by the passages
+    answered        the checker found an "unanswerable" question answered by the passages
+    unclear         the checker found the question ambiguous or could not judge it
+    duplicate       the same question (normalised) as a row checked earlier in plan order
+    near-duplicate  the same words in the same order as a row checked earlier, once
+                    auxiliaries and a few prepositions are set aside
+    error           a call failed for good (network, server); not cached, so a rerun retries it
+
+The rules are `_question_quality`'s, which `benchmark validate-data` warns with. Duplicates
+are found once every item is checked: of the checked questions, the first in plan order is
+kept, whatever order the calls finished in, so a seeded run is reproducible byte for byte.
+(Their checks are paid for: deciding earlier would make the kept copy depend on timing.)
 
 Calls run concurrently; one failing item never stops the others. Factoid items are sent
 first, while the word index the others need is built; rows come back in plan order, whatever
@@ -19,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,18 +47,38 @@ from lasagna_synth._prompts import (
     check_messages,
     write_messages,
 )
+from lasagna_synth._question_quality import (
+    first_copies,
+    is_placeholder,
+    is_too_short,
+    near_duplicate_key,
+    normalize_question,
+)
 from lasagna_synth._schemas import AnswerCheck, AnsweredQuestion, OpenQuestion, SupportCheck
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, BatchRequest
 
-DropReason = Literal["unparseable", "placeholder", "unsupported", "answered", "unclear", "error"]
-DROP_REASONS: tuple[DropReason, ...] = (
+DropReason = Literal[
     "unparseable",
     "placeholder",
+    "too-short",
     "unsupported",
     "answered",
     "unclear",
+    "duplicate",
+    "near-duplicate",
+    "error",
+]
+DROP_REASONS: tuple[DropReason, ...] = (
+    "unparseable",
+    "placeholder",
+    "too-short",
+    "unsupported",
+    "answered",
+    "unclear",
+    "duplicate",
+    "near-duplicate",
     "error",
 )
 """Why a written question was dropped, as the summary counts them."""
@@ -107,18 +136,6 @@ def make_row(item: PlanItem, question: str, answer: str | None, model: str, seed
     return row
 
 
-_QUESTION_FILLERS = re.compile(
-    r"(what is )?(the |a |your )?(question|answer)( to (the |this |a )?question)?( here)?"
-)
-_ANSWER_FILLERS = re.compile(r"(a|an|the|(the |your )?answer( here)?|n/?a|none|string|text|\.+)")
-
-
-def is_placeholder(text: str, fillers: re.Pattern[str]) -> bool:
-    """Empty, or only a template's filler word for word (case and punctuation aside)."""
-    words = " ".join(re.sub(r"[^\w./]+", " ", text.lower()).split())
-    return not words or fillers.fullmatch(words.strip(" ./") or ".") is not None
-
-
 _KEEP = {"factoid": "yes", "multihop": "yes", "unanswerable": "no"}
 _REFUSE: dict[str, DropReason] = {"yes": "answered", "no": "unsupported", "unclear": "unclear"}
 
@@ -151,10 +168,10 @@ async def _written(
         question, answer = value.question, None
     else:
         return "unparseable"
-    if is_placeholder(question, _QUESTION_FILLERS) or (
-        answer is not None and is_placeholder(answer, _ANSWER_FILLERS)
-    ):
+    if is_placeholder(question) or (answer is not None and is_placeholder(answer, "answer")):
         return "placeholder"
+    if is_too_short(question):
+        return "too-short"
     judged = item.passages
     if item.question_type == "unanswerable":
         if index is not None:
@@ -185,6 +202,33 @@ async def _run_item(
     if verdict != _KEEP[item.question_type]:
         return None, _REFUSE[verdict]
     return make_row(item, question, answer, llm.model, plan.seed), None
+
+
+def _copy_of(question: str, seen: tuple[set[str], set[str]]) -> DropReason | None:
+    """Why `question` is a copy of one in `seen` (exact normalised texts, near-duplicate
+    keys), which it then joins: "duplicate", "near-duplicate", or None."""
+    exact, near = normalize_question(question), near_duplicate_key(question)
+    found: DropReason | None = (
+        "duplicate" if exact in seen[0] else "near-duplicate" if near in seen[1] else None
+    )
+    seen[0].add(exact)
+    seen[1].add(near)
+    return found
+
+
+def _drop_copies(results: list[Row | None], drops: Counter[DropReason]) -> None:
+    """Every checked row that repeats an earlier one in plan order made None, and counted:
+    a "duplicate" when an earlier row has its normalised text, else a "near-duplicate"."""
+    kept = [i for i, row in enumerate(results) if row is not None]
+    questions = [str(row["question"]) for row in results if row is not None]
+    copies = first_copies(questions, near=True)
+    exact: set[str] = set()
+    for position, (i, question) in enumerate(zip(kept, questions, strict=True)):
+        normalised = normalize_question(question)
+        if position in copies:
+            results[i] = None
+            drops["duplicate" if normalised in exact else "near-duplicate"] += 1
+        exact.add(normalised)
 
 
 Prefill = Callable[[Sequence["BatchRequest"], str], Awaitable[object]]
@@ -246,6 +290,9 @@ async def generate(
     for i in sorted(range(len(plan.items)), key=lambda i: first[plan.items[i].question_type]):
         queue.put_nowait(i)
     done = 0
+    # The checked questions so far, for the progress only: which copy of a duplicate is
+    # dropped is decided in plan order at the end, but how many are is the same either way.
+    seen: tuple[set[str], set[str]] = (set(), set())
 
     async def worker() -> None:
         nonlocal done
@@ -262,6 +309,8 @@ async def generate(
             results[i] = row
             if reason is not None:
                 drops[reason] += 1
+            elif row is not None:
+                reason = _copy_of(row["question"], seen)
             done += 1
             if on_progress is not None:
                 on_progress(done, len(plan.items), reason)
@@ -271,6 +320,7 @@ async def generate(
     finally:
         if index is not None and not index.done():
             index.cancel()
+    _drop_copies(results, drops)
     return Synthesis(
         rows=[row for row in results if row is not None],
         model=llm.model,

@@ -188,13 +188,17 @@ def _calibrate(
         ],
         against_labels=True,
     )
-    if warning:
-        typer.echo(f"warning: {warning}", err=True)
     unlabelled = len(graded) - len(matched)
     graded_ids = {str(row["id"]) for _, row in graded}
     ungraded = sum(1 for key in labels if key not in graded_ids)
     if as_json:
         data = result.to_dict() | {"unlabelled": unlabelled, "labels_without_grade": ungraded}
+        if warning:  # in the figures it is about, and on stderr for whoever reads the log
+            data["warning"] = warning
+            typer.echo(f"warning: {warning}", err=True)
         typer.echo(json.dumps(data, indent=2))
     else:
-        typer.echo("\n".join(_calibration_lines(result, unlabelled, ungraded)))
+        # Above the table it speaks of, in the same stream: on stderr it could come out
+        # after the table (stdout and stderr read apart, or one of them redirected).
+        warned = [f"warning: {warning}"] if warning else []
+        typer.echo("\n".join(warned + _calibration_lines(result, unlabelled, ungraded)))

@@ -11,6 +11,7 @@ import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
@@ -100,8 +101,8 @@ def _data_lines(bench: LoadedBenchmark) -> list[str]:
     without = sum(1 for q in bench.questions if not q.evidence)
     lines = [
         "",
-        f"in --data-dir (split {bench.split}): {len(bench.documents)} documents, "
-        f"{len(bench.questions)} questions",
+        f"in --data-dir (split {bench.split}): {counted(len(bench.documents), 'document')}, "
+        f"{counted(len(bench.questions), 'question')}",
     ]
     for category in sorted(counts):
         lines.append(f"  {category}: {counts[category]}")
@@ -227,7 +228,9 @@ def sample_command(
                 f"  {meta['shortfall']} fewer questions than asked: the benchmark has no more",
                 err=True,
             )
-        typer.echo(f"wrote {len(written)} files to {output} (sampling_metadata.json included)")
+        typer.echo(
+            f"wrote {counted(len(written), 'file')} to {output} (sampling_metadata.json included)"
+        )
         split_flag = f" --split {bench.split}" if bench.split != spec.default_split else ""
         typer.echo(
             f"run it: lasagna benchmark run {name} --data-dir {output}{split_flag} --step gen "

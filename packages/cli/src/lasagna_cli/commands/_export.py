@@ -10,6 +10,7 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._report import DatasetsOption, PricesOption, read_runs
+from lasagna_cli.engine._counts import counted
 
 
 @benchmark_app.command("export")
@@ -64,7 +65,7 @@ def export(
             assert output is not None
             rows = list(flat_rows(run.results, run.label))
             to_parquet(rows, output)
-            typer.echo(f"export: {output} ({len(rows):,} rows)", err=True)
+            typer.echo(f"export: {output} ({counted(len(rows), 'row')})", err=True)
             return
         text = export_text(run.results, export_format, run=run.label, setup=setup, dataset=dataset)
         if output is None:

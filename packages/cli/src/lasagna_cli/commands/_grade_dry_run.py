@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from lasagna_cli.engine._counts import counted
+
 if TYPE_CHECKING:
     from lasagna_judge import Rubric
 
@@ -69,8 +71,8 @@ def grade_dry_run(
     price_of = (lambda model: price_for(price_table, model)) if price_table is not None else None
     typer.echo("dry run: no model called, nothing written")
     typer.echo(
-        f"{len(rows):,} rows: {calls:,} for the judge, {len(rows) - calls:,} graded by the "
-        "refusal rule (no call)"
+        f"{counted(len(rows), 'row')}: {calls:,} for the judge, {len(rows) - calls:,} graded "
+        "by the refusal rule (no call)"
     )
     for line in role_lines(roles, price_of):
         typer.echo(line)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
+from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric
@@ -118,7 +119,8 @@ def _jury_lines(verdicts: Sequence[Any], agreement: Any) -> list[str]:
     if scores:
         lines.append(
             f"jury grade (the mean of each answer's parsed grades): {sum(scores) / len(scores):.3f}"
-            f" over {len(scores)} answers; {partial} graded by only some judges, {none} by none"
+            f" over {counted(len(scores), 'answer')}; {partial} graded by only some judges, {none} "
+            "by none"
         )
     else:
         lines.append("jury grade: n/a (no judge gave any answer a grade)")

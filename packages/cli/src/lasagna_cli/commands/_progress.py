@@ -8,9 +8,10 @@
 - `SynthesisBar`: synthesize's questions.
 
 Off a terminal (CI, a log file) nothing is drawn: a step that takes a while is one line
-(`indexing local/beir@70b687ab83a5: 100,000 documents (BM25)`), a run's tasks get a line of
-counts, rate and ETA every `PROGRESS_LINES_EVERY` seconds, and its totals are printed at
-the end, so logs stay readable and a long run is never silence.
+(`indexing local/beir@70b687ab83a5: 100,000 documents (BM25)`), a run's tasks and
+synthesize's questions get a line of counts, rate and ETA every `PROGRESS_LINES_EVERY`
+seconds, and a run's totals are printed at the end (synthesize's summary says its own), so
+logs stay readable and a long run is never silence.
 """
 
 from __future__ import annotations
@@ -255,19 +256,24 @@ class StageProgress(_Steps):
 
 
 class SynthesisBar:
-    """`synthesize`'s bar: questions kept, dropped and failed, with an ETA, on stderr when it
-    is a terminal; silent otherwise (the summary says the same)."""
+    """`synthesize`'s questions: kept, dropped and failed, with an ETA, as a bar when stderr
+    is a terminal; off one, a line of the same counts every `PROGRESS_LINES_EVERY` seconds
+    (as a run's tasks get), so a long run in CI is never silence."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, enabled: bool | None = None) -> None:
         self.total = total
         self.kept = 0
         self.dropped = 0
         self.errors = 0
+        self._enabled = sys.stderr.isatty() if enabled is None else enabled
         self._progress: Any = None
         self._task: Any = None
+        self._start = self._last_line = time.perf_counter()
+        self._every = _progress_lines_every()
 
     def __enter__(self) -> SynthesisBar:
-        if sys.stderr.isatty():
+        self._start = self._last_line = time.perf_counter()
+        if self._enabled:
             from rich.console import Console
             from rich.progress import (
                 BarColumn,
@@ -295,6 +301,9 @@ class SynthesisBar:
         if self._progress is not None:
             self._progress.stop()
 
+    def _counts(self) -> str:
+        return f"kept {self.kept}  dropped {self.dropped}  errors {self.errors}"
+
     def __call__(self, done: int, total: int, reason: str | None) -> None:
         if reason is None:
             self.kept += 1
@@ -303,8 +312,15 @@ class SynthesisBar:
         else:
             self.dropped += 1
         if self._progress is not None:
-            self._progress.update(
-                self._task,
-                completed=done,
-                counts=f"kept {self.kept}  dropped {self.dropped}  errors {self.errors}",
-            )
+            self._progress.update(self._task, completed=done, counts=self._counts())
+            return
+        now = time.perf_counter()
+        if now - self._last_line < self._every:
+            return
+        self._last_line = now
+        elapsed = now - self._start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        line = f"synthesize: {done} of {total} questions ({self._counts()}  {rate:.1f}/s"
+        if done < total and rate > 0:
+            line += f", eta {_eta((total - done) / rate)}"
+        typer.echo(line + ")", err=True)

@@ -6,6 +6,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lasagna_cli.engine._counts import counted
+
 if TYPE_CHECKING:
     from lasagna_judge import LLM
     from lasagna_synth import Estimate, Plan, Synthesis
@@ -13,10 +15,6 @@ if TYPE_CHECKING:
 _LISTED = 20  # documents and skipped files listed by name in the dry run
 _PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
@@ -33,7 +31,7 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
     )
     width = max((len(d.id) for d in plan.documents[:_LISTED]), default=0)
     for document in plan.documents[:_LISTED]:
-        lines.append(f"  {document.id:<{width}}  {_count(per_doc[document.id], 'passage')}")
+        lines.append(f"  {document.id:<{width}}  {counted(per_doc[document.id], 'passage')}")
     if len(plan.documents) > _LISTED:
         lines.append(f"  ... and {len(plan.documents) - _LISTED:,} more")
     if plan.skipped:
@@ -47,7 +45,7 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
                 + "; ".join(f"{reason} ({n:,})" for reason, n in rest.most_common())
             )
     lines.append(
-        f"Passages:   {len(plan.passages):,} from {len(per_doc):,} documents "
+        f"Passages:   {len(plan.passages):,} from {counted(len(per_doc), 'document')} "
         f"({describe_chunker(plan.chunker, plan.chunk_words)})"
     )
     lines.append(
@@ -104,14 +102,14 @@ def summary_lines(
     per_type = result.rows_per_type
     dropped = sum(result.drops.values())
     lines = [
-        f"Wrote {_count(len(result.rows), 'row')} to {out}{_WRITTEN_AS[out_format]}: "
+        f"Wrote {counted(len(result.rows), 'row')} to {out}{_WRITTEN_AS[out_format]}: "
         + ", ".join(f"{t} {n:,}" for t, n in per_type.items())
         + f" (model {result.model})",
         f"Dropped {dropped:,}: " + ", ".join(f"{r} {n:,}" for r, n in result.drops.items()),
     ]
     if result.drops.get("error"):
         lines.append(
-            f"{_count(result.drops['error'], 'question')} failed on a call error (first: "
+            f"{counted(result.drops['error'], 'question')} failed on a call error (first: "
             f"{result.errors[0] if result.errors else 'unknown'}); run the same command again "
             "with --overwrite to retry them: finished calls come from the cache"
         )
@@ -123,7 +121,7 @@ def summary_lines(
 def _spent_line(llm: LLM, prices: Path | None) -> str:
     usage, cost = llm.usage, llm.cost_usd
     line = (
-        f"Calls:      {_count(llm.calls_made, 'call')} made this run (cache hits are free), "
+        f"Calls:      {counted(llm.calls_made, 'call')} made this run (cache hits are free), "
         f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
     )
     if cost is not None:

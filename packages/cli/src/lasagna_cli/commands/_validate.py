@@ -11,8 +11,11 @@ import typer
 from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lasagna_synth import BenchmarkData
 
 
@@ -52,6 +55,7 @@ def report(
     lines.append(f"  Revision:       {data.revision}")
     for note in data.notes:
         lines.append(f"  Note:           {note}")
+    lines += [f"  Warning:        {warning}" for warning in question_warnings(data)]
     lines.append("  Tracks:")
     support = data.track_support()
     for track, found in support.items():
@@ -87,6 +91,73 @@ def report(
             "   (the system's answers and retrievals the file records, scored)"
         )
     return lines, True
+
+
+def _ids(found: Sequence[str] | Sequence[tuple[str, str]], sign: str = "=", shown: int = 5) -> str:
+    """The first `shown` row ids (or pairs: `"q7" = "q3"`), then ", ..." when there are more."""
+    listed = [
+        f'"{item[0]}" {sign} "{item[1]}"' if isinstance(item, tuple) else f'"{item}"'
+        for item in found[:shown]
+    ]
+    return ", ".join(listed) + (", ..." if len(found) > shown else "")
+
+
+def question_warnings(data: BenchmarkData) -> list[str]:
+    """What the questions hold that they should not (`lasagna_synth.question_issues`, per
+    split): warnings, with counts and the first row ids, that never stop the data from
+    running, since a legitimate set may hold some on purpose."""
+    from lasagna_synth import (
+        MIN_QUESTION_CHARACTERS,
+        MIN_QUESTION_WORDS,
+        QuestionIssues,
+        question_issues,
+    )
+
+    beir = data.kind == "beir"
+    found = QuestionIssues()
+    for rows in data.splits.values():
+        issues = question_issues(
+            ((row.id, row.question, row.answers) for row in rows), check_length=not beir
+        )
+        found.duplicates.extend(issues.duplicates)
+        found.near_duplicates.extend(issues.near_duplicates)
+        found.placeholders.extend(issues.placeholders)
+        found.too_short.extend(issues.too_short)
+    noun = "query" if beir else "question"
+    plural = "queries" if beir else "questions"
+    warnings = []
+    if found.duplicates:
+        n = len(found.duplicates)
+        how = (
+            "run scores each, as trec_eval scores each query id"
+            if beir
+            else "run scores the question once, as its first row"
+        )
+        warnings.append(
+            f"{counted(n, 'duplicate ' + noun, 'duplicate ' + plural)} (the same text once case, "
+            f"punctuation and articles are set aside; {how}): {_ids(found.duplicates)}"
+        )
+    if found.near_duplicates:
+        n = len(found.near_duplicates)
+        warnings.append(
+            f"{counted(n, 'near-duplicate ' + noun, 'near-duplicate ' + plural)} (the same words "
+            "in the same order once auxiliaries and of/in/on/at/for are set aside; run scores "
+            f"each): {_ids(found.near_duplicates, '~')}"
+        )
+    if found.placeholders:
+        warnings.append(
+            f"{counted(len(found.placeholders), 'placeholder row')} (a {noun} or answer that is "
+            "empty, a template's filler or a slot, or echoes a prompt): "
+            f"{_ids(found.placeholders)}"
+        )
+    if found.too_short:
+        n = len(found.too_short)
+        warnings.append(
+            f"{counted(n, noun, plural)} too short to mean anything (fewer than "
+            f"{MIN_QUESTION_WORDS} words and {MIN_QUESTION_CHARACTERS} letters or digits): "
+            f"{_ids(found.too_short)}"
+        )
+    return warnings
 
 
 def with_corpus_lines(
@@ -126,11 +197,9 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[lis
     except EngineError as exc:
         return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"], False
     located = locate_rows(data.rows(), documents)
-    skipped = len(documents.skipped)
     return [
         f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
-        f"{skipped:,} {'file' if skipped == 1 else 'files'} skipped); results labelled "
-        "documents",
+        f"{counted(len(documents.skipped), 'file')} skipped); results labelled documents",
         f"  Evidence:       {located.note(folder)}",
     ], True
 

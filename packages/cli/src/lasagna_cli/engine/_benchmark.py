@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.config._config import RunConfig
-from lasagna_cli.engine.datasets import DatasetLoader
+from lasagna_cli.engine.datasets import DatasetLoader, duplicates_note
 from lasagna_cli.engine.plan._plan import build_plan
 from lasagna_cli.engine.records._records import is_current
 from lasagna_cli.engine.records._store import RunStore, open_folder, write_json_atomic
@@ -93,6 +93,9 @@ async def run_benchmarks(
     loader.probe(config.benchmarks)
     plan = build_plan(config, loader)
     check_output_folder(out, resume, f"-o {out}")
+    for bench in plan:  # also in results.json's notes
+        if bench.dataset.duplicates:
+            say(f"{bench.entry.where}: {duplicates_note(bench.dataset.duplicates)}")
     created = not out.exists()
     with open_folder(out, f"-o {out}", "the run folder") as removed:  # before any call
         if removed:

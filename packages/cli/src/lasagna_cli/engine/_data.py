@@ -157,6 +157,9 @@ class Dataset:
     documents: Documents | None = None
     """The folder of documents searched (`corpus:`), which each setup's chunking cuts;
     `corpus` is its default chunking."""
+    duplicates: Mapping[str, str] = field(default_factory=dict)
+    """`{id: id of the first copy}`: questions of the source left out of `questions` because
+    an earlier one asks the same (`datasets._own`), in source order."""
     _chunked: dict[Hashable, Corpus] = field(default_factory=dict, repr=False, compare=False)
     _chunk: Callable[[Documents, Any], Corpus] | None = field(
         default=None, repr=False, compare=False

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lasagna_cli.engine.config._config import RunConfig
-from lasagna_cli.engine.datasets import DatasetLoader
+from lasagna_cli.engine.datasets import DatasetLoader, duplicates_note
 from lasagna_cli.engine.plan._plan import build_plan
 from lasagna_cli.engine.plan._prompts import build_messages
 from lasagna_cli.engine.run._diagnostics import DIAGNOSED_SECTION, claim_calls
@@ -54,6 +54,8 @@ class DryRun:
     roles: list[RoleCalls] = field(default_factory=list)
     system_calls: int = 0
     """Questions a user's --system is asked (its cost is its own)."""
+    notes: list[str] = field(default_factory=list)
+    """What the plan's questions leave out (a file's duplicate questions, scored once)."""
 
 
 def priced(
@@ -86,6 +88,9 @@ def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
     tasks = plan_tasks(plan, options)
     judges = [config.judge, *(j.name for j in config.jury)] if config.judge else []
     found = DryRun()
+    for bench in plan:
+        if bench.dataset.duplicates:
+            found.notes.append(f"{bench.entry.where}: {duplicates_note(bench.dataset.duplicates)}")
     rows: dict[tuple[str, str], RoleCalls] = {}
     means: dict[int, int] = {}
     counts: dict[tuple[str, str], int] = {}
@@ -157,6 +162,7 @@ def dry_run_lines(
     lines += [f"  {b} x {s}: {n:,}" for b, s, n in found.plan]
     total = sum(n for _, _, n in found.plan)
     lines.append(f"  {total:,} tasks")
+    lines += [f"  note: {note}" for note in found.notes]
     if found.system_calls:
         lines.append(f"your --system: asked {found.system_calls:,} times")
     if not found.roles:

@@ -19,7 +19,7 @@ from lasagna_cli.engine.datasets._named import (
     named_dataset,
     read_named,
 )
-from lasagna_cli.engine.datasets._own import own_dataset, read_own
+from lasagna_cli.engine.datasets._own import duplicates_note, own_dataset, read_own
 from lasagna_cli.engine.datasets._passages import CHUNK_RULE, chunk_rule, cut_documents
 from lasagna_cli.engine.datasets._select import select_questions
 
@@ -33,6 +33,7 @@ __all__ = [
     "chunk_rule",
     "cut_documents",
     "data_revision",
+    "duplicates_note",
     "file_digests",
     "named_corpus",
     "named_dataset",

@@ -32,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Corpus, Dataset, Documents, Question
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine._steps import Step, no_step
@@ -252,8 +253,8 @@ def _tracks(
         retrieval = TrackSupport(
             "retrieval",
             True,
-            f"{' and '.join(scored)} of {len(questions):,} questions, over {len(corpus):,} "
-            f"passages of its {documents:,} documents",
+            f"{' and '.join(scored)} of {counted(len(questions), 'question')}, over "
+            f"{counted(len(corpus), 'passage')} of its {counted(documents, 'document')}",
         )
     if not answered and not unanswerable:
         why = f"{benchmark} has no reference answers (it judges retrieval only)"

@@ -5,13 +5,23 @@ lasagna-synth reads and validates the file (`load_data`: every bad row named); h
 become questions: the references are the answers, the judgments the rows' passages (pooled
 into one corpus) or the BEIR qrels, and the evidence a retrieved passage should contain is
 the row's own passages (an unanswerable row has none: its passages are relevant to nothing).
+
+A question file that asks the same question twice (the same text once case, punctuation
+and articles are set aside: `lasagna_synth.normalize_question`) has it scored once, as its
+first row, and says so in the dataset's notes: a copy would count its question twice in
+every mean and in a paired comparison's n. Near duplicates are kept: a user's own set may
+hold rephrasings on purpose (to test a retriever's robustness to wording), and
+`validate-data` warns of them. A BEIR folder's queries are each scored, as trec_eval
+scores each query id of its qrels.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Corpus, Dataset, Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.config._config import BenchmarkEntry, ChunkingSpec
@@ -68,8 +78,34 @@ def corpus_folder(data: BenchmarkData, entry: BenchmarkEntry) -> Path | None:
     return data.documents
 
 
+def distinct_rows(
+    data: BenchmarkData, rows: Sequence[BenchmarkRow]
+) -> tuple[list[BenchmarkRow], dict[str, str]]:
+    """The rows without the copies of an earlier row's question (all of a BEIR folder's),
+    and `{copy's id: first's id}`."""
+    if data.kind == "beir":
+        return list(rows), {}
+    from lasagna_synth import first_copies
+
+    copies = first_copies([row.question for row in rows])
+    kept = [row for i, row in enumerate(rows) if i not in copies]
+    return kept, {rows[i].id: rows[j].id for i, j in copies.items()}
+
+
+def duplicates_note(copies: Mapping[str, str], shown: int = 5) -> str:
+    """The note on `copies`: "2 duplicate questions scored once: q7 = q3, q9 = q3" (the
+    first `shown` pairs)."""
+    pairs = [f"{copy} = {first}" for copy, first in list(copies.items())[:shown]]
+    more = f", and {len(copies) - shown:,} more" if len(copies) > shown else ""
+    return f"{counted(len(copies), 'duplicate question')} scored once: {', '.join(pairs)}{more}"
+
+
 def _documents_dataset(
-    data: BenchmarkData, entry: BenchmarkEntry, folder: Path, base: Dataset
+    data: BenchmarkData,
+    entry: BenchmarkEntry,
+    folder: Path,
+    base: Dataset,
+    rows: Sequence[BenchmarkRow],
 ) -> Dataset:
     from dataclasses import replace
 
@@ -80,7 +116,6 @@ def _documents_dataset(
     )
 
     documents = load_documents(folder, entry.where)
-    rows = data.splits[entry.split]
     located = locate_rows(rows, documents)
     questions = tuple(_question(row, located.spans.get(row.id, ())) for row in rows)
     corpus = chunked_corpus(documents, ChunkingSpec())
@@ -119,6 +154,7 @@ def own_dataset(data: BenchmarkData, entry: BenchmarkEntry) -> Dataset:
             f'{entry.where}: has no split "{entry.split}"; it has {splits}. Choose one with '
             "--split (or `split:` in a sweep file)"
         )
+    rows, copies = distinct_rows(data, data.splits[entry.split])
     corpus = None
     if data.corpus:
         corpus = Corpus(
@@ -129,12 +165,13 @@ def own_dataset(data: BenchmarkData, entry: BenchmarkEntry) -> Dataset:
         revision=data.revision,
         kind=data.kind,
         split=entry.split,
-        questions=tuple(_question(row) for row in data.splits[entry.split]),
+        questions=tuple(_question(row) for row in rows),
         corpus=corpus,
         tracks={str(track): found for track, found in data.track_support().items()},
         splits=tuple(sorted(data.splits)),
-        notes=tuple(data.notes),
+        notes=(*data.notes, duplicates_note(copies)) if copies else tuple(data.notes),
         known_ids=frozenset(_known_ids(data)),
+        duplicates=copies,
     )
     folder = corpus_folder(data, entry) if data.kind != "beir" else entry.corpus
     if folder is None:
@@ -144,7 +181,7 @@ def own_dataset(data: BenchmarkData, entry: BenchmarkEntry) -> Dataset:
             f"{entry.where}: a BEIR folder has its own corpus (corpus.jsonl); --corpus is for "
             "a question file (JSONL, CSV, ...)"
         )
-    return _documents_dataset(data, entry, folder, dataset)
+    return _documents_dataset(data, entry, folder, dataset, rows)
 
 
 def _known_ids(data: BenchmarkData) -> set[str]:

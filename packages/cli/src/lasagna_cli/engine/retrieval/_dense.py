@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError
 from lasagna_cli.engine.config._config import RetrieverSpec
@@ -61,8 +62,9 @@ async def dense_rankings(
     rankings = index.search_many(query_vectors, depth, seconds=seconds)
     made = "read" if facts.reused else f"embedded in {facts.insertion_seconds:.2f} s"
     say(
-        f"indexed {label}: {len(index):,} documents ({embedder.model}, {facts.dimension} "
-        f"dimensions, {index.kind}; vectors {made}); {len(queries):,} queries in "
+        f"indexed {label}: {counted(len(index), 'document')} ({embedder.model}, "
+        f"{facts.dimension} dimensions, {index.kind}; vectors {made}); "
+        f"{counted(len(queries), 'query', 'queries')} in "
         f"{time.perf_counter() - started:.3f} s"
     )
     return rankings, seconds, facts
@@ -101,8 +103,9 @@ async def _in_store(
         rankings = await store.search_many(query_vectors, depth, set(corpus.texts), seconds)
     how = "found full" if facts.reused else f"filled in {facts.insertion_seconds:.2f} s"
     say(
-        f"indexed {label}: {store.count:,} documents in {spec.store} collection {name!r} "
-        f"({embedder.model}, {dimension} dimensions; {how}); {len(rankings):,} queries in "
+        f"indexed {label}: {counted(store.count, 'document')} in {spec.store} collection "
+        f"{name!r} ({embedder.model}, {dimension} dimensions; {how}); "
+        f"{counted(len(rankings), 'query', 'queries')} in "
         f"{time.perf_counter() - started:.3f} s"
     )
     return rankings, seconds, facts

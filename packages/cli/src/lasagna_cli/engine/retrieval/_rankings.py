@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.config._config import RetrieverSpec
@@ -156,7 +157,7 @@ def _bm25(
     say: Say,
     on_step: Step = no_step,
 ) -> tuple[list[Ranking], list[float]]:
-    stage = f"indexing {label}: {len(corpus.texts):,} documents (BM25)"
+    stage = f"indexing {label}: {counted(len(corpus.texts), 'document')} (BM25)"
     on_step(stage, 0, len(corpus.texts))
     started = time.perf_counter()
     index = BM25Index.build(
@@ -175,7 +176,8 @@ def _bm25(
     rankings = index.search_many(texts, depth, seconds=seconds)
     searched = time.perf_counter() - started
     say(
-        f"indexed {label}: {len(index):,} documents in {built:.2f} s (BM25 "
-        f"{spec.variant}, stemmer {spec.stemmer}); {len(texts):,} queries in {searched:.3f} s"
+        f"indexed {label}: {counted(len(index), 'document')} in {built:.2f} s (BM25 "
+        f"{spec.variant}, stemmer {spec.stemmer}); {counted(len(texts), 'query', 'queries')} "
+        f"in {searched:.3f} s"
     )
     return rankings, seconds

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.benchmarks import get_benchmark_spec
@@ -241,7 +242,8 @@ async def stage_eval(
         return f"{value:.4f}" if value is not None else "n/a"
 
     say(
-        f"eval: {len(records)} answers ({outcome.finished_before} reused, {judged} sent to the "
+        f"eval: {counted(len(records), 'answer')} ({outcome.finished_before} reused, {judged} "
+        "sent to the "
         f"judge) in {seconds:.2f}s; F1 {shown(f1_mean)}, accuracy (0-4) "
         f"{shown(accuracy_all)} ({shown(accuracy)} over {graded} graded), recall "
         f"{shown(recall)}; refusal heuristic {heuristic}; grades {statuses}"

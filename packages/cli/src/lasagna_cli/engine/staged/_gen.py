@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.benchmarks import load_benchmark
 from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
@@ -272,9 +273,10 @@ def _summarise(
     latency, _ = mean(r["retrieval"]["latency_sec"] for r in results)
     recall_text = f"{recall:.4f}" if recall is not None else "n/a"
     say(
-        f"gen: {len(results)} questions ({reused} reused) in {seconds:.2f}s; "
-        f"evidence recall@{options.top_k} {recall_text} over {with_evidence} questions with "
-        f"evidence ({len(results) - with_evidence} without, counted apart); mean retrieval "
+        f"gen: {counted(len(results), 'question')} ({reused} reused) in {seconds:.2f}s; "
+        f"evidence recall@{options.top_k} {recall_text} over "
+        f"{counted(with_evidence, 'question')} with evidence "
+        f"({len(results) - with_evidence} without, counted apart); mean retrieval "
         f"{(latency or 0) * 1000:.2f} ms"
     )
     if recall_openviking != recall:
