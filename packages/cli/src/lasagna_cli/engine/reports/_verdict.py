@@ -49,6 +49,19 @@ def _questions(n: int) -> str:
     return "1 question" if n == 1 else f"{n:,} questions"
 
 
+def _every(n: int) -> str:
+    """"on every one of the 12 questions", as English says it of 1 and 2."""
+    return {1: "on the 1 question", 2: "on both questions"}.get(
+        n, f"on every one of the {_questions(n)}"
+    )
+
+
+def _all_differ(n: int) -> str:
+    return {1: "the 1 question differs", 2: "both questions differ"}.get(
+        n, f"all {_questions(n)} differ"
+    )
+
+
 def side_labels(comparison: Mapping[str, Any]) -> tuple[str, str]:
     """How a sentence names A and B: their setups, with their runs when the names agree."""
     a, b = comparison["a"], comparison["b"]
@@ -69,7 +82,7 @@ def verdict(row: Mapping[str, Any], a: str, b: str, confidence: float) -> str:
     difference = float(row["difference"])
     alpha = level(confidence)
     if row.get("all_equal") and difference == 0:
-        return f"{a} and {b} score the same on {metric} on every one of the {_questions(n)}"
+        return f"{a} and {b} score the same on {metric} {_every(n)}"
     low, high, p = row.get("ci95_low"), row.get("ci95_high"), float(row["p_value"])
     smallest = float(row.get("smallest_p", 0.0))
     if low is None or high is None or smallest >= alpha:
@@ -79,7 +92,7 @@ def verdict(row: Mapping[str, Any], a: str, b: str, confidence: float) -> str:
         )
         if row.get("all_equal"):
             return (
-                f"all {_questions(n)} differ by the same {difference:+.3f} on {metric} "
+                f"{_all_differ(n)} by the same {difference:+.3f} on {metric} "
                 f"({b} - {a}); {few}"
             )
         return f"{b} - {a} on {metric} is {difference:+.3f} over {_questions(n)}; {few}"
@@ -89,8 +102,7 @@ def verdict(row: Mapping[str, Any], a: str, b: str, confidence: float) -> str:
         size = (low, high) if up else (-high, -low)
         how = f"{b} is {'better' if better else 'worse'} than {a} on {shown_metric}"
         if row.get("all_equal"):
-            every = f"on every one of the {_questions(n)}"
-            return f"{how} by {abs(difference):.3f} {every} (p = {_p(p)})"
+            return f"{how} by {abs(difference):.3f} {_every(n)} (p = {_p(p)})"
         return (
             f"{how} by {abs(difference):.3f} [{size[0]:.3f}, {size[1]:.3f}] "
             f"(p = {_p(p)}, n = {n:,})"
@@ -124,6 +136,8 @@ class Gate:
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
+    """One gate checked on one comparison: whether it failed, and the line that says so."""
+
     gate: Gate
     metric: str
     """The metric the gate names, as "track/name"."""
