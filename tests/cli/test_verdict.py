@@ -143,7 +143,7 @@ def test_varied_settings_name_everything_the_setups_vary() -> None:
     assert varied_settings([bm25, dense]) == ["chunk_size", "chunk_overlap", "retriever"]
     same_method = setup("c", method="bm25", top_k=3, k1=1.2, chunker="tokens", chunk_size=100,
                         chunk_overlap=0)  # fmt: skip
-    assert varied_settings([bm25, same_method]) == ["top_k", "k1"]
+    assert varied_settings([bm25, same_method]) == ["k1", "top_k"]
     answering = {**setup("d", method="bm25", top_k=5), "tracks": ["retrieval", "generation"],
                  "generator": "openai/x", "prompt_sha256": "1"}  # fmt: skip
     other = {**answering, "name": "e", "generator": "openai/y", "prompt_sha256": "2"}

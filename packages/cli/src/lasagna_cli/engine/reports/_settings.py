@@ -17,12 +17,10 @@ from typing import Any
 
 #: A setup's fields that are not settings: its name, and what its run found (the index).
 _NOT_SETTINGS = ("name", "retrieval_index")
-#: The order settings are named in: how the documents were cut, then how they are searched,
-#: then how answers are made; anything else after, by name.
-_ORDER = (
-    "chunker", "chunk_size", "chunk_overlap", "retriever", "top_k", "ranking_depth",
-    "generator", "generator_endpoint", "prompt", "generation_mode", "tracks", "system",
-)  # fmt: skip
+#: The order settings are named in: how the documents were cut, the retriever, its own
+#: settings (by name, as results.json's `varied`), then how answers are made; the rest after.
+_FIRST = ("chunker", "chunk_size", "chunk_overlap", "retriever")
+_ANSWER = ("generator", "generator_endpoint", "prompt", "generation_mode", "tracks", "system")
 
 
 def _settings(setup: Mapping[str, Any]) -> dict[str, str]:
@@ -54,8 +52,10 @@ def varied_settings(setups: Sequence[Mapping[str, Any]]) -> list[str]:
     each = [_settings(setup) for setup in setups]
     names = {name for settings in each for name in settings}
     varied = {name for name in names if len({s.get(name) for s in each}) > 1}
+    own = {k for s in setups if isinstance(s.get("retriever"), Mapping) for k in s["retriever"]}
     if "retriever" in varied:  # another method: its own settings (k1, embedder) go with it
-        own = {k for s in setups if isinstance(s.get("retriever"), Mapping) for k in s["retriever"]}
         varied -= {k for k in own - {"method", "type"} if any(k not in s for s in each)}
-    ordered = [name for name in _ORDER if name in varied]
-    return ordered + sorted(varied - set(_ORDER))
+    first = [name for name in _FIRST if name in varied]
+    retriever = sorted(varied & own - set(_FIRST) - {"method", "type", "name"})
+    answer = [name for name in _ANSWER if name in varied]
+    return first + retriever + answer + sorted(varied - set(first + retriever + answer))

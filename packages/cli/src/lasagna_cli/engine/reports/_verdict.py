@@ -50,7 +50,7 @@ def _questions(n: int) -> str:
 
 
 def _every(n: int) -> str:
-    """"on every one of the 12 questions", as English says it of 1 and 2."""
+    """The words for "on every one of the 12 questions", as English says them of 1 and 2."""
     return {1: "on the 1 question", 2: "on both questions"}.get(
         n, f"on every one of the {_questions(n)}"
     )
@@ -91,10 +91,7 @@ def verdict(row: Mapping[str, Any], a: str, b: str, confidence: float) -> str:
             f"(the smallest possible p is {_p(smallest)})"
         )
         if row.get("all_equal"):
-            return (
-                f"{_all_differ(n)} by the same {difference:+.3f} on {metric} "
-                f"({b} - {a}); {few}"
-            )
+            return f"{_all_differ(n)} by the same {difference:+.3f} on {metric} ({b} - {a}); {few}"
         return f"{b} - {a} on {metric} is {difference:+.3f} over {_questions(n)}; {few}"
     if low > 0 or high < 0:  # the interval excludes 0: p < alpha, by construction
         up = low > 0
