@@ -200,6 +200,9 @@ def test_filters_sort_and_groups(runs: dict[str, Path], browser: Any, tmp_path: 
     # Each setup's settings: the first group's three setups at their top_k.
     cells = browser.find_elements("css selector", "table.settings td[data-setting='top_k']")
     assert [c.get_attribute("textContent") for c in cells[:3]] == ["1", "5", "5"]
+    cells = browser.find_elements("css selector", "table.settings td[data-setting='stemmer']")
+    stemmers = [c.get_attribute("textContent") for c in cells[:3]]
+    assert stemmers[0] == stemmers[1] != stemmers[2] == "none"  # what compared: names
     overview = browser.find_element("css selector", "table.overview")  # every benchmark
     assert overview.text.count("bm25-k5-no-stemming") == 1 and "pasta-beir" in overview.text
 

@@ -288,9 +288,19 @@
     ["generator", function (s) { return s.generator || s.model_id; }],
     ["prompt", function (s) { return s.prompt_sha256 ? s.prompt_sha256.slice(0, 12) : null; }]
   ];
+  // The other settings the group's setups vary (results' names: stemmer, k1, embedder...).
+  var SHOWN = ["retriever", "top_k", "chunker", "chunk_size", "chunk_overlap", "generator", "prompt"];
+  function varied(name) {
+    return [name, function (s) {
+      var r = s.retriever || {};
+      var v = Object.prototype.hasOwnProperty.call(r, name) ? r[name] : s[name];
+      return v !== null && typeof v === "object" ? JSON.stringify(v) : v;
+    }];
+  }
   function settings(group, section) {
     function value(column, result) { return column[1](result.setup_info || {}); }
-    var columns = SETTINGS.filter(function (c) {
+    var others = (group.varied || []).filter(function (n) { return SHOWN.indexOf(n) < 0; });
+    var columns = SETTINGS.concat(others.map(varied)).filter(function (c) {
       return group.results.some(function (r) { var v = value(c, r); return v !== undefined && v !== null; });
     });
     if (!columns.length) return;
