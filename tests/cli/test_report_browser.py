@@ -190,6 +190,19 @@ def test_filters_sort_and_groups(runs: dict[str, Path], browser: Any, tmp_path: 
     assert len(groups) == 3  # pasta (pooled gold), pasta-multihop, pasta-beir
     comparisons = browser.find_elements("css selector", "table.comparisons tr[data-metric]")
     assert comparisons
+    # One sentence per compared metric, the engine's, after the comparisons' table.
+    verdicts = browser.find_elements("css selector", "ul.verdicts li")
+    assert len(verdicts) == len(comparisons)
+    assert (
+        "bm25-k1 and bm25-k5 score the same on retrieval/ndcg@10 on every one of the 12 "
+        "questions" in [v.get_attribute("textContent") for v in verdicts]
+    )
+    # Each setup's settings: the first group's three setups at their top_k.
+    cells = browser.find_elements("css selector", "table.settings td[data-setting='top_k']")
+    assert [c.get_attribute("textContent") for c in cells[:3]] == ["1", "5", "5"]
+    cells = browser.find_elements("css selector", "table.settings td[data-setting='stemmer']")
+    stemmers = [c.get_attribute("textContent") for c in cells[:3]]
+    assert stemmers[0] == stemmers[1] != stemmers[2] == "none"  # what compared: names
     overview = browser.find_element("css selector", "table.overview")  # every benchmark
     assert overview.text.count("bm25-k5-no-stemming") == 1 and "pasta-beir" in overview.text
 
@@ -257,3 +270,34 @@ def test_the_claim_diagnosis_table(browser: Any, tmp_path: Path) -> None:
         assert f"[{found[name]['ci95_low']:.3f}, {found[name]['ci95_high']:.3f}]" in cell.text
     assert "retriever" in table.text and "hallucination ↓" in table.text
     assert not browser.find_elements("css selector", "table.leaderboard[data-track='diagnostics']")
+
+
+def test_each_setups_chunking_and_what_the_setups_vary(browser: Any, tmp_path: Path) -> None:
+    """A sweep of two chunkings over a folder of documents: the settings table shows each
+    setup's chunker, size and overlap, and the key line names what the setups vary."""
+    from tests.cli.test_run_corpus import corpus_and_questions
+
+    corpus_and_questions(tmp_path)
+    (tmp_path / "sweep.yaml").write_text(
+        "benchmarks:\n  - {path: qa.jsonl, corpus: docs}\nsetups:\n"
+        "  - {name: words-50, chunking: {size: 50}}\n"
+        "  - {name: md-120, chunking: {chunker: markdown, size: 120, overlap: 10}}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    done = CliRunner().invoke(
+        app, ["benchmark", "run", str(tmp_path / "sweep.yaml"), "-o", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    open_page(browser, report_of([out], tmp_path / "report.html"))
+    rows = browser.find_elements("css selector", "table.settings tr[data-setup]")
+    shown = {
+        row.get_attribute("data-setup"): [
+            row.find_element("css selector", f"td[data-setting='{name}']").text
+            for name in ("chunker", "chunk size", "chunk overlap")
+        ]
+        for row in rows
+    }
+    assert shown == {"words-50": ["fixed", "50", "0"], "md-120": ["markdown", "120", "10"]}
+    key = browser.find_element("css selector", "section.group p.muted").text
+    assert key.endswith("compared: chunker, chunk_size, chunk_overlap")

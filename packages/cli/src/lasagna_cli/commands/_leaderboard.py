@@ -65,12 +65,15 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
+    from lasagna_cli.engine.reports import varied_settings
+
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for result in results:
         groups.setdefault(result["comparability_key"], []).append(result)
     tables = []
     for key, members in groups.items():
         first = members[0]["dataset"]
+        varied = varied_settings([r["setup"] for r in members])  # all, not only the key's
         for track in ("retrieval", "generation", "closed-book"):
             columns = []
             for column_track, metric, heading in _COLUMNS:
@@ -116,8 +119,8 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
                     row.append(str(counts.get("missing", 0)))
                 table.add_row(*row)
             caption = f"comparability key {key[:12]}; ± the 95% bootstrap interval (wider side)"
-            if members[0].get("varied"):
-                caption += f"; compared: {', '.join(members[0]['varied'])}"
+            if varied:
+                caption += f"; compared: {', '.join(varied)}"
             tables.append(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
     return tables
 

@@ -4,7 +4,9 @@
 - `_typed`: results.json as typed objects (`load_results`), with `to_pandas()`;
 - `_run_data`: any run folder (run, staged pipeline, kag sweep) as results, read back
   (`_texts`, `_read_staged`, `_read_kag`), priced by `_costs`;
-- `_paired`, `_compare`: paired comparisons (bootstrap interval, sign-flip p-value);
+- `_paired`, `_compare`, `_settings`: paired comparisons (one sign-flip test: its
+  p-value and the interval that inverts it) and what the setups vary;
+- `_verdict`: a comparison's sentence per metric, and `compare --fail-if-worse`'s gate;
 - `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
 - `_report_payload`, `_html`, `assets/`: the self-contained HTML report.
 
@@ -20,6 +22,9 @@ _NAMES = {
     "RunData": "_run_data",
     "read_run": "_read",
     "compare_runs": "_compare",
+    "Gate": "_verdict",
+    "check_gates": "_verdict",
+    "varied_settings": "_settings",
     "build_report": "_html",
     "flat_rows": "_export",
     "to_parquet": "_export",

@@ -6,10 +6,15 @@ scored (`benchmark compare` and the HTML report).
   same benchmark and setup, one `--setup S` in both, or `--setup A --setup B`: A of the
   first run against B of the second).
 - Each metric: the mean difference B - A over the questions whose value both have, its
-  seeded paired bootstrap interval and the sign-flip test's p-value (`_paired`), its power
-  (the smallest difference these questions detect, and how many questions the observed
-  difference would need), with how many questions were compared and why the others were
-  left out (failed, missing, not run in either; an unparsed or failed grade; no value).
+  interval and p-value from one sign-flip test (`_paired`: the interval inverts the test,
+  so the two agree), its power (the smallest difference these questions detect, and how
+  many questions the observed difference would need), with how many questions were
+  compared and why the others were left out (failed, missing, not run in either; an
+  unparsed or failed grade; no value), and the sentence that says what it shows
+  (`_verdict`).
+- The settings the two setups differ in, read from their `setup` sections (`varied`,
+  `_settings`), beside the fields held fixed that differ between two runs
+  (`compared_settings`).
 - Results are compared only when they measured the same questions the same way: their
   comparability keys are equal, or differ only in the setups' own settings (the retriever:
   what two runs compare, as results.json leaves the settings a run varies out of its key;
@@ -28,11 +33,13 @@ from typing import Any
 
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.reports._paired import (
-    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
     PERMUTATION_RESAMPLES,
     compare_paired_many,
 )
 from lasagna_cli.engine.reports._run_data import RunData, metric_names
+from lasagna_cli.engine.reports._settings import varied_settings
+from lasagna_cli.engine.reports._verdict import lower_is_better, side_labels, verdict
 
 
 @dataclass(frozen=True)
@@ -188,16 +195,11 @@ def compare_pair(
     seed: int,
     force: bool = False,
     metrics: Sequence[str] | None = None,
-    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
     permutation_resamples: int = PERMUTATION_RESAMPLES,
 ) -> dict[str, Any]:
     """One comparison, JSON-ready (see the module docstring)."""
     return compare_pairs(
-        [(a, b, metrics)],
-        seed=seed,
-        force=force,
-        bootstrap_resamples=bootstrap_resamples,
-        permutation_resamples=permutation_resamples,
+        [(a, b, metrics)], seed=seed, force=force, permutation_resamples=permutation_resamples
     )[0]
 
 
@@ -210,18 +212,14 @@ def compare_pairs(
     *,
     seed: int,
     force: bool = False,
-    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
     permutation_resamples: int = PERMUTATION_RESAMPLES,
 ) -> list[dict[str, Any]]:
     """`compare_pair` of each job, with the same seed: the statistics of all are drawn
-    together (`compare_paired_many`), as the same resamples serve every metric and pair."""
+    together (`compare_paired_many`), as the same sign patterns serve every metric and pair."""
     found = [_paired_rows(a, b, metrics, force) for a, b, metrics in jobs]
     cells = [(row, pairs) for _, rows in found for row, pairs in rows if pairs[0]]
     stats = compare_paired_many(
-        [pairs for _, pairs in cells],
-        seed=seed,
-        bootstrap_resamples=bootstrap_resamples,
-        permutation_resamples=permutation_resamples,
+        [pairs for _, pairs in cells], seed=seed, permutation_resamples=permutation_resamples
     )
     for (row, _), figures in zip(cells, stats, strict=True):
         row.update(
@@ -232,19 +230,26 @@ def compare_pairs(
             ci95_high=figures.ci95_high,
             p_value=figures.p_value,
             exact=figures.exact,
+            smallest_p=figures.smallest_p,
+            all_equal=figures.all_equal,
             detectable=figures.detectable,
             questions_needed=figures.questions_needed,
         )
-    return [
-        {
+    done = []
+    for head, rows in found:
+        comparison = {
             **head,
             "seed": seed,
-            "bootstrap_resamples": bootstrap_resamples,
+            "confidence": CONFIDENCE,
             "permutation_resamples": permutation_resamples,
             "metrics": [row for row, _ in rows],
         }
-        for head, rows in found
-    ]
+        a, b = side_labels(comparison)
+        for row in comparison["metrics"]:
+            row["lower_is_better"] = lower_is_better(row["metric"])
+            row["verdict"] = verdict(row, a, b, CONFIDENCE)
+        done.append(comparison)
+    return done
 
 
 Pairs = tuple[list[float], list[float]]
@@ -308,6 +313,7 @@ def _paired_rows(
         "comparable": not differs,
         "differs": differs,
         "compared_settings": compared,
+        "varied": varied_settings([a.result["setup"], b.result["setup"]]),
     }
     return head, rows
 

@@ -5,9 +5,10 @@ Results are grouped as results.json groups them: one group per benchmark and com
 key (results with one key measured the same questions the same way), across every run
 folder given. Each group carries its results (metric summaries as results.json has them,
 counts, usage, cost, mean latency, the claim diagnosis's retriever-vs-generator table),
-its breakdowns (the headline metrics by category and by
-question type, plain means with their counts), its paired comparisons (the first result
-against each other one, `_compare`) and its questions: the text, the references, and one
+its breakdowns (the headline metrics by category and by question type, plain means with
+their counts), the settings its setups vary (`_settings`: chunking, retriever, top_k,
+generator, prompt...), its paired comparisons (the first result against each other one,
+`_compare`, each metric with its verdict) and its questions: the text, the references, one
 cell per result (status, every metric's value, answers with their grades, the ranking with
 each passage's relevance, the error). The passages' texts are listed once per benchmark.
 """
@@ -25,6 +26,7 @@ from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.reports._compare import group_key
 from lasagna_cli.engine.reports._diagnosis import diagnosis_table
 from lasagna_cli.engine.reports._run_data import RunData, metric_names
+from lasagna_cli.engine.reports._settings import varied_settings
 
 HEADLINE = (
     "retrieval/ndcg@10",
@@ -168,6 +170,20 @@ def _breakdowns(
     return found
 
 
+def _varied(
+    results: Sequence[Mapping[str, Any]], comparisons: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """Every setting the group's setups differ in (`_settings`), then the fields held
+    fixed that differ between the runs compared."""
+    varied = varied_settings([r["setup"] for r in results])
+    for comparison in comparisons:
+        for line in comparison["compared_settings"]:
+            field = line.split(":")[0].split(".")[0]  # retriever.k1: the retriever's
+            if field not in varied:
+                varied.append(field)
+    return varied
+
+
 def _versions() -> dict[str, str]:
     try:
         return {"lasagna-cli": version("lasagna-cli")}
@@ -239,10 +255,7 @@ def report_payload(
             # them; more than one when runs of other settings are compared as one group.
             "comparability_keys": sorted({str(r["comparability_key"]) for r in results}),
             "held_fixed": results[0].get("held_fixed", {}),
-            "varied": sorted(
-                {v for r in results for v in r.get("varied", ())}
-                | {line.split(":")[0] for c in group_comparisons for line in c["compared_settings"]}
-            ),
+            "varied": _varied(results, group_comparisons),
             "metrics": names,
             "headline": headline,
             "results": [

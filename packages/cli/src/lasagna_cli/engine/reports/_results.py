@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, metrics_version
+from lasagna_cli.engine.plan._prompts import prompt_sha256
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.records._store import Record
 from lasagna_cli.engine.reports._diagnosis import diagnosed, diagnostics_metrics, query_diagnostics
@@ -234,6 +235,8 @@ def summarize_result(
     }
     if planned.setup.generator is not None and planned.setup.generator.endpoint is not None:
         setup["generator_endpoint"] = planned.setup.generator.endpoint
+    if planned.setup.generator is not None:  # which prompt: a setting setups may compare
+        setup["prompt_sha256"] = prompt_sha256(planned.setup.prompt)
     indexes = [r["retrieval"]["index"] for r in ok if (r.get("retrieval") or {}).get("index")]
     if indexes:  # a dense index: its dimension and kind, as its records say
         setup["retrieval_index"] = indexes[0]

@@ -128,6 +128,7 @@
         "corpus. That search is easier than one over your documents; give the corpus with " +
         "--corpus (or a BEIR folder with corpus.jsonl) for figures that hold in use."}));
     }
+    settings(group, section);
     var tracks = [];
     group.metrics.forEach(function (m) {
       var t = m.split("/")[0];
@@ -276,15 +277,67 @@
     });
   }
 
+  // Each setup's settings: how its documents were cut (chunker, size, overlap), how it
+  // searches, what answers; a column only when some setup of the group has a value.
+  var SETTINGS = [
+    ["retriever", function (s) { var r = s.retriever || {}; return r.method || r.type; }],
+    ["top_k", function (s) { return (s.retriever || {}).top_k; }],
+    ["chunker", function (s) { return (s.retriever || {}).chunker; }],
+    ["chunk size", function (s) { return (s.retriever || {}).chunk_size; }],
+    ["chunk overlap", function (s) { return (s.retriever || {}).chunk_overlap; }],
+    ["generator", function (s) { return s.generator || s.model_id; }],
+    ["prompt", function (s) { return s.prompt_sha256 ? s.prompt_sha256.slice(0, 12) : null; }]
+  ];
+  // The other settings the group's setups vary (results' names: stemmer, k1, embedder...).
+  var SHOWN = ["retriever", "top_k", "chunker", "chunk_size", "chunk_overlap", "generator", "prompt"];
+  function varied(name) {
+    return [name, function (s) {
+      var r = s.retriever || {};
+      var v = Object.prototype.hasOwnProperty.call(r, name) ? r[name] : s[name];
+      return v !== null && typeof v === "object" ? JSON.stringify(v) : v;
+    }];
+  }
+  function settings(group, section) {
+    function value(column, result) { return column[1](result.setup_info || {}); }
+    var others = (group.varied || []).filter(function (n) { return SHOWN.indexOf(n) < 0; });
+    var columns = SETTINGS.concat(others.map(varied)).filter(function (c) {
+      return group.results.some(function (r) { var v = value(c, r); return v !== undefined && v !== null; });
+    });
+    if (!columns.length) return;
+    var table = el("table", {class: "settings"});
+    var head = el("tr", null, el("th", {class: "name", text: "setup"}));
+    columns.forEach(function (c) { head.appendChild(el("th", {class: "name", text: c[0]})); });
+    table.appendChild(el("caption", {class: "muted", text: "settings"}));
+    table.appendChild(head);
+    group.results.forEach(function (result) {
+      var row = el("tr", {"data-setup": result.setup, "data-run": result.run});
+      row.appendChild(el("td", {class: "name", text: result.label}));
+      columns.forEach(function (c) {
+        var v = value(c, result);
+        row.appendChild(el("td", {class: "name", "data-setting": c[0],
+                                  text: v === undefined || v === null ? "–" : String(v)}));
+      });
+      table.appendChild(row);
+    });
+    section.appendChild(el("div", {class: "wide"}, table));
+  }
+
+  function interval(m) {
+    if (!m.n) return "–";
+    if (m.ci95_low === null || m.ci95_high === null) return "unbounded";  // too few for a test
+    return "[" + fmt(m.ci95_low) + ", " + fmt(m.ci95_high) + "]";
+  }
+
   function comparisons(group, section) {
     if (!group.comparisons.length) return;
     section.appendChild(el("h3", {text: "paired comparisons (B − A, on the questions both scored)"}));
     var table = el("table", {class: "comparisons"});
     table.appendChild(el("tr", null, el("th", {class: "name", text: "A"}), el("th", {class: "name", text: "B"}),
       el("th", {class: "name", text: "metric"}), el("th", {text: "n"}), el("th", {text: "mean A"}),
-      el("th", {text: "mean B"}), el("th", {text: "B − A"}), el("th", {text: "95% interval"}),
+      el("th", {text: "mean B"}), el("th", {text: "B − A"}),
+      el("th", {title: "every difference the sign-flip test does not reject: without 0 exactly when p < 0.05", text: "95% interval"}),
       el("th", {text: "p"}),
-      el("th", {title: "the smallest difference these questions detect (80% power, alpha 0.05)", text: "detectable"}),
+      el("th", {title: "the smallest difference these questions detect (80% power, alpha 0.05); – when none can be (too few questions, or no spread)", text: "detectable"}),
       el("th", {title: "the questions the observed difference would need to be detected", text: "needs n"}),
       el("th", {class: "name", text: "left out"})));
     group.comparisons.forEach(function (c) {
@@ -295,7 +348,7 @@
           el("td", {class: "name", text: m.metric}), el("td", {text: String(m.n)}),
           el("td", {text: fmt(m.mean_a)}), el("td", {text: fmt(m.mean_b)}),
           el("td", {"data-value": m.difference === undefined ? null : String(m.difference), text: fmt(m.difference)}),
-          el("td", {text: m.n ? "[" + fmt(m.ci95_low) + ", " + fmt(m.ci95_high) + "]" : "–"}),
+          el("td", {text: interval(m)}),
           el("td", {text: m.p_value === undefined ? "–" : fmt(m.p_value, 4)}),
           el("td", {text: m.detectable === undefined ? "–" : fmt(m.detectable)}),
           el("td", {text: m.questions_needed == null ? "–" : m.questions_needed.toLocaleString("en")}),
@@ -303,6 +356,15 @@
       });
     });
     section.appendChild(el("div", {class: "wide"}, table));
+    // What each comparison shows, one sentence per metric (the engine's, as compare's).
+    section.appendChild(el("h3", {text: "verdict"}));
+    var verdicts = el("ul", {class: "verdicts"});
+    group.comparisons.forEach(function (c) {
+      c.metrics.forEach(function (m) {
+        if (m.verdict) verdicts.appendChild(el("li", {"data-metric": m.metric, text: m.verdict}));
+      });
+    });
+    section.appendChild(verdicts);
   }
 
   // -- questions ---------------------------------------------------------------------------
