@@ -282,3 +282,25 @@ def test_the_span_metrics_go_through_every_door(
     done = invoke("benchmark", "report", str(out), "-o", str(page))
     assert done.exit_code == 0, done.output
     assert all(f"retrieval/{m}" in page.read_text() for m in SPAN_METRICS)
+
+
+@needs_data
+def test_the_staged_pipeline_reports_the_span_metrics_too(tmp_path: Path) -> None:
+    out = tmp_path / "staged"
+    done = invoke(
+        "benchmark", "run", "chroma-chunking", "--data-dir", str(DATA), "--step", "gen",
+        "-o", str(out),
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "  span recall 0." in done.output and "(Chroma's definitions" in done.output
+    report = json.loads((out / "benchmark_metrics_report.json").read_text())
+    spans = report["lasagna"]["span_metrics"]
+    items = json.loads((out / "generated_answers.json").read_text())["results"]
+    assert len(items) == 472
+    for name, label in (
+        ("span_recall", "Span Recall (lasagna)"),
+        ("span_iou", "Span IoU (lasagna)"),
+    ):
+        values = [item["metrics"][label] for item in items]
+        assert spans[name] == pytest.approx(sum(values) / len(values), abs=1e-12)
+    assert spans["span_precision"] < spans["span_recall"]

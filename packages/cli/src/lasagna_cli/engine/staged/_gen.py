@@ -61,7 +61,7 @@ from lasagna_cli.engine.staged._report import (
     read_items,
     update_report,
 )
-from lasagna_cli.engine.staged._views import generated_item, write_documents
+from lasagna_cli.engine.staged._views import SPAN_LABELS, generated_item, write_documents
 
 Say = Callable[[str], None]
 
@@ -245,6 +245,9 @@ async def stage_gen(
             "gen_seconds": seconds,
         },
     }
+    spans = span_means(results)
+    if spans:
+        updates[LASAGNA]["span_metrics"] = spans
     if _answers(results) != answers_before and forget_eval(out):
         say("the report's eval figures graded other answers and are dropped: run --step eval")
     if insertion is not None:
@@ -252,11 +255,22 @@ async def stage_gen(
         # How the corpus was built (FinanceBench: the filings with a PDF, PDF texts cached).
         updates[LASAGNA]["corpus_notes"] = corpus_notes
     update_report(out, updates)
-    _summarise(options, results, outcome.finished_before, seconds, recall_ours, recall, say)
+    _summarise(options, results, outcome.finished_before, seconds, recall_ours, recall, spans, say)
     say(f"answers: {out / GENERATED_FILE}")
     for task, error in outcome.failures[:5]:
         say(f"  {task.item}: {error}")
     return failed
+
+
+def span_means(results: list[dict[str, Any]]) -> dict[str, float]:
+    """The span metrics' means over the items that have them (a benchmark whose evidence
+    is given as spans); empty for the others."""
+    means: dict[str, float] = {}
+    for name, label in SPAN_LABELS.items():
+        value, n = mean(r["metrics"].get(label) for r in results)
+        if n and value is not None:
+            means[name] = value
+    return means
 
 
 def _summarise(
@@ -266,6 +280,7 @@ def _summarise(
     seconds: float,
     recall: float | None,
     recall_openviking: float,
+    spans: dict[str, float],
     say: Say,
 ) -> None:
     """lasagna's recall first (over questions with evidence), then OpenViking's figure."""
@@ -289,6 +304,12 @@ def _summarise(
         value, n = mean(by_category[category])
         shown = f"{value:.4f}" if value is not None else "n/a"
         say(f"  category {category}: recall {shown} ({n} with evidence)")
+    if spans:
+        say(
+            f"  span recall {spans['span_recall']:.4f}, precision {spans['span_precision']:.4f}, "
+            f"IoU {spans['span_iou']:.4f} (Chroma's definitions, over the questions with "
+            "evidence spans)"
+        )
     if options.generator is None:
         say(
             "no generator: retrieval only; give --generator MODEL (a config's llm.model) to "

@@ -130,6 +130,8 @@ def generated_item(
         "metrics": {
             "Recall": openviking_recall(texts, evidence),
             "Recall (lasagna)": metrics.get("evidence_recall"),
+            # Over documents whose evidence is given as spans (chroma-chunking).
+            **{label: metrics[name] for name, label in SPAN_LABELS.items() if name in metrics},
         },
         "token_usage": {
             # run.py counts the prompt and then the question again
@@ -138,6 +140,14 @@ def generated_item(
             "retrieval_embedding_tokens": 0,  # BM25: no embedding model
         },
     }
+
+
+#: The span metrics of a benchmark whose evidence is given as spans, as items show them.
+SPAN_LABELS = {
+    "span_recall": "Span Recall (lasagna)",
+    "span_precision": "Span Precision (lasagna)",
+    "span_iou": "Span IoU (lasagna)",
+}
 
 
 def openviking_accuracy(score: float, scale: tuple[int, int]) -> int:
