@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
     from lasagna_judge._summary import GradeSummary, summarize_grades
+    from lasagna_judge._toml import TomlError, load_toml
     from lasagna_judge._yaml import load_yaml
 
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
@@ -118,6 +119,8 @@ _LAZY = {
         "lasagna_judge._rubrics",
     ),
     "load_yaml": "lasagna_judge._yaml",
+    "load_toml": "lasagna_judge._toml",
+    "TomlError": "lasagna_judge._toml",
 }
 
 
@@ -165,6 +168,7 @@ __all__ = [
     "RetryPolicy",
     "Rubric",
     "Structured",
+    "TomlError",
     "Usage",
     "Verdict",
     "batch_api",
@@ -187,6 +191,7 @@ __all__ = [
     "judge_relevance",
     "jury_agreement",
     "load_rubric",
+    "load_toml",
     "load_yaml",
     "make_embedder",
     "make_llm",
