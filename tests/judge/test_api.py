@@ -62,6 +62,8 @@ PUBLIC = sorted(
         "jury_agreement",
         # claim-level diagnosis
         "CLAIMS_PROMPT",
+        "MAX_CLAIMS",
+        "MAX_CLAIM_CHARS",
         "ClaimCall",
         "Diagnosis",
         "check_claims",

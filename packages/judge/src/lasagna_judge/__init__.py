@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     )
     from lasagna_judge._claims import (
         CLAIMS_PROMPT,
+        MAX_CLAIM_CHARS,
+        MAX_CLAIMS,
         ClaimCall,
         Diagnosis,
         check_claims,
@@ -76,6 +78,8 @@ _LAZY = {
     **dict.fromkeys(
         (
             "CLAIMS_PROMPT",
+            "MAX_CLAIM_CHARS",
+            "MAX_CLAIMS",
             "ClaimCall",
             "Diagnosis",
             "check_claims",
@@ -142,6 +146,8 @@ __all__ = [
     "GRADE_FIELDS",
     "JURY_AGGREGATE",
     "LLM",
+    "MAX_CLAIMS",
+    "MAX_CLAIM_CHARS",
     "Agreement",
     "BatchError",
     "BatchReport",
