@@ -149,3 +149,21 @@ def test_the_setting_raises_and_lowers_the_bounds(
     assert said in result.output
     if code:
         assert len(result.output.strip().splitlines()) == 1
+
+
+def test_one_sanitiser_shows_control_characters_as_escapes() -> None:
+    from lasagna_cli.commands._terminal import shown
+
+    assert (
+        shown("a\x1b[2Jb\x07c\rd\te\x9bf\u202eg\nh") == "a\\x1b[2Jb\\x07c\\rd\\te\\x9bf\\u202eg\\nh"
+    )
+    assert shown("one\ntwo\x1b", keep_newlines=True) == "one\ntwo\\x1b"
+    assert shown("café — ok 🍝") == "café — ok 🍝"
+
+
+def test_an_error_line_naming_a_hostile_path_shows_its_escapes(tmp_path: Path) -> None:
+    missing = str(tmp_path / "\x1b]0;pwned\x07\x1b[2Jdocs")
+    result = CliRunner().invoke(app, ["benchmark", "validate-data", missing])
+    assert result.exit_code == 2, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "\\x1b]0;pwned\\x07\\x1b[2Jdocs" in result.output
