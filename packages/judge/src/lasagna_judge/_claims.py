@@ -36,12 +36,12 @@ change (v2: answer relevance for answers without a reference)."""
 #: "unparsed", counted, never a silent result.
 EXTRACT_MAX_TOKENS = 1024
 CHECK_TOKENS_PER_CLAIM = 16
-#: The bounds of a text's claims: a judge that returns 60 claims of a megabyte each would
-#: otherwise send each of them in every check (hundreds of MB of prompts, and records), and
-#: 10,000 short ones would ask a check for 160,000 output tokens. Claims past `MAX_CLAIMS`
-#: are dropped and longer ones cut to `MAX_CLAIM_CHARS`; both are counted (`claims_cut`).
 MAX_CLAIMS = 64
+"""The most claims of one text kept (the rest dropped, counted in `claims_cut`): a judge
+that returns 10,000 claims would ask each check for 160,000 output tokens."""
 MAX_CLAIM_CHARS = 500
+"""The most characters of one claim kept (a longer one is cut, counted in `claims_cut`): a
+judge that returns 60 claims of a megabyte each would send them in every check."""
 #: The most output tokens a check asks for, whatever the number of claims it is given.
 CHECK_MAX_TOKENS = CHECK_TOKENS_PER_CLAIM * MAX_CLAIMS + 64
 

@@ -23,7 +23,7 @@ DEFAULT_MB = 64
 def limits_from_env(env: Mapping[str, str]) -> float:
     """The megabytes LASAGNA_MAX_DOCUMENT_MB gives (64 when unset); a bad value is a usage
     error."""
-    raw = env.get(ENV, "").strip()
+    raw = env.get("LASAGNA_MAX_DOCUMENT_MB", "").strip()
     if not raw:
         return DEFAULT_MB
     try:
