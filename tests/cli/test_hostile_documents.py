@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests import _bombs
@@ -167,3 +168,39 @@ def test_an_error_line_naming_a_hostile_path_shows_its_escapes(tmp_path: Path) -
     assert result.exit_code == 2, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "\\x1b]0;pwned\\x07\\x1b[2Jdocs" in result.output
+
+
+def test_a_synthesis_over_the_folder_sends_no_byte_of_the_secret(
+    hostile: Path, tmp_path: Path
+) -> None:
+    """The real run, against the fake server: every request and the question set are free
+    of the file the link points to."""
+    import re
+
+    from lasagna_judge.testing import FakeLLMServer
+
+    def reply(request: dict[str, Any]) -> str:
+        user = request["messages"][-1]["content"]
+        if "Write one" in user:
+            doc = re.search(r"from (\S+?):", user)
+            return json.dumps(
+                {"question": f"What of {doc.group(1) if doc else '?'}?", "answer": "a fact"}
+            )
+        if "Reference answer:" in user:
+            return json.dumps({"reason": "stated", "supported": "yes"})
+        return json.dumps({"reason": "not stated", "answered": "no"})
+
+    out = tmp_path / "qa.jsonl"
+    with FakeLLMServer(reply=reply) as server:
+        result = CliRunner().invoke(
+            app,
+            ["benchmark", "synthesize", str(hostile / "docs"), "--n", "6", "--out", str(out),
+             "--model", "openai/m", "--base-url", server.base_url],
+            env={"OPENAI_API_KEY": "test", "LASAGNA_CACHE_DIR": str(tmp_path / "cache")},
+        )  # fmt: skip
+        requests = json.dumps(server.requests)
+    assert result.exit_code == 0, result.output
+    assert server.calls > 0
+    assert SECRET not in requests and "root:" not in requests
+    assert SECRET not in out.read_text(encoding="utf-8")
+    assert_clean(result.output)
