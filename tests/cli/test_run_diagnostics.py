@@ -90,7 +90,9 @@ def test_every_answer_is_diagnosed_and_summarised_with_intervals(tmp_path: Path)
             refs = section["reference_claims"]
             assert section["calls"] == 2 + (passages + 1) * (1 + (1 if refs else 0))
         made += section["calls"]
-    assert diagnostics["calls"] == {"answers": 14, "made": made, "unparsed": 0, "error": 0}
+    assert diagnostics["calls"] == {
+        "answers": 14, "made": made, "unparsed": 0, "error": 0, "claims_cut": 0,
+    }  # fmt: skip
     for name in CLAIM_METRICS:
         values = [q["diagnostics"][name] for q in per_query.values()]
         present = [v for v in values if v is not None]
@@ -217,3 +219,20 @@ def test_from_python(tmp_path: Path) -> None:
     (found,) = results.results
     assert found.metric("diagnostics", "faithfulness").count == 14
     assert found.per_query[0].diagnostics is not None
+
+
+def test_claims_cut_to_the_judges_bounds_are_said_in_a_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from lasagna_cli.commands._run_gaps import say_gaps
+
+    calls = {"answers": 2, "made": 12, "unparsed": 0, "error": 0, "claims_cut": 9_996}
+    result = {
+        "metrics": {"diagnostics": {"calls": calls}},
+        "per_query": [],
+        "counts": {"failed": 0, "not_run": 0},
+    }
+    assert say_gaps([result], tmp_path) is False
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("9,996 claim(s) of the judge's diagnosis cut to its bounds")
+    assert "at most 64 an answer, 500 characters each" in line

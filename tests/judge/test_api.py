@@ -45,7 +45,9 @@ PUBLIC = sorted(
         "grade_batch",
         "judge_label",
         "load_rubric",
+        "load_toml",
         "load_yaml",
+        "TomlError",
         "normalize_label",
         "parse_score",
         "summarize_grades",
@@ -60,6 +62,8 @@ PUBLIC = sorted(
         "jury_agreement",
         # claim-level diagnosis
         "CLAIMS_PROMPT",
+        "MAX_CLAIMS",
+        "MAX_CLAIM_CHARS",
         "ClaimCall",
         "Diagnosis",
         "check_claims",

@@ -16,12 +16,15 @@ import pytest
 from lasagna_judge import (
     CLAIMS_PROMPT,
     LLM,
+    MAX_CLAIM_CHARS,
+    MAX_CLAIMS,
     Diagnosis,
     check_claims,
     diagnose,
     extract_claims,
     make_llm,
 )
+from lasagna_judge._claims import CHECK_MAX_TOKENS
 from lasagna_judge.testing import FakeLLMServer, Fault
 from lasagna_metrics import CLAIM_METRICS, claim_metrics
 
@@ -259,3 +262,38 @@ def test_every_call_caps_its_output() -> None:
         )
     # Extractions: 1024; checks: 16 per claim and 64 (five response claims, two reference).
     assert caps == [(False, 16 * 2 + 64), (False, 16 * 5 + 64), (True, 1024)]
+
+
+def test_hostile_claims_are_bounded_counted_and_never_sent_whole() -> None:
+    """A judge that returns 60 claims of a megabyte each, and 10,000 short ones: every check
+    sends at most MAX_CLAIMS claims of MAX_CLAIM_CHARS each, asks for at most
+    CHECK_MAX_TOKENS, and the claims cut are counted."""
+    huge = [f"claim {i} " + "x" * 1_000_000 for i in range(60)]
+    many = [f"c{i}" for i in range(10_000)]
+    overrides = {
+        f"extract {RESPONSE}": json.dumps({"claims": huge}),
+        f"extract {REFERENCE}": json.dumps({"claims": many}),
+    }
+
+    def reply(request: dict[str, Any]) -> Any:
+        prompt = str(request["messages"][-1]["content"])
+        if prompt.startswith("Break"):
+            return scripted(overrides)(request)
+        claims = _section(prompt, "Claims").splitlines()
+        return json.dumps({"labels": [N] * len(claims)})
+
+    with FakeLLMServer(reply) as server:
+        found = run_diagnose(server)
+        checks = [r for r in server.requests if not r["messages"][-1]["content"].startswith("B")]
+    assert found.response_claims is not None and found.reference_claims is not None
+    assert len(found.response_claims) == 60
+    assert max(len(c) for c in found.response_claims) == MAX_CLAIM_CHARS
+    assert len(found.reference_claims) == MAX_CLAIMS
+    assert found.claims_cut == 60 + (10_000 - MAX_CLAIMS)
+    assert (found.unparsed, found.errors) == (0, 0)
+    assert found.to_dict()["claims_cut"] == found.claims_cut
+    assert len(checks) == 2 + 2 * len(PASSAGES)
+    for request in checks:
+        assert len(request["messages"][-1]["content"]) < 60 * MAX_CLAIM_CHARS + 2_000
+        assert request["max_tokens"] <= CHECK_MAX_TOKENS
+    assert CHECK_MAX_TOKENS == 16 * MAX_CLAIMS + 64

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     )
     from lasagna_judge._claims import (
         CLAIMS_PROMPT,
+        MAX_CLAIM_CHARS,
+        MAX_CLAIMS,
         ClaimCall,
         Diagnosis,
         check_claims,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from lasagna_judge._parse import ParsedScore, parse_score
     from lasagna_judge._rubrics import BUILTIN_RUBRICS, Prompt, Rubric, build_prompt, load_rubric
     from lasagna_judge._summary import GradeSummary, summarize_grades
+    from lasagna_judge._toml import TomlError, load_toml
     from lasagna_judge._yaml import load_yaml
 
 # Grading, calibration, embeddings and rubrics load on first use: a command that only
@@ -75,6 +78,8 @@ _LAZY = {
     **dict.fromkeys(
         (
             "CLAIMS_PROMPT",
+            "MAX_CLAIM_CHARS",
+            "MAX_CLAIMS",
             "ClaimCall",
             "Diagnosis",
             "check_claims",
@@ -118,6 +123,8 @@ _LAZY = {
         "lasagna_judge._rubrics",
     ),
     "load_yaml": "lasagna_judge._yaml",
+    "load_toml": "lasagna_judge._toml",
+    "TomlError": "lasagna_judge._toml",
 }
 
 
@@ -139,6 +146,8 @@ __all__ = [
     "GRADE_FIELDS",
     "JURY_AGGREGATE",
     "LLM",
+    "MAX_CLAIMS",
+    "MAX_CLAIM_CHARS",
     "Agreement",
     "BatchError",
     "BatchReport",
@@ -165,6 +174,7 @@ __all__ = [
     "RetryPolicy",
     "Rubric",
     "Structured",
+    "TomlError",
     "Usage",
     "Verdict",
     "batch_api",
@@ -187,6 +197,7 @@ __all__ = [
     "judge_relevance",
     "jury_agreement",
     "load_rubric",
+    "load_toml",
     "load_yaml",
     "make_embedder",
     "make_llm",

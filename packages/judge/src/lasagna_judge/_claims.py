@@ -36,6 +36,14 @@ change (v2: answer relevance for answers without a reference)."""
 #: "unparsed", counted, never a silent result.
 EXTRACT_MAX_TOKENS = 1024
 CHECK_TOKENS_PER_CLAIM = 16
+MAX_CLAIMS = 64
+"""The most claims of one text kept (the rest dropped, counted in `claims_cut`): a judge
+that returns 10,000 claims would ask each check for 160,000 output tokens."""
+MAX_CLAIM_CHARS = 500
+"""The most characters of one claim kept (a longer one is cut, counted in `claims_cut`): a
+judge that returns 60 claims of a megabyte each would send them in every check."""
+#: The most output tokens a check asks for, whatever the number of claims it is given.
+CHECK_MAX_TOKENS = CHECK_TOKENS_PER_CLAIM * MAX_CLAIMS + 64
 
 CallStatus = Literal["ok", "unparsed", "error"]
 Label = Literal["entailment", "neutral", "contradiction"]
@@ -101,6 +109,8 @@ class ClaimCall:
     output_tokens: int = 0
     error: str | None = None
     called: bool = True
+    cut: int = 0
+    """Claims dropped past `MAX_CLAIMS` or cut to `MAX_CLAIM_CHARS` (extraction only)."""
 
 
 async def _call(
@@ -134,17 +144,21 @@ async def extract_claims(
     max_tokens: int | None = None,
 ) -> ClaimCall:
     """The claims `text` makes about `question`, in one schema-enforced call (at most
-    `max_tokens` out, `EXTRACT_MAX_TOKENS` when None); blank claims are dropped. An
-    "unparsed" or "error" call has `value` None."""
+    `max_tokens` out, `EXTRACT_MAX_TOKENS` when None); blank claims are dropped, the first
+    `MAX_CLAIMS` kept, each cut to `MAX_CLAIM_CHARS` (`cut` counts both). An "unparsed" or
+    "error" call has `value` None."""
     prompt = _EXTRACT.format(question=question.strip(), text=text.strip())
     cap = max_tokens if max_tokens is not None else EXTRACT_MAX_TOKENS
     status, value, tin, tout, error = await _call(
         llm, prompt, ClaimsModel, max_validation_retries, cap
     )
     claims = None
+    cut = 0
     if isinstance(value, ClaimsModel):
-        claims = [c.strip() for c in value.claims if c.strip()]
-    return ClaimCall(status, claims, tin, tout, error)
+        found = [c.strip() for c in value.claims if c.strip()]
+        claims = [c[:MAX_CLAIM_CHARS].rstrip() for c in found[:MAX_CLAIMS]]
+        cut = len(found) - len(claims) + sum(len(c) > MAX_CLAIM_CHARS for c in found[:MAX_CLAIMS])
+    return ClaimCall(status, claims, tin, tout, error, cut=cut)
 
 
 async def check_claims(
@@ -159,12 +173,14 @@ async def check_claims(
     """One label per claim ("entailment", "neutral", "contradiction") against `premise`, in
     ONE call; no claims need no call. A reply with a different number of labels than claims
     is "unparsed": every label None (a misaligned list cannot say which claim is which).
-    At most `max_tokens` out (None: `CHECK_TOKENS_PER_CLAIM` per claim, and 64)."""
+    At most `max_tokens` out (None: `CHECK_TOKENS_PER_CLAIM` per claim, and 64, at most
+    `CHECK_MAX_TOKENS`)."""
     if not claims:
         return ClaimCall("ok", [], called=False)
     numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
     prompt = _CHECK.format(question=question.strip(), premise=premise.strip(), claims=numbered)
     cap = max_tokens if max_tokens is not None else CHECK_TOKENS_PER_CLAIM * len(claims) + 64
+    cap = min(cap, CHECK_MAX_TOKENS)
     status, value, tin, tout, error = await _call(
         llm, prompt, LabelsModel, max_validation_retries, cap
     )
@@ -213,6 +229,9 @@ class Diagnosis:
     prompt_id: str = CLAIMS_PROMPT
     model: str = ""
     error_messages: list[str] = field(default_factory=list)
+    claims_cut: int = 0
+    """Claims of the response and the reference past `MAX_CLAIMS` (dropped) or
+    `MAX_CLAIM_CHARS` (cut short): counted, never dropped without a word."""
 
     def to_dict(self) -> dict[str, Any]:
         """The diagnosis, JSON-ready (a record's `diagnostics` field)."""
@@ -295,6 +314,7 @@ async def diagnose(
         output_tokens=sum(c.output_tokens for c in done),
         model=llm.model,
         error_messages=[c.error for c in done if c.error],
+        claims_cut=sum(c.cut for c in extracted),
         **sets,
     )
 

@@ -191,9 +191,11 @@ def load_rubric(name_or_path: str | Path) -> Rubric:
 
 def _parse_file(text: str, suffix: str, path: Path) -> Any:
     if suffix == ".toml":
+        from lasagna_judge._toml import TomlError, load_toml
+
         try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            return load_toml(text)
+        except TomlError as exc:
             raise JudgeError(f"{path}: not valid TOML ({exc}); fix the file") from None
     import yaml  # type: ignore[import-untyped,unused-ignore]  # lazy: only YAML rubrics need it
 

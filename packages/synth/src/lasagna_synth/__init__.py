@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         passage_to_document,
     )
     from lasagna_synth._langchain_corpus import documents_to_corpus
+    from lasagna_synth._limits import ReadLimits, current_read_limits, using_read_limits
     from lasagna_synth._loading import (
         is_license_file,
         iter_corpus,
@@ -141,6 +142,9 @@ _LAZY = {
     "passage_to_document": "lasagna_synth._langchain",
     "documents_to_corpus": "lasagna_synth._langchain_corpus",
     "iter_corpus": "lasagna_synth._loading",
+    "ReadLimits": "lasagna_synth._limits",
+    "current_read_limits": "lasagna_synth._limits",
+    "using_read_limits": "lasagna_synth._limits",
     "load_corpus": "lasagna_synth._loading",
     "pdf_reader_identity": "lasagna_synth._loading",
     "supported_suffixes": "lasagna_synth._loading",
@@ -223,6 +227,7 @@ __all__ = [
     "Plan",
     "PlanItem",
     "QuestionIssues",
+    "ReadLimits",
     "RecordedOutput",
     "Skipped",
     "SynthError",
@@ -238,6 +243,7 @@ __all__ = [
     "cl100k_base",
     "corpus_to_documents",
     "count_tokens",
+    "current_read_limits",
     "dataset_name",
     "describe_chunker",
     "document_to_passage",
@@ -270,6 +276,7 @@ __all__ = [
     "text_sha256",
     "to_deepeval",
     "to_ragas",
+    "using_read_limits",
     "write_bytes_atomic",
     "write_jsonl",
     "write_rows",

@@ -70,6 +70,7 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version_: bool = typer.Option(
         False,
         "--version",
@@ -79,6 +80,11 @@ def _root(
     ),
 ) -> None:
     """Build and run evaluation benchmarks for RAG systems and LLM applications."""
+    from lasagna_cli.commands._read_limits import document_limits
+
+    # Documents are read within LASAGNA_MAX_DOCUMENT_MB's bounds until the command ends.
+    with user_errors():
+        ctx.with_resource(document_limits())
 
 
 def _silent_interrupt(exc: SystemExit) -> bool:

@@ -103,7 +103,9 @@ def capped(line: str, limit: int = MAX_LINE) -> str:
 
 
 def echo_error(message: str) -> None:
-    lines = f"error: {message}".split("\n")
+    from lasagna_cli.commands._terminal import shown
+
+    lines = shown(f"error: {message}", keep_newlines=True).split("\n")
     typer.echo("\n".join(capped(line) for line in lines), err=True)
 
 

@@ -21,7 +21,6 @@ table (`--prices FILE`) is read here too, for every command that prices its call
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,9 +114,11 @@ def load_prices(path: Path) -> dict[str, tuple[float, float]]:
         raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
     except UnicodeDecodeError:
         raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
+    from lasagna_judge import load_toml
+
     try:
-        raw: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else parse_json(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raw: Any = load_toml(text) if path.suffix.lower() == ".toml" else parse_json(text)
+    except ValueError as exc:  # TomlError and JSONDecodeError
         raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
     table: dict[str, tuple[float, float]] = {}
     if isinstance(raw, dict):

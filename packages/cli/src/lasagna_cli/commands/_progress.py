@@ -24,6 +24,8 @@ from typing import Any
 
 import typer
 
+from lasagna_cli.commands._terminal import shown
+
 
 def _columns(*, counts: bool) -> tuple[Any, ...]:
     from rich.progress import (
@@ -100,14 +102,17 @@ class _Steps:
         """`done` of `total` items of `stage` (total None: not known yet)."""
         finished = total is not None and done >= total
         if stage not in self._stages:
+            label = shown(stage)  # it may name a folder: no escape sequence reaches the terminal
             if self._progress is not None:
-                self._stages[stage] = self._progress.add_task(stage, total=total, counts="")
+                from rich.markup import escape
+
+                self._stages[stage] = self._progress.add_task(escape(label), total=total, counts="")
             else:
                 self._stages[stage] = None
                 if self._after == 0:
-                    typer.echo(stage, err=True)  # the stage's name says what and how much
+                    typer.echo(label, err=True)  # the stage's name says what and how much
                 elif not finished:
-                    timer = threading.Timer(self._after, typer.echo, (stage,), {"err": True})
+                    timer = threading.Timer(self._after, typer.echo, (label,), {"err": True})
                     timer.daemon = True
                     self._timers[stage] = timer
                     timer.start()

@@ -23,6 +23,19 @@ def say_gaps(results: Sequence[Mapping[str, Any]], out: Path) -> bool:
             f"in results.json: {count_reasons(reasons)}",
             err=True,
         )
+    cut = sum(
+        int(r["metrics"].get("diagnostics", {}).get("calls", {}).get("claims_cut") or 0)
+        for r in results
+    )
+    if cut:
+        from lasagna_judge import MAX_CLAIM_CHARS, MAX_CLAIMS
+
+        typer.echo(
+            f"{cut:,} claim(s) of the judge's diagnosis cut to its bounds (at most "
+            f"{MAX_CLAIMS} an answer, {MAX_CLAIM_CHARS} characters each); the diagnosis "
+            "reads the claims kept (claims_cut in results.json)",
+            err=True,
+        )
     grades, grades_failed = grades_line(results, out)
     if grades is not None:
         typer.echo(grades, err=True)

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lasagna_cli.commands._terminal import shown
 from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
         lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
     if out.exists() and not overwrite:
         lines.append(f"Note:       {out} exists: the real run needs --overwrite")
-    return lines
+    return [shown(line) for line in lines]  # file names and reasons: no escape sequence
 
 
 _WRITTEN_AS = {"lasagna": "", "ragas": " as RAGAS samples", "deepeval": " as DeepEval goldens"}
@@ -115,7 +116,7 @@ def summary_lines(
         )
     lines.append(spent)
     lines.append(REMINDER)
-    return lines
+    return [shown(line) for line in lines]
 
 
 def _spent_line(llm: LLM, prices: Path | None) -> str:

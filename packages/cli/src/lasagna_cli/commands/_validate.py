@@ -11,12 +11,13 @@ import typer
 from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
+from lasagna_cli.commands._terminal import shown
 from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from lasagna_synth import BenchmarkData
+    from lasagna_synth import BenchmarkData, Skipped
 
 
 def report(
@@ -184,6 +185,14 @@ def with_corpus_lines(
     return out, readable
 
 
+def skipped_lines(skipped: Sequence[Skipped], listed: int = 20) -> list[str]:
+    """The files a corpus left out, each with its reason (the first `listed` of them)."""
+    lines = [f"    skipped {entry.path}: {entry.reason}" for entry in skipped[:listed]]
+    if len(skipped) > listed:
+        lines.append(f"    ... and {len(skipped) - listed:,} more skipped")
+    return lines
+
+
 def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[list[str], bool]:
     """What validate-data says of the folder of documents the rows are searched in: how
     many documents, and how many rows' passages were found in them; and whether it could
@@ -197,11 +206,13 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[lis
     except EngineError as exc:
         return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"], False
     located = locate_rows(data.rows(), documents)
-    return [
+    lines = [
         f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
         f"{counted(len(documents.skipped), 'file')} skipped); results labelled documents",
+        *skipped_lines(documents.skipped),
         f"  Evidence:       {located.note(folder)}",
-    ], True
+    ]
+    return [shown(line) for line in lines], True
 
 
 RUN_ACCEPTS = (

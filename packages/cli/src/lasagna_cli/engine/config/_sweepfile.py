@@ -110,11 +110,11 @@ def read_sweep_file(path: Path) -> Mapping[str, Any]:
     except OSError as exc:
         raise usage(f"{path}: cannot read the sweep file ({exc.strerror})") from None
     if path.suffix.lower() == ".toml":
-        import tomllib
+        from lasagna_judge import TomlError, load_toml
 
         try:
-            data: object = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data: object = load_toml(raw.decode("utf-8"))
+        except (TomlError, UnicodeDecodeError) as exc:
             raise usage(f"{path}: not valid TOML ({exc})") from None
     else:
         import yaml

@@ -243,9 +243,11 @@ def parse_toml(text: str, path: Path, what: str = "") -> dict[str, Any]:
     """TOML 1.1, as kag's parser reads it (multi-line inline tables, trailing commas)."""
     import tomli
 
+    from lasagna_judge import TomlError, load_toml
+
     try:
-        return tomli.loads(text)
-    except tomli.TOMLDecodeError as exc:
+        return load_toml(text, loads=tomli.loads)
+    except TomlError as exc:
         raise EngineError(f"{path}: not valid TOML{what} ({exc}); fix the file") from None
 
 

@@ -12,6 +12,9 @@ Both files get kag's two functions:
   `*_SECRET`, `*PASSWORD*`) is collected in `secrets`, so the caller can refuse a file that
   would write it where it does not belong (a prompt, hence every result file).
 
+A render is bounded: MiniJinja's fuel (`FUEL` steps) and `RENDERED_MAX_CHARS` of output;
+file() reads regular files only (never a FIFO or a device), of at most `FILE_MAX_BYTES`.
+
 SETUPS.toml only: its prompt placeholders - any expression starting with a name in
 capitals, `{{ RETRIEVAL | default('...') }}` included - are kept as written and rendered per
 task (kag renders them at load, where they are undefined: inline in SETUPS.toml they would
@@ -20,7 +23,10 @@ vanish). Text returned by file() is not rendered at load, in lasagna as in kag.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,15 @@ _PLACEHOLDER_EXPR = re.compile(r"\{\{-?\s*[A-Z][A-Z0-9_]*\b.*?-?\}\}", re.DOTALL
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]", re.MULTILINE)
 _KEY_LIKE = re.compile(r"(_KEY|_TOKEN|_SECRET)\Z|PASSWORD", re.IGNORECASE)
 MIN_SECRET_LENGTH = 4  # shorter values would match by chance
+
+
+#: MiniJinja's fuel: the steps of work one render may take. Loops spend it, and so does
+#: every string made (in proportion to its length: 10 MB of file() text takes a tenth), so
+#: nested range(10000) loops and a string doubled 36 times stop in milliseconds with a line,
+#: where they would run until killed or abort the process when memory runs out.
+FUEL = 1_000_000
+#: The most text a rendered file may hold.
+RENDERED_MAX_CHARS = 20_000_000
 
 
 class _TemplateFunctionError(Exception):
@@ -61,6 +76,36 @@ def _setup_at_line(source: str, line: int | None) -> str | None:
             break
         name = match.group(1).strip().strip('"')
     return name
+
+
+class _NotRegular(Exception):
+    """file() named a FIFO, a device, a socket, or a file over `FILE_MAX_BYTES`."""
+
+
+#: The most file() reads: a prompt or a key file, never a data set.
+FILE_MAX_BYTES = 10 * 1024 * 1024
+
+
+def _read_regular(target: Path) -> str:
+    """A regular file's UTF-8 text. A FIFO would block the read forever and a device never
+    ends, so the kind and size come from `stat` before the file is opened (O_NONBLOCK)."""
+    status = os.stat(target)
+    if not stat.S_ISREG(status.st_mode):
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory")
+        kind = "a named pipe (FIFO)" if stat.S_ISFIFO(status.st_mode) else "a device or socket"
+        raise _NotRegular(f"{kind}, not a regular file; file() reads regular files only")
+    limit = f"over {FILE_MAX_BYTES // (1024 * 1024)} MB, the most file() reads"
+    if status.st_size > FILE_MAX_BYTES:
+        raise _NotRegular(f"{status.st_size:,} bytes: {limit}")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    with os.fdopen(os.open(target, flags), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise _NotRegular("not a regular file; file() reads regular files only")
+        data = handle.read(FILE_MAX_BYTES + 1)
+    if len(data) > FILE_MAX_BYTES:
+        raise _NotRegular(limit)
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text
 
 
 def _inside(target: Path, folders: Collection[Path]) -> bool:
@@ -90,7 +135,7 @@ def render_template_file(
     def file(name: str) -> str:
         target = Path(name)
         beside = folder / name
-        if not target.is_file() and beside.is_file() and beside != target:
+        if not target.exists() and beside.exists() and beside != target:
             note = (
                 f"note: {path}: file({name!r}) is not in the working directory; read {beside} "
                 f"(beside {path.name}) instead (kag reads it from the working directory only)"
@@ -105,7 +150,9 @@ def render_template_file(
                 "nothing else, so a template cannot put other files into prompts and results)"
             )
         try:
-            return target.read_text(encoding="utf-8")
+            return _read_regular(target)
+        except _NotRegular as exc:
+            raise _TemplateFunctionError(f"file({name!r}): {target}: {exc}") from None
         except FileNotFoundError:
             raise _TemplateFunctionError(
                 f"file({name!r}): not found: {target} (relative to the working directory, as "
@@ -123,13 +170,13 @@ def render_template_file(
         return value
 
     # Strict where kag is lenient: an unknown variable is a typo that kag turns into "".
-    environment: Any = minijinja.Environment(undefined_behavior="strict")
+    environment: Any = minijinja.Environment(undefined_behavior="strict", fuel=FUEL)
     environment.pycompat = False  # Rust's MiniJinja, as kag has it, has no Python methods
     environment.add_function("file", file)
     environment.add_function("env", env)
     text = protect_placeholders(source) if keep_placeholders else source
     try:
-        return str(environment.render_str(text, path.name))
+        rendered = str(environment.render_str(text, path.name))
     except _TemplateFunctionError as exc:
         raise EngineError(f"{path}: {exc}") from None
     except minijinja.TemplateError as exc:
@@ -143,7 +190,18 @@ def render_template_file(
         hint = ""
         if "undefined" in message and keep_placeholders:
             hint = f"; prompt placeholders are written {PLACEHOLDER_LIST}"
+        elif "out of fuel" in message:
+            hint = (
+                f" (a template may do {FUEL:,} steps of work: loops and growing strings count); "
+                "simplify it"
+            )
         raise EngineError(f"{path}{where}: template error: {message}{hint}") from None
+    if len(rendered) > RENDERED_MAX_CHARS:
+        raise EngineError(
+            f"{path}: the template renders to {len(rendered):,} characters, over the "
+            f"{RENDERED_MAX_CHARS:,} a config file may take; simplify it"
+        )
+    return rendered
 
 
 def render_setups(

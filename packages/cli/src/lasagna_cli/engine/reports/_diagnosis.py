@@ -46,7 +46,8 @@ def diagnostics_metrics(
     summaries: Callable[[Mapping[str, Sequence[float | None]], int], dict[str, Any]],
 ) -> dict[str, Any] | None:
     """results.json's `metrics.diagnostics`: one summary per metric, and `calls` (made,
-    unparsed, error) over the diagnosed answers; None when none was diagnosed."""
+    unparsed, error, and the claims cut to the judge's bounds) over the diagnosed answers;
+    None when none was diagnosed."""
     from lasagna_metrics import CLAIM_METRICS
 
     found = [d for s in sections if (d := diagnosed(s)) is not None]
@@ -67,6 +68,7 @@ def diagnostics_metrics(
         "made": sum(int(d.get("calls") or 0) for d in found),
         "unparsed": sum(int(d.get("unparsed") or 0) for d in found),
         "error": sum(int(d.get("errors") or 0) for d in found),
+        "claims_cut": sum(int(d.get("claims_cut") or 0) for d in found),
     }
     return metrics
 
