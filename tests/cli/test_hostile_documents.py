@@ -207,3 +207,31 @@ def test_a_synthesis_over_the_folder_sends_no_byte_of_the_secret(
     assert SECRET not in requests and "root:" not in requests
     assert SECRET not in out.read_text(encoding="utf-8")
     assert_clean(result.output)
+
+
+def test_a_data_file_named_with_escape_sequences_reaches_the_leaderboard_and_compare_escaped(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from lasagna_cli._app import app
+
+    data = tmp_path / "evil\x1b[2J\x1b]0;owned\x07.jsonl"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "data"
+    data.write_bytes((examples / "pasta.jsonl").read_bytes())
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"benchmarks:\n  - path: {json.dumps(data.name)}\nsetups:\n"
+        "  - {name: k1, retriever: {top_k: 1}}\n  - {name: k5, retriever: {top_k: 5}}\n"
+        "tracks: [retrieval]\n"
+    )
+    out = tmp_path / "out"
+    ran = CliRunner().invoke(app, ["benchmark", "run", str(sweep), "-o", str(out)])
+    assert ran.exit_code == 0, ran.output
+    compared = CliRunner().invoke(
+        app, ["benchmark", "compare", str(out), "--setup", "k1", "--setup", "k5"]
+    )
+    assert compared.exit_code == 0, compared.output
+    for output in (ran.output, compared.output):
+        assert_clean(output)
+        assert "evil\\x1b[2J\\x1b]0;owned\\x07" in output

@@ -43,6 +43,8 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from lasagna_cli.commands._terminal import shown
+
     console = Console(soft_wrap=True)
     if not console.is_terminal:  # a pipe or a file: lines as long as the table needs
         console = Console(soft_wrap=True, width=200)
@@ -50,7 +52,9 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
         a, b = found["a"], found["b"]
         where = a["run"] if a["run"] == b["run"] else f"{a['run']} vs {b['run']}"
         console.print(
-            f"{a['dataset']}: B {b['setup']} - A {a['setup']}  ({where})", highlight=False
+            shown(f"{a['dataset']}: B {b['setup']} - A {a['setup']}  ({where})"),
+            highlight=False,
+            markup=False,
         )
         if _settings(found):
             console.print(
@@ -99,9 +103,9 @@ def render_text(comparisons: Sequence[Mapping[str, Any]]) -> None:
     console.print("verdict:", style="bold", highlight=False)
     for found in comparisons:
         if len(comparisons) > 1:
-            console.print(f"{found['a']['dataset']}:", highlight=False)
+            console.print(shown(f"{found['a']['dataset']}:"), highlight=False, markup=False)
         for row in found["metrics"]:
-            console.print(f"- {row['verdict']}", highlight=False, markup=False)
+            console.print(shown(f"- {row['verdict']}"), highlight=False, markup=False)
 
 
 def parse_gates(values: Sequence[str]) -> list[Any]:

@@ -65,6 +65,7 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
     from rich.table import Table
     from rich.text import Text
 
+    from lasagna_cli.commands._terminal import shown
     from lasagna_cli.engine.reports import varied_settings
 
     groups: dict[str, list[Mapping[str, Any]]] = {}
@@ -106,7 +107,7 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             # A setup that does not run this track (BM25 alone beside a system) is not a row.
             ran = [r for r in members if track in r["setup"]["tracks"]]
             for result in sorted(ran, key=lambda r: _sort_value(r, track), reverse=True):
-                row = [result["setup"]["name"]]
+                row: list[Any] = [Text(shown(result["setup"]["name"]))]
                 for metric, heading in columns:
                     cell = _find(result["metrics"], track, metric)
                     text = _cell(cell[1]) if cell else "-"
@@ -121,7 +122,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> list[Any]:
             caption = f"comparability key {key[:12]}; ± the 95% bootstrap interval (wider side)"
             if varied:
                 caption += f"; compared: {', '.join(varied)}"
-            tables.append(Group(Text(title, style="bold"), table, Text(caption, style="dim")))
+            tables.append(
+                Group(Text(shown(title), style="bold"), table, Text(shown(caption), style="dim"))
+            )
     return tables
 
 

@@ -11,6 +11,7 @@ import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
 from lasagna_cli.commands._llm import OTHER_CONCURRENCY, auto_concurrency
+from lasagna_cli.commands._terminal import echo_err
 from lasagna_cli.engine.run._first_calls import ModelsUnreachable
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def run_engine(
                     vector_folder=vector_folder(),
                     on_progress=progress.advance,
                     on_start=progress.start,
-                    say=lambda line: typer.echo(line, err=True),
+                    say=echo_err,
                     prices=prices,
                     on_step=progress.step,
                 )

@@ -12,6 +12,7 @@ import typer
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._llm import auto_concurrency
 from lasagna_cli.commands._rates import rate_limits
+from lasagna_cli.commands._terminal import echo
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
@@ -233,7 +234,7 @@ def _run_pipeline(
                     models=models,
                     load_rubric=_load_rubric,
                     text_cache=text_cache(),
-                    say=typer.echo,
+                    say=echo,
                     reporter=reporter,
                     on_step=lambda stage, done, total: bars[-1].step(stage, done, total),
                 )

@@ -29,3 +29,16 @@ def shown(text: str, *, keep_newlines: bool = False) -> str:
     """`text` with every control character written as a visible escape (tabs too; newlines
     only unless `keep_newlines`)."""
     return (_CONTROL if keep_newlines else _CONTROL_OR_NEWLINE).sub(_escape, text)
+
+
+def echo(line: str, *, err: bool = False) -> None:
+    """Print a line the engine or a library said (it may quote a file's name or a
+    document's text), escaped as `shown` escapes it; newlines kept."""
+    import typer
+
+    typer.echo(shown(line, keep_newlines=True), err=err)
+
+
+def echo_err(line: str) -> None:
+    """`echo` to stderr: how a command passes the engine's `say`."""
+    echo(line, err=True)
