@@ -284,8 +284,7 @@ GRAPH_AND_OPENAI = """
 provider = "ollama"
 model = "qwen3.5:9b"
 system_prompt = "{{{{RETRIEVAL}}}} {{{{INPUT}}}}"
-retriever = "{retriever}"
-database = "{database}"
+augmented_generation = {{ retriever = "{retriever}", database = "{database}" }}
 
 [gpt-plain]
 provider = "openai"

@@ -4,6 +4,9 @@ its report.
 - `_datasets`: DATASETS.json (dataset -> question -> {input, output?}), as engine datasets;
 - `_config`: config.toml (providers, databases, retrievers);
 - `_setups`: SETUPS.toml, rendered with MiniJinja, as engine setups;
+- `_retrieval_refs`: a setup's retrieval, kag's `augmented_generation` or the top-level
+  `retriever` and `database`, checked in kag's order;
+- `_missing`: the setups recorded per task as kag's error (a missing component, Neo4j);
 - `_databases`: the databases' passages, loaded once per sweep;
 - `_sweep`: the door: the files read and checked, the plan, the tasks in kag's order;
 - `_store`: `<output>/<dataset>/<question>/<prefix><setup>.json`, kag's two shapes;

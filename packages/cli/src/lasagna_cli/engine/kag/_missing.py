@@ -41,11 +41,17 @@ def neo4j_error(config: Config, retriever: str, database: str) -> NeedsNeo4j | N
             f"{retriever!r} ({found.type}) searches documents (kag: mismatched database and "
             "retriever backend variants)"
         )
+    # kag's anyhow chain, "context: cause" (`retrieval/mod.rs`): the embedder's provider is
+    # looked up first, then the query embedded, then Neo4j searched with `extra`'s settings.
     context = f"Failed during the knowledge retrieval phase (KAG) on database '{database}'"
-    if database not in found.extra:
+    embedder = dict(found.settings).get("provider")
+    if embedder not in config.providers:
+        cause = f"The requested provider '{embedder}' is missing from the configuration."
+    elif database not in found.extra:
         cause = (
-            f"Missing configuration parameters for Neo4j database '{graph.database}'. Ensure "
-            "that 'extra' contains a valid 'Neo4j' configuration block matching this retriever."
+            f"Failed to execute vector retrieval for database '{database}': Missing "
+            f"configuration parameters for Neo4j database '{graph.database}'. Ensure that "
+            "'extra' contains a valid 'Neo4j' configuration block matching this retriever."
         )
     else:
         cause = (

@@ -8,8 +8,9 @@
     system_prompt = '''{{ file("prompts/rag.txt") }}'''
     prompt = "{{INPUT}}"             # the user message (this is the default)
     datasets = ["facts"]             # optional: the datasets this setup answers
-    retriever = "bm25-top3"          # optional, with database
-    database = "handbook"
+    # optional, kag's Knowledge-Augmented Generation (a retriever and a database of the
+    # config); top-level `retriever` and `database` work too (`_retrieval_refs`)
+    augmented_generation = { retriever = "bm25-top3", database = "handbook" }
 
     [my-rag]                         # the user's own system (see `_parse_system_setup`)
     system = "my_rag.pipeline:answer"    # or an http(s):// URL; with datasets and prompt
@@ -31,16 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
-from lasagna_cli.engine.config._config import (
-    DatabaseSpec,
-    ModelSpec,
-    PromptSpec,
-    RetrieverSpec,
-    Setup,
-)
-from lasagna_cli.engine.kag._config import Config, Retriever, parse_toml, read_text_file
+from lasagna_cli.engine.config._config import ModelSpec, PromptSpec, Setup
+from lasagna_cli.engine.kag._config import Config, parse_toml, read_text_file
 from lasagna_cli.engine.kag._missing import MissingComponent, NeedsNeo4j, neo4j_error
 from lasagna_cli.engine.kag._names import is_component_name, one_of, suggest_name
+from lasagna_cli.engine.kag._retrieval_refs import component, retrieval_refs, retriever_spec
 from lasagna_cli.engine.kag._templates import PLACEHOLDER_LIST, render_setups
 from lasagna_cli.engine.plan._prompts import DEFAULT_TEMPLATE, PLACEHOLDERS, needs, uses
 
@@ -55,6 +51,7 @@ SETUP_KEYS = (
     "datasets",
     "retriever",
     "database",
+    "augmented_generation",
     "system",
 )
 DEFAULT_PROMPT = DEFAULT_TEMPLATE
@@ -80,27 +77,6 @@ def _check_placeholders(path: Path, setup: str, key: str, text: str) -> None:
             f"{did_you_mean(name.upper(), PLACEHOLDERS)}; the placeholders are "
             f"{PLACEHOLDER_LIST}"
         )
-
-
-def _component(
-    path: Path, setup: str, key: str, body: dict[str, Any], known: Collection[str], kind: str
-) -> str | None:
-    value = body.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str) and value not in known:
-        raise MissingComponent(
-            f"{path}: setup {setup!r}: {key} {value!r} is not a {kind} of the config"
-            f"{did_you_mean(value, known)}; known: {one_of(known)} (--missing-as-errors "
-            "records its tasks as errors and runs the other setups, as kag does)",
-            f"The requested {kind} {value!r} is missing from the configuration.",
-        )
-    if not isinstance(value, str):
-        raise EngineError(
-            f"{path}: setup {setup!r}: {key} {value!r} is not a {kind} of the config"
-            f"{did_you_mean(str(value), known)}; known: {one_of(known)}"
-        )
-    return value
 
 
 def _datasets_list(
@@ -150,7 +126,10 @@ def _parse_setup(
             )
     if "system" in body:
         return _parse_system_setup(path, name, body, datasets, environ)
-    provider_name = _component(path, name, "provider", body, config.providers, "provider")
+    refs = retrieval_refs(path, name, body, config)  # before the provider, as kag
+    provider_name = component(
+        path, name, "provider", body.get("provider"), config.providers, "provider"
+    )
     if provider_name is None:
         raise EngineError(
             f"{path}: setup {name!r}: missing `provider`; name one of {one_of(config.providers)}"
@@ -188,15 +167,7 @@ def _parse_setup(
             texts[key] = value
     system, user = _messages_of(path, name, texts)
     chosen = _datasets_list(path, name, body, datasets)
-    retriever = _component(path, name, "retriever", body, config.retrievers, "retriever")
-    database = _component(
-        path, name, "database", body, [*config.databases, *config.graphs], "database"
-    )
-    if (retriever is None) != (database is None):
-        raise EngineError(
-            f"{path}: setup {name!r}: a retrieval setup names both `retriever` and `database` "
-            f"(found only {'retriever' if retriever else 'database'})"
-        )
+    retriever, database = refs or (None, None)
     if retriever is not None and database is not None:
         graph_error = neo4j_error(config, retriever, database)
         if graph_error is not None:
@@ -205,7 +176,7 @@ def _parse_setup(
     found = config.retrievers[retriever] if retriever else None
     setup = Setup(
         name=name,
-        retriever=_retriever_spec(path, name, found, config.databases.get(database or ""))
+        retriever=retriever_spec(path, name, found, config.databases.get(database or ""))
         if found is not None
         else None,
         retriever_name=found.name if found is not None else None,
@@ -380,21 +351,3 @@ def select_setups(setups: dict[str, Setup], skip: Collection[str]) -> dict[str, 
                 f"{one_of(setups)}"
             )
     return {name: setup for name, setup in setups.items() if name not in skip}
-
-
-def _retriever_spec(
-    path: Path, name: str, found: Retriever, database: DatabaseSpec | None
-) -> RetrieverSpec:
-    """A config retriever over a database: a dense or hybrid one takes its embedder (and
-    vector store) from the retriever, else from a `type = "vector"` database."""
-    from lasagna_cli.engine.config._flags import retriever_spec
-
-    values: dict[str, Any] = {"top_k": found.top_k, "kind": found.type, **dict(found.settings)}
-    if found.type != "bm25" and database is not None and database.vector:
-        values.setdefault("embedder", database.embedder)
-        values.update(store=database.store, collection=database.collection)
-    values = {k: v for k, v in values.items() if v is not None}
-    try:
-        return retriever_spec(values, f"retrievers.{found.name}", RetrieverSpec())
-    except EngineUsageError as exc:
-        raise EngineError(f"{path}: setup {name!r}: {exc}") from None
