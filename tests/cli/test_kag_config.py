@@ -406,3 +406,55 @@ def test_a_key_like_variable_never_reaches_the_setups(tree: Tree) -> None:
     assert result.exit_code == 1
     assert tree.key_variable in result.output and "secret" in result.output
     assert KEY not in result.output and not (tree.folder / "out").exists()
+
+
+ENDPOINTS_CONFIG = """\
+[providers.kag-openai]
+type = "OpenAI"
+url = "{base_url}"
+key = "{key}"
+
+[providers.kag-ollama]
+type = "Ollama"
+url = "{url}"
+
+[providers.mine]
+api = "openai"
+base_url = "{base_url}"
+
+[providers.lan]
+api = "ollama"
+base_url = "{base_url}"
+"""
+
+
+def test_each_provider_speaks_the_endpoint_docs_sweeps_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/how-to/sweeps.md's table: kag's `type` entries speak kag's endpoints, the
+    built-in providers and lasagna's `api` entries speak chat completions."""
+    monkeypatch.chdir(tmp_path)
+    providers = {"kag-openai": "/v1/responses", "kag-ollama": "/api/chat",
+                 "openai": "/v1/chat/completions", "ollama": "/v1/chat/completions",
+                 "mine": "/v1/chat/completions", "lan": "/v1/chat/completions"}  # fmt: skip
+    (tmp_path / "datasets.json").write_text(json.dumps({"d": {"q": {"input": "Hi?"}}}))
+    (tmp_path / "setups.toml").write_text(
+        "".join(
+            f'[via-{name}]\nprovider = "{name}"\nmodel = "m-{name}"\n'
+            'system_prompt = "{{INPUT}}"\n'
+            for name in providers
+        )
+    )
+    with FakeLLMServer(reply="hello") as server:
+        (tmp_path / "config.toml").write_text(
+            ENDPOINTS_CONFIG.format(base_url=server.base_url, url=server.url, key=KEY)
+        )
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY,
+               "OLLAMA_BASE_URL": server.base_url, "OLLAMA_HOST": "", "MODEL_NAME": ""}  # fmt: skip
+        result = CliRunner().invoke(
+            app, ["benchmark", "sweep", "-d", "datasets.json", "-b", "setups.toml", "-o", "out"],
+            env=env,
+        )  # fmt: skip
+        sent = {r["model"]: path for path, r in zip(server.paths, server.requests, strict=True)}
+    assert result.exit_code == 0, result.output
+    assert sent == {f"m-{name}": path for name, path in providers.items()}

@@ -175,6 +175,9 @@ def test_the_example_files_are_valid_and_index() -> None:
     assert any(q.is_mcq for d in datasets.values() for q in d.values())
     assert any(q.references for d in datasets.values() for q in d.values())
     assert "{{RETRIEVAL}}" in setups["rag-harbour"].prompt.system
+    harbour = setups["rag-harbour"]  # kag's augmented_generation table
+    assert harbour.retriever_name == "bm25-top3" and harbour.database is not None
+    assert harbour.database.name == "harbour-docs"
     sweep = load_sweep(folder / "datasets.json", folder / "setups.toml", None, [], {})
     assert len(sweep_tasks(sweep.plan)) == 18
     corpora = load_databases(s.database for s in setups.values() if s.database is not None)
