@@ -6,7 +6,8 @@ Two kinds of check:
   code on that data (`uv run python tests/cli/openviking_oracle.py`, which says how); they
   hold digests, ids and figures, never the data. These run wherever ../shared/data is.
 - live: where the mirror of OpenViking is on the machine, the upstream code itself runs
-  beside lasagna in the test (skipped otherwise).
+  beside lasagna in the test, and every pinned case is checked to be what it writes today
+  (skipped otherwise).
 """
 
 from __future__ import annotations
@@ -85,3 +86,16 @@ def test_prepare_against_the_live_upstream_script(
     run_upstream_sampler(rag, raw, tmp_path / "upstream", case)
     lasagna_sample(raw, tmp_path / "lasagna", case)
     assert digests(tmp_path / "lasagna") == digests(tmp_path / "upstream")
+
+
+@needs_data
+def test_every_pinned_case_is_what_sample_dataset_py_writes_today(
+    raw: Path, rag: Path, tmp_path: Path
+) -> None:
+    """The fixture the pinned test falls back to without the mirror is upstream's, case by
+    case (the live test above runs lasagna beside upstream on the first four only)."""
+    for case in CASES:
+        out = tmp_path / case_id(case)
+        run_upstream_sampler(rag, raw, out, case)
+        metadata = json.loads((out / "sampling_metadata.json").read_text(encoding="utf-8"))
+        assert {"files": digests(out), "metadata": metadata} == PINNED[case_id(case)], case
