@@ -37,6 +37,8 @@ COMMANDS = [
     ["benchmark", "run", "pasta.jsonl", "--generator", "openai/x"],
     ["benchmark", "sweep", "-d", "d.json", "-b", "s.toml"],
     ["benchmark", "stats", "--results", "out", "--judge", "openai/j"],
+    ["benchmark", "openviking", "config.yaml"],
+    ["benchmark", "run", "--config", "config.yaml"],
 ]
 
 
