@@ -56,7 +56,8 @@ def test_a_bad_limit_is_a_one_line_usage_error(
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (
         f"error: {flag}: expected a number a minute > 0 (e.g. 500), got {value!r}; leave it "
-        "out for no limit (the pace still adapts to the provider's 429s)"
+        "out for no limit (the pace still adapts to the provider's 429s); see "
+        f"'lasagna {' '.join(command[:2])} --help'"
     )
 
 

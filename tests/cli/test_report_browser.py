@@ -301,3 +301,32 @@ def test_each_setups_chunking_and_what_the_setups_vary(browser: Any, tmp_path: P
     assert shown == {"words-50": ["fixed", "50", "0"], "md-120": ["markdown", "120", "10"]}
     key = browser.find_element("css selector", "section.group p.muted").text
     assert key.endswith("compared: chunker, chunk_size, chunk_overlap")
+
+
+def test_the_question_list_shows_each_setups_whole_name(browser: Any, tmp_path: Path) -> None:
+    """Setup names longer than a column (`hybrid-200-overlap-40`) wrap in the question
+    list's header instead of being cut to "hybrid-2…"."""
+    names = ["bm25-200-words-overlap-40", "bm25-200-words-overlap-80"]
+    (tmp_path / "sweep.yaml").write_text(
+        f"benchmarks:\n  - path: {json.dumps(str(DATA / 'pasta.jsonl'))}\nsetups:\n"
+        + "".join(
+            f"  - {{name: {n}, retriever: {{top_k: {i + 1}}}}}\n" for i, n in enumerate(names)
+        )
+        + "tracks: [retrieval]\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    done = CliRunner().invoke(
+        app, ["benchmark", "run", str(tmp_path / "sweep.yaml"), "-o", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    open_page(browser, report_of([out], tmp_path / "report.html"))
+    cells = browser.find_elements("css selector", ".qhead .cell")
+    assert [cell.get_attribute("title") for cell in cells] == names
+    for cell in cells:
+        # Every character on the page: nothing cut off, nothing hidden by an ellipsis.
+        assert cell.text.replace("\n", "") == cell.get_attribute("title")
+        width = browser.execute_script(
+            "return [arguments[0].scrollWidth, arguments[0].clientWidth]", cell
+        )
+        assert width[0] <= width[1]

@@ -163,15 +163,15 @@ def test_reuse_is_warned_with_the_largest_n(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["--n", "0"], 2, "error: --n must be at least 1, got 0"),
-        (["--n", "ten"], 2, "error: --n takes a whole number, got 'ten'"),
+        (["--n", "0"], 2, "error: --n: expected a whole number >= 1, got 0"),
+        (["--n", "ten"], 2, "error: --n: expected a whole number, got 'ten'"),
         (["--mix", "factoid=0.7,multihop=0.2"], 2, "error: mix shares must sum to 1"),
         (["--mix", "factoids=1"], 2, "did you mean 'factoid'?"),
         (["--mix", "factoid=1,unanswerable=-0"], 0, None),
         (["--chunker", "pages"], 2, "error: unknown chunker 'pages'"),
         (["--chunk-words", "10"], 2, "give at least 20"),
-        (["--seed", "x"], 2, "error: --seed takes a whole number"),
-        (["--concurrency", "0"], 2, "error: --concurrency must be at least 1"),
+        (["--seed", "x"], 2, "error: --seed: expected a whole number"),
+        (["--concurrency", "0"], 2, "error: --concurrency: expected a whole number >= 1"),
     ],
 )
 def test_bad_flags_get_one_line(args: list[str], code: int, message: str | None) -> None:
@@ -398,5 +398,5 @@ def test_an_unknown_format_is_refused_before_any_call(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == (
         "error: --format: expected one of lasagna, ragas, deepeval, found 'ragaz' "
-        '(did you mean "ragas"?)'
+        "(did you mean \"ragas\"?); see 'lasagna benchmark synthesize --help'"
     )

@@ -237,7 +237,10 @@ def _check_root(path: str | os.PathLike[str]) -> list[Entry]:
 
 
 _LICENSE_STEMS = frozenset({"license", "licence", "copying", "notice"})
-_LICENSE_SKIP = "a license file, not a document (include_license=True, --include-license, reads it)"
+_LICENSE_SKIP = (
+    "a license file, not a document (to read it: --include-license; from Python, "
+    "include_license=True)"
+)
 
 
 def is_license_file(name: str) -> bool:

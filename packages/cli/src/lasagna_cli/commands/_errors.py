@@ -9,6 +9,7 @@ exit 2, everything else of theirs is bad data; a command's own `CliError` says i
 from __future__ import annotations
 
 import errno
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -102,6 +103,26 @@ def capped(line: str, limit: int = MAX_LINE) -> str:
     return f"{line[:head]} [... {left_out:,} characters left out ...] {line[-tail:]}"
 
 
+#: A message about one flag's value starts with the flag: `--top-k: expected ...`.
+_FLAG_FIRST = re.compile(r"-{1,2}[A-Za-z][\w-]*:")
+
+
+def with_help(message: str) -> str:
+    """A usage error about a flag's value ends as click's own do, with where the command's
+    help is (`; see 'lasagna benchmark run --help'`); other messages are left as they are."""
+    if not _FLAG_FIRST.match(message) or "--help'" in message:
+        return message
+    from importlib import import_module
+
+    # typer's own copy of click (typer >= 0.23), or click itself, as commands/_usage.py
+    # reads them: `globals` holds the context of the command running.
+    click = typer.BadParameter.__module__.rpartition(".")[0]
+    ctx = import_module(f"{click}.globals").get_current_context(silent=True)
+    if ctx is None:
+        return message
+    return f"{message}; see '{ctx.command_path} --help'"
+
+
 def echo_error(message: str) -> None:
     from lasagna_cli.commands._terminal import shown
 
@@ -126,7 +147,8 @@ def user_errors() -> Iterator[None]:
             raise typer.Exit(DATA_ERROR) from None
         if not isinstance(exc, _lasagna_error_types()):
             raise
-        echo_error(str(exc))
-        raise typer.Exit(exit_code_for(exc)) from None
+        code = exit_code_for(exc)
+        echo_error(with_help(str(exc)) if code == USAGE_ERROR else str(exc))
+        raise typer.Exit(code) from None
     finally:
         warn_cache_failures()  # after the summary or the error line

@@ -36,9 +36,9 @@ def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
     try:
         value = int(text.strip().replace("_", ""))
     except ValueError:
-        raise CliError(f"{flag} takes a whole number, got {text!r}", USAGE_ERROR) from None
+        raise CliError(f"{flag}: expected a whole number, got {text!r}", USAGE_ERROR) from None
     if minimum is not None and value < minimum:
-        raise CliError(f"{flag} must be at least {minimum}, got {value}", USAGE_ERROR)
+        raise CliError(f"{flag}: expected a whole number >= {minimum}, got {value}", USAGE_ERROR)
     return value
 
 
