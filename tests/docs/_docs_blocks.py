@@ -10,6 +10,10 @@ on the line before it (blank lines allowed) marks it:
   in order (an example file shown on the page, its comments left out);
 - `<!-- needs: MODULE -->`: run where MODULE is installed (the Ray blocks, in .ci/run's
   ray step), reported as skipped elsewhere.
+
+A block that reads public data (`../shared/data/...`, where this repository's CI keeps the
+public benchmarks' raw files beside the clone, named in the block or in an examples/ file
+the block names) runs where that folder is; the page says where to get the data.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+_SHARED = re.compile(r"(?:\.\./)+shared/")
+_EXAMPLE_FILE = re.compile(r"\bexamples/[\w./-]+\.(?:ya?ml|json|toml)\b")
 _FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)\s*$")
 _MARK = re.compile(
     r"^\s*<!--\s*(?P<kind>skip|output|file|needs)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$"
@@ -44,10 +50,26 @@ class Block:
     needs: str | None = None
     """A module of an optional group the block needs (`<!-- needs: ray -->`): it runs where
     that module is installed (.ci/run's step of that group) and is skipped elsewhere."""
+    lead: str = ""
+    """The page's text between the previous block and this one (where it says what the
+    block needs, and where to get it)."""
 
     @property
     def where(self) -> str:
         return f"{self.page}:{self.line}"
+
+    @property
+    def public_data(self) -> bool:
+        """Whether the block reads public data a clone does not hold: `../shared/`, named
+        in the block or in a file of examples/ the block names (a sweep file's
+        `data_dir:`)."""
+        if _SHARED.search(self.code):
+            return True
+        for name in _EXAMPLE_FILE.findall(self.code):
+            path = ROOT / name
+            if path.is_file() and _SHARED.search(path.read_text(encoding="utf-8")):
+                return True
+        return False
 
 
 def pages() -> list[Path]:
@@ -61,6 +83,7 @@ def blocks(path: Path) -> list[Block]:
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
     mark: re.Match[str] | None = None
+    lead: list[str] = []
     i = 0
     while i < len(lines):
         fence = _FENCE.match(lines[i])
@@ -70,6 +93,7 @@ def blocks(path: Path) -> list[Block]:
                 mark = _MARK.match(lines[i])
             elif stripped:
                 mark = None
+                lead.append(lines[i])
             i += 1
             continue
         indent, lang, start = len(fence["indent"]), fence["lang"], i
@@ -90,9 +114,11 @@ def blocks(path: Path) -> list[Block]:
                 output=kind == "output",
                 file=mark["reason"] if kind == "file" and mark else None,
                 needs=mark["reason"] if kind == "needs" and mark else None,
+                lead="\n".join(lead),
             )
         )
         mark = None
+        lead = []
     return found
 
 
@@ -159,9 +185,10 @@ def _free_port(code: str) -> str:
     return re.sub(r"\b8765\b", str(port), code)
 
 
-def sandbox(tmp: Path) -> Path:
+def sandbox(tmp: Path, *, include_shared: bool = True) -> Path:
     """A working folder like the repository root: a copy of examples/ (with the local model
-    routed to the fake server), and ../shared where the repository has it."""
+    routed to the fake server), and ../shared where the repository has it, unless
+    `include_shared` is false (a fresh clone with nothing beside it)."""
     work = tmp / "repo"
     shutil.copytree(ROOT / "examples", work / "examples")
     for path in (work / "examples").rglob("*"):
@@ -178,7 +205,7 @@ def sandbox(tmp: Path) -> Path:
         (shims / name).write_text(text, encoding="utf-8")
         (shims / name).chmod(0o755)
     shared = ROOT.parent / "shared"
-    if shared.is_dir():
+    if include_shared and shared.is_dir():
         (tmp / "shared").symlink_to(shared)
     return work
 

@@ -9,6 +9,11 @@ by the fake OpenAI-compatible server instead (`_docs_blocks._faked`). A ```text 
 `<!-- skip: REASON -->` are reported as skipped tests, with the reason; a block marked
 `<!-- needs: MODULE -->` runs where that module is installed (`.ci/run` runs the Ray
 pages' blocks with the ray group) and is reported as skipped elsewhere.
+
+A block that reads public data (`Block.public_data`: `../shared/`, where this repository's CI
+keeps the benchmarks' raw files) runs where that folder is, and its page says where to get
+the data. The guides' first examples run again in a sandbox with nothing beside it, as in a
+fresh clone: a newcomer's first step needs nothing but the clone.
 """
 
 from __future__ import annotations
@@ -99,9 +104,9 @@ def test_page_blocks_run(page: Path, tmp_path: Path, fake_llm: FakeLLMServer) ->
             continue
         if block.lang not in RUNNABLE or block.skip or _missing(block):
             continue
-        if "../shared/" in block.code and not SHARED.is_dir():
+        if block.public_data and not SHARED.is_dir():
             # As the tests of the real benchmarks do (tests/cli/test_equal_figures.py).
-            pytest.skip(f"{block.where} and the rest of the page need ../shared/data/datasets")
+            pytest.skip(f"{block.where} and the rest of the page need ../shared/data")
         output = docs.run_block(block, work, env)
         last_output = output if block.lang == "bash" else None
 
@@ -112,6 +117,59 @@ def _assert_lines_of(block: Any, path: Path) -> None:
         assert any(line == other for other in lines), (
             f"{block.where}: {line!r} is not (or not in this order) in {block.file}"
         )
+
+
+def _first_example(page: Path) -> Any:
+    """The page's first block that runs here (not skipped, its modules installed)."""
+    return next(
+        (b for b in docs.blocks(page) if b.lang in RUNNABLE and not b.skip and not _missing(b)),
+        None,
+    )
+
+
+# The pages a newcomer follows: the README, the home page, getting started, the how-to
+# guides and the pages for users of kag, OpenViking and lasagna-rag (not the reference, nor
+# performance.md, whose figures are measured on the public data).
+GUIDES = [
+    p
+    for p in PAGES
+    if _id(p) in {"README.md", "docs/index.md", "docs/getting-started.md"}
+    or _id(p).startswith(("docs/how-to/", "docs/coming-from/"))
+]
+
+
+@pytest.mark.parametrize("page", GUIDES, ids=_id)
+def test_guide_first_example_runs_in_a_bare_clone(
+    page: Path, tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """A guide's first example runs from the clone alone: no ../shared beside it."""
+    block = _first_example(page)
+    if block is None:
+        pytest.skip(f"{_id(page)}: no block runs here (each is skipped, or needs a module)")
+    work = docs.sandbox(tmp_path, include_shared=False)
+    assert not (work.parent / "shared").exists()
+    assert not block.public_data, (
+        f"{block.where}: a guide's first example reads public data; start from examples/"
+    )
+    docs.run_block(block, work, docs.environment(work, fake_llm.base_url))
+
+
+PUBLIC = [
+    b
+    for p in docs.pages()
+    for b in docs.blocks(p)
+    if b.lang in RUNNABLE and not b.skip and b.public_data
+]
+
+
+@pytest.mark.parametrize("block", PUBLIC, ids=lambda b: b.where)
+def test_public_data_says_where_to_get_it(block: Any) -> None:
+    """A block that reads public data has, in its comments or the text before it, the
+    address to get that data from."""
+    assert "https://" in block.lead + block.code, (
+        f"{block.where} reads public data (../shared/...); say where to get it "
+        "(the upstream address) in the text before the block or in a comment"
+    )
 
 
 @pytest.mark.parametrize("block", SKIPPED, ids=lambda b: b.where)
@@ -130,3 +188,6 @@ def test_blocks_are_found() -> None:
         "uv run lasagna benchmark run examples/data/pasta.jsonl --profile speed" in readme[0].code
     )
     assert len(PAGES) >= 10
+    assert len(GUIDES) >= 20
+    # the detector of public data sees it in the block and through an example file it names
+    assert any(b.public_data and "../shared/" not in b.code for b in PUBLIC)
