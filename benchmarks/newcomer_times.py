@@ -75,6 +75,16 @@ class Timed:
         return next((line for _, line in reversed(self.lines) if pattern.search(line)), "")
 
 
+_UV_SUMMARY = re.compile(r"^\s*(Prepared|Installed) \d+ packages? in ")
+
+
+def _uv_summary(timed: Timed) -> str:
+    """uv's own lines on what it fetched and built ("Prepared N packages in ...") and
+    installed, or what it said when it had nothing to do."""
+    lines = [line.strip() for _, line in timed.lines if _UV_SUMMARY.match(line)]
+    return "; ".join(lines) or "uv: nothing to fetch or install"
+
+
 class Load:
     """The 1-minute load average, sampled every 15 s on a thread until stopped."""
 
@@ -196,6 +206,7 @@ def main() -> None:
             print(f"git clone: {cloned.seconds:.1f} s", flush=True)
             setup = _run(SETUP, clone, env)
             print(f"setup, `{' '.join(SETUP)}`: {_minutes(setup.seconds)}", flush=True)
+            print(f"  {_uv_summary(setup)}", flush=True)
             first = _run(FIRST_COMMAND, clone, env)
             print(f"the README's first command, after the setup: {_minutes(first.seconds)}")
             newcomer = setup.seconds + first.seconds
@@ -236,6 +247,7 @@ def _tests(clone: Path, env: dict[str, str], meanwhile_after: float, alone: floa
     print(f"the README's test command: {_minutes(tests.seconds)}")
     if session is not None:
         print(f"  uv's sync of the local and documents groups: {_minutes(session)}")
+        print(f"    {_uv_summary(tests)}")
         if building is not None and built is not None:
             print(f"    of which llama-cpp-python's build: {_minutes(built - building)}")
         else:
