@@ -137,7 +137,7 @@ def test_a_model_without_a_batch_api_is_refused_in_one_line(tmp_path: Path) -> N
     assert result.stderr.strip().splitlines() == [
         "error: --batch: ollama/llama3.2 has no batch API: batches go through OpenAI's Batch "
         "API (openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
-        "without a batch"
+        "without a batch; see 'lasagna judge grade --help'"
     ]
     no_cache = invoke(
         ["judge", "grade", str(source), "--model", "openai/judge", "--batch", "--no-cache"], env
@@ -260,7 +260,7 @@ def test_benchmark_run_batch_refuses_a_model_without_a_batch_api(tmp_path: Path)
     assert result.stderr.strip().splitlines() == [
         "error: --batch: ollama/llama3.2 has no batch API: batches go through OpenAI's Batch "
         "API (openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
-        "without --batch"
+        "without --batch; see 'lasagna benchmark run --help'"
     ]
 
 
