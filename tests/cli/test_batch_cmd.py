@@ -116,7 +116,7 @@ def test_a_batch_killed_while_polling_resumes_and_is_paid_once(
         code = sigkill_when(command, lambda: state.exists() and server.batches.polls >= 3,
                             env=full_env)  # fmt: skip
         assert code == -signal.SIGKILL
-        batch_id = json.loads(state.read_text())["batch_id"]
+        batch_id = json.loads(state.read_text())["parts"][0]["batch_id"]
         assert server.batches.created == 1 and not out.exists()
 
         server.batches.delay = 0.0

@@ -14,14 +14,9 @@ from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import BATCH_PRICE, price_for
 
 if TYPE_CHECKING:
-    from lasagna_judge._batch import (
-        BatchReport,
-        BatchRequest,
-        BatchState,
-        batch_api,
-        run_batch,
-    )
+    from lasagna_judge._batch import BatchReport, BatchRequest, batch_api, run_batch
     from lasagna_judge._batch_apis import BatchError, BatchStatus
+    from lasagna_judge._batch_state import BatchState
     from lasagna_judge._bias import BIAS_FILLER, BiasCheck, check_bias
     from lasagna_judge._calibrate import (
         Agreement,
@@ -101,9 +96,9 @@ _LAZY = {
     ),
     **dict.fromkeys(("GradeSummary", "summarize_grades"), "lasagna_judge._summary"),
     **dict.fromkeys(
-        ("BatchReport", "BatchRequest", "BatchState", "batch_api", "run_batch"),
-        "lasagna_judge._batch",
+        ("BatchReport", "BatchRequest", "batch_api", "run_batch"), "lasagna_judge._batch"
     ),
+    "BatchState": "lasagna_judge._batch_state",
     **dict.fromkeys(("BatchError", "BatchStatus"), "lasagna_judge._batch_apis"),
     **dict.fromkeys(
         ("JURY_AGGREGATE", "JuryAgreement", "Verdict", "grade_jury", "jury_agreement"),

@@ -1,35 +1,57 @@
 """The embedding backends: an OpenAI-compatible `/embeddings` server (OpenAI, Ollama,
-vLLM, llama.cpp server, text-embeddings-inference) through the retrying sender, WordLlama
-in-process (its 256-dimension model ships inside its wheel), and a sentence-transformers
-model from a folder the user has.
+vLLM, llama.cpp server, text-embeddings-inference) through the openai SDK on the retrying
+sender, WordLlama in-process (its 256-dimension model ships inside its wheel), and a
+sentence-transformers model from a folder the user has.
+
+An input over the model's limit (`max_input_tokens`, 8,192 for OpenAI's models) is cut to
+it, or refused, before any call: a server refuses the whole request for one such input, or
+cuts it silently. Tokens are counted from UTF-8 bytes (`BYTES_PER_TOKEN`), an estimate that
+errs towards too many for the text tokenizers read (English runs about 4 bytes a token).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._http_url import endpoint
-from lasagna_judge._openai_compat import OPENAI_BASE_URL, json_headers, post_json
+from lasagna_judge._sdk import openai_client, sdk_failure
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
-from lasagna_judge._wire import WireRequest
 
 if TYPE_CHECKING:
+    import httpx2
+
     from lasagna_judge._embed import Vectors
     from lasagna_judge._transport import RetryingSender
 
 WORDLLAMA = "wordllama"
 WORDLLAMA_DIMENSION = 256
+MAX_INPUT_TOKENS = 8192
+"""An embedding input's tokens at most, by default: OpenAI's text-embedding models' limit."""
+BYTES_PER_TOKEN = 3
+"""UTF-8 bytes counted as one token when an input is measured against the limit."""
+
+OverLimit = Literal["cut", "refuse"]
+
+
+def over_limit(texts: list[str], max_tokens: int) -> list[int]:
+    """The positions of the texts whose estimated tokens pass `max_tokens`."""
+    most = max_tokens * BYTES_PER_TOKEN
+    return [i for i, t in enumerate(texts) if len(t) > most // 4 and len(t.encode()) > most]
+
+
+def cut_to(text: str, max_tokens: int) -> str:
+    """`text` cut to `max_tokens` estimated tokens, at a character's boundary."""
+    return text.encode()[: max_tokens * BYTES_PER_TOKEN].decode("utf-8", "ignore")
 
 
 class HttpEmbedBackend:
-    """POST {base_url}/embeddings, a batch of texts a request."""
+    """`embeddings.create` of the openai SDK ({base_url}/embeddings), a batch of texts a
+    request."""
 
     cacheable = True
 
@@ -41,44 +63,41 @@ class HttpEmbedBackend:
         base_url: str | None,
         api_key: str | None,
         timeout: float,
+        http: httpx2.AsyncClient,
         sender: RetryingSender,
         batch_size: int,
         dimensions: int | None,
-        deadline: float | None = None,
     ) -> None:
         self.model_id = model_id
         self.name = name
         self.batch_size = batch_size
         self._dimensions = dimensions
-        self._url = endpoint(base_url or OPENAI_BASE_URL, "embeddings")
-        self._timeout = timeout
-        self._deadline = deadline
+        self._client = openai_client(api_key, base_url, timeout, http)
         self._sender = sender
-        self._headers = json_headers(api_key)
 
     async def embed_batch(self, texts: list[str]) -> list[Sequence[float]]:
-        body: dict[str, Any] = {"model": self.name, "input": texts, "encoding_format": "float"}
+        extra: dict[str, Any] = {}
         if self._dimensions is not None:
-            body["dimensions"] = self._dimensions
-        request = WireRequest(
-            "POST",
-            self._url,
-            self._headers,
-            json.dumps(body).encode("utf-8"),
-            self._timeout,
-            self._deadline,
-        )
+            extra["dimensions"] = self._dimensions
         with call_record():
-            data = await post_json(self._sender, request, self.model_id)
-        rows = data.get("data") if isinstance(data, dict) else None
+            try:
+                reply = await self._client.embeddings.create(
+                    model=self.name, input=texts, encoding_format="float", **extra
+                )
+            except Exception as exc:
+                failed = sdk_failure(self.model_id, exc)
+                if failed is None:
+                    raise
+                raise failed from None
+        rows = getattr(reply, "data", None)
         if not isinstance(rows, list) or len(rows) != len(texts):
             got = len(rows) if isinstance(rows, list) else "no"
             raise JudgeError(
                 f"{self.model_id}: asked for {len(texts)} embeddings, the server sent {got}; "
                 "check that the base URL serves an OpenAI-compatible /embeddings"
             )
-        ordered = sorted(rows, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)
-        vectors = [r.get("embedding") if isinstance(r, dict) else None for r in ordered]
+        ordered = sorted(rows, key=lambda r: getattr(r, "index", 0) or 0)
+        vectors = [getattr(r, "embedding", None) for r in ordered]
         if not all(isinstance(v, list) for v in vectors):
             raise JudgeError(
                 f"{self.model_id}: a reply item has no 'embedding' list of numbers (base64 "

@@ -103,15 +103,19 @@ def make_embedder(
             )
         if provider == "ollama":
             base_url = base_url or OLLAMA_DEFAULT_BASE_URL
+        from lasagna_judge._sdk import http_client
+        from lasagna_judge._transport import policy_transport
+
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        sender = _sender(concurrency, None, False, policy, meter, None, proxies, ca_file)
         backend = HttpEmbedBackend(
             model,
             name,
             base_url=base_url,
             api_key=api_key,
             timeout=timeout,
-            sender=_sender(concurrency, None, False, policy, meter, None, proxies, ca_file),
-            deadline=deadline or 5 * timeout,
+            http=http_client(policy_transport(sender, deadline or 5 * timeout), timeout),
+            sender=sender,
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,
         )

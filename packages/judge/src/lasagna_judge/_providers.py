@@ -81,15 +81,16 @@ class Backend:
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The SDKs' and httpx2's errors (anthropic's only when it was imported: a call of
+    another provider never raises them, and importing it takes a second)."""
+    import sys
+
     import httpx2
     import openai
 
     errors: list[type[BaseException]] = [openai.APIError, httpx2.HTTPError]
-    try:
-        import anthropic
-    except ImportError:
-        pass
-    else:
+    anthropic = sys.modules.get("anthropic")
+    if anthropic is not None:
         errors.append(anthropic.APIError)
     return tuple(errors)
 
@@ -97,6 +98,31 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_detail(body: bytes) -> str:
+    """The server's own words from an error reply: OpenAI's and Anthropic's
+    {"error": {"message": ...}}, Ollama's {"error": "..."}, else the body's first 300
+    characters; empty for an empty body."""
+    from lasagna_metrics import parse_json
+
+    if not body.strip():
+        return ""
+    try:
+        data = parse_json(body)
+    except ValueError:
+        return _short(body.decode("utf-8", "replace"))
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message")
+            if isinstance(message, str):
+                return _short(message)
+        elif isinstance(error, str):
+            return _short(error)
+    import json
+
+    return _short(json.dumps(data))
 
 
 def call_failed(model: str, *, status: int | None = None, detail: str = "") -> LLMCallError:
