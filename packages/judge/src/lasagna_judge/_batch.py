@@ -198,6 +198,23 @@ async def run_batch(
     )
 
 
+async def cancel_batch(llm: LLM, state: BatchState) -> list[BatchStatus]:
+    """Cancel the batches a job's state file follows (its model's `llm`): the status of each
+    after the cancel. The file stays: the same job run again collects what they answered
+    (paid for) and calls the rest directly."""
+    saved = state.load()
+    if saved is None:
+        raise BatchError(f"{state.path}: no such state file; no batch job to cancel there")
+    if saved.get("model") != llm.model:
+        raise BatchError(
+            f"{state.path} follows batches of {saved.get('model')}, not {llm.model}: cancel "
+            "them with that model"
+        )
+    api = batch_api(llm)
+    ids = [str(p["batch_id"]) for p in saved["parts"] if p.get("batch_id") and not p.get("done")]
+    return [await api.cancel(batch_id) for batch_id in ids]
+
+
 class _Tally:
     """What the batches of one job did so far."""
 

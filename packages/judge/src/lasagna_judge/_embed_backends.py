@@ -2,11 +2,6 @@
 vLLM, llama.cpp server, text-embeddings-inference) through the openai SDK on the retrying
 sender, WordLlama in-process (its 256-dimension model ships inside its wheel), and a
 sentence-transformers model from a folder the user has.
-
-An input over the model's limit (`max_input_tokens`, 8,192 for OpenAI's models) is cut to
-it, or refused, before any call: a server refuses the whole request for one such input, or
-cuts it silently. Tokens are counted from UTF-8 bytes (`BYTES_PER_TOKEN`), an estimate that
-errs towards too many for the text tokenizers read (English runs about 4 bytes a token).
 """
 
 from __future__ import annotations
@@ -15,8 +10,9 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from lasagna_judge._embed import MAX_INPUT_TOKENS
 from lasagna_judge._errors import JudgeError, MissingExtraError
 from lasagna_judge._sdk import openai_client, sdk_failure
 from lasagna_judge._types import Usage
@@ -30,23 +26,6 @@ if TYPE_CHECKING:
 
 WORDLLAMA = "wordllama"
 WORDLLAMA_DIMENSION = 256
-MAX_INPUT_TOKENS = 8192
-"""An embedding input's tokens at most, by default: OpenAI's text-embedding models' limit."""
-BYTES_PER_TOKEN = 3
-"""UTF-8 bytes counted as one token when an input is measured against the limit."""
-
-OverLimit = Literal["cut", "refuse"]
-
-
-def over_limit(texts: list[str], max_tokens: int) -> list[int]:
-    """The positions of the texts whose estimated tokens pass `max_tokens`."""
-    most = max_tokens * BYTES_PER_TOKEN
-    return [i for i, t in enumerate(texts) if len(t) > most // 4 and len(t.encode()) > most]
-
-
-def cut_to(text: str, max_tokens: int) -> str:
-    """`text` cut to `max_tokens` estimated tokens, at a character's boundary."""
-    return text.encode()[: max_tokens * BYTES_PER_TOKEN].decode("utf-8", "ignore")
 
 
 class HttpEmbedBackend:
@@ -67,8 +46,10 @@ class HttpEmbedBackend:
         sender: RetryingSender,
         batch_size: int,
         dimensions: int | None,
+        max_input_tokens: int = MAX_INPUT_TOKENS,
     ) -> None:
         self.model_id = model_id
+        self.max_input_tokens = max_input_tokens
         self.name = name
         self.batch_size = batch_size
         self._dimensions = dimensions

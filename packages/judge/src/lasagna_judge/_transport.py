@@ -110,7 +110,7 @@ class RetryingSender:
         limit = 0 if once else self._policy.max_retries
         while True:
             response, error, retry_after = await self._attempt(
-                request, idle, deadline, ends, raw, stream
+                request, idle, deadline, ends, raw, stream, once
             )
             if retry >= limit or retry_after is None:
                 break
@@ -131,7 +131,7 @@ class RetryingSender:
         if wait <= SAID_WAIT or self.on_wait is None or now + wait <= self._said_until + 1.0:
             return
         self._said_until = now + wait
-        self.on_wait(f"waiting {wait:.0f} s: {why}")
+        self.on_wait(f"waiting {wait:.3g} s: {why}")
 
     async def _attempt(
         self,
@@ -141,6 +141,7 @@ class RetryingSender:
         ends: list[float],
         raw: bool,
         stream: bool,
+        once: bool = False,
     ) -> tuple[WireResponse | None, WireError | None, float | None]:
         """One request on the wire: (response, error, retry_after), where retry_after is
         None when the outcome is final, else the server's Retry-After (0.0 for none). The
@@ -168,7 +169,7 @@ class RetryingSender:
             start = time.perf_counter()
             try:
                 response = await self._sender.exchange(
-                    request, idle=idle, deadline=left, stream=stream
+                    request, idle=idle, deadline=left, stream=stream, once=once
                 )
             except WireError as exc:
                 if exc.kind == "deadline":  # the sender knew what was left; the user, all of it

@@ -178,15 +178,18 @@ class HttpSender:
         idle: float | None,
         deadline: float | None,
         stream: bool = False,
+        once: bool = False,
     ) -> WireResponse:
         """Send `request` (its body already read) and read its reply: `idle` seconds at
         most to connect and between bytes, `deadline` seconds for all of it (for a stream:
-        until its head). `stream`: a 2xx reply's body is left unread in `stream`."""
+        until its head). `stream`: a 2xx reply's body is left unread in `stream`. `once`:
+        not sent again on a fresh connection when a kept-alive one closes without a reply
+        (a request that must not be made twice: the server may have acted on it)."""
         task = asyncio.current_task()
         assert task is not None
         self._flying.add(task)
         try:
-            return await self._exchange(request, idle, deadline, stream)
+            return await self._exchange(request, idle, deadline, stream, once)
         except asyncio.CancelledError:
             if task not in self._closed:
                 raise
@@ -197,7 +200,12 @@ class HttpSender:
             self._closed.discard(task)
 
     async def _exchange(
-        self, request: httpx2.Request, idle: float | None, deadline: float | None, stream: bool
+        self,
+        request: httpx2.Request,
+        idle: float | None,
+        deadline: float | None,
+        stream: bool,
+        once: bool,
     ) -> WireResponse:
         import httpx2
 
@@ -224,7 +232,7 @@ class HttpSender:
                     try:
                         response = await pool.handle_async_request(request)
                     except httpx2.RemoteProtocolError as exc:
-                        if attempt == 0 and trace.reused and _dropped(exc):
+                        if attempt == 0 and trace.reused and _dropped(exc) and not once:
                             continue  # a kept-alive connection the server had closed
                         raise
                     break

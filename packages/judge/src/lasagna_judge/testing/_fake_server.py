@@ -43,12 +43,12 @@ from lasagna_judge.testing._schema_dummy import _schema_dummy
 from lasagna_judge.testing._script import Fault, Reply, ReplySpec, ReplyValue, _ReplyError
 
 __all__ = ["FakeLLMServer", "Fault", "Reply", "hashed_embedding"]
+Headers = dict[str, str]
 
 
 class FakeLLMServer:
-    """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
-
-    Use as a context manager (or `start()` / `stop()`). Inspect what it received with
+    """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks. Use as a
+    context manager (or `start()` / `stop()`). Inspect what it received with
     `requests` (the JSON bodies, in arrival order), `headers`, `times` (monotonic arrival
     times), `calls`, and `max_in_flight` (the most requests it was serving at once).
     Problems of the script itself (a reply list ran out, the reply function raised) are
@@ -251,6 +251,8 @@ class FakeLLMServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 response = await self._respond(method.decode("latin-1"), path, headers, body)
+                if response is None:  # a fault: the connection closed without a reply
+                    return
                 writer.write(response)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -263,7 +265,7 @@ class FakeLLMServer:
             self._connections.discard(task)
             writer.close()
 
-    async def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> bytes:
+    async def _respond(self, method: str, path: str, headers: Headers, body: bytes) -> bytes | None:
         route = path.split("?", 1)[0].rstrip("/")
         if self.batches.handles(route):
             return self.batches.respond(method, route, headers, body)
