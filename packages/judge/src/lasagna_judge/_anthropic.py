@@ -6,7 +6,7 @@ instructor's Anthropic client. The SDK is imported when a backend is built.
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -20,19 +20,13 @@ from lasagna_judge._providers import (
     StructuredOutcome,
     call_failed,
 )
-from lasagna_judge._sdk import anthropic_client, sdk_failure
+from lasagna_judge._sdk import Wire, anthropic_client, sdk_failure
 from lasagna_judge._structured import (
     _instructor_mode,
     _instructor_structured,
     _prepared_model,
     raw_from_completion,
 )
-
-if TYPE_CHECKING:
-    import httpx2
-
-    from lasagna_judge._transport import RetryingSender
-
 
 # Anthropic requires max_tokens on every request.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
@@ -45,22 +39,20 @@ class AnthropicBackend(Backend):
         self,
         name: str,
         *,
-        api_key: str,
+        api_key: str | None,
         base_url: str | None,
-        timeout: float,
-        http: httpx2.AsyncClient,
-        sender: RetryingSender,
+        wire: Wire,
         mode: StructuredMode,
     ) -> None:
         self.provider = "anthropic"
         self.name = name
         self.mode = mode
         self.model_id = f"anthropic/{name}"
-        self._client = anthropic_client(api_key, base_url, timeout, http)
-        self._sender = sender
+        self._client = anthropic_client(str(api_key), base_url, wire)
+        self.wire = wire
         self._instructor: Any = None
         # The Message Batches API speaks through the same client (its retries and limits).
-        self._batches = AnthropicBatchAPI(self._client, timeout, self.model_id)
+        self._batches = AnthropicBatchAPI(self._client, self.model_id)
         # Recent Anthropic SDKs dropped `temperature` (the newest models reject it): send
         # one only when the installed SDK still takes it.
         self._takes_temperature = (
@@ -175,10 +167,6 @@ class AnthropicBackend(Backend):
             kwargs,
             max_validation_retries,
         )
-
-    async def aclose(self) -> None:
-        # The connections, not the SDK's client: a later call (a new event loop) reopens them.
-        await self._sender.aclose()
 
 
 def _handlers(mode: StructuredMode) -> Any:

@@ -102,9 +102,8 @@ class BatchAPI:
     max_requests = 0
     max_bytes = 0
 
-    def __init__(self, client: Any, timeout: float, model: str) -> None:
+    def __init__(self, client: Any, model: str) -> None:
         self._client = client
-        self._timeout = timeout
         self._model = model
 
     async def _call(self, what: str, call: Any) -> Any:

@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._embed import MAX_INPUT_TOKENS
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._sdk import openai_client, sdk_failure
+from lasagna_judge._sdk import Wire, openai_client, sdk_failure
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
 
 if TYPE_CHECKING:
-    import httpx2
-
     from lasagna_judge._embed import Vectors
-    from lasagna_judge._transport import RetryingSender
 
 WORDLLAMA = "wordllama"
 WORDLLAMA_DIMENSION = 256
@@ -41,9 +38,7 @@ class HttpEmbedBackend:
         *,
         base_url: str | None,
         api_key: str | None,
-        timeout: float,
-        http: httpx2.AsyncClient,
-        sender: RetryingSender,
+        wire: Wire,
         batch_size: int,
         dimensions: int | None,
         max_input_tokens: int = MAX_INPUT_TOKENS,
@@ -53,8 +48,8 @@ class HttpEmbedBackend:
         self.name = name
         self.batch_size = batch_size
         self._dimensions = dimensions
-        self._client = openai_client(api_key, base_url, timeout, http)
-        self._sender = sender
+        self._client = openai_client(api_key, base_url, wire)
+        self._wire = wire
 
     async def embed_batch(self, texts: list[str]) -> list[Sequence[float]]:
         extra: dict[str, Any] = {}
@@ -87,7 +82,7 @@ class HttpEmbedBackend:
         return vectors  # type: ignore[return-value]
 
     async def aclose(self) -> None:
-        await self._sender.aclose()
+        await self._wire.aclose()
 
 
 class WordLlamaBackend:

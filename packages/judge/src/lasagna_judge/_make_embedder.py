@@ -115,8 +115,7 @@ def make_embedder(
             )
         if provider == "ollama":
             base_url = base_url or OLLAMA_DEFAULT_BASE_URL
-        from lasagna_judge._sdk import http_client
-        from lasagna_judge._transport import policy_transport
+        from lasagna_judge._sdk import Wire
 
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
         sender = _sender(concurrency, None, False, policy, meter, None, proxies, ca_file)
@@ -125,9 +124,7 @@ def make_embedder(
             name,
             base_url=base_url,
             api_key=api_key,
-            timeout=timeout,
-            http=http_client(policy_transport(sender, deadline or 5 * timeout), timeout),
-            sender=sender,
+            wire=Wire.of(sender, timeout, deadline or 5 * timeout),
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,
             max_input_tokens=max_input_tokens or MAX_INPUT_TOKENS,

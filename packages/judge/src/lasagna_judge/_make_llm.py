@@ -164,16 +164,11 @@ def make_llm(
         sender = _sender(
             concurrency, limiter, adaptive, policy, meter, seed, proxies, ca_file, on_wait
         )
+        from lasagna_judge._sdk import Wire
+
+        links = Wire.of(sender, timeout, deadline or 5 * timeout)
         backend = _sdk_backend(
-            provider,
-            name,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            sender=sender,
-            deadline=deadline or 5 * timeout,
-            mode=mode,
-            wire=wire,
+            provider, name, api_key=api_key, base_url=base_url, wire=links, mode=mode, choice=wire
         )
         if provider == "ollama" and wire != "ollama-chat":
             base_url = base_url or OLLAMA_DEFAULT_BASE_URL
@@ -255,66 +250,24 @@ def _sdk_backend(
     *,
     api_key: str | None,
     base_url: str | None,
-    timeout: float,
-    sender: Any,
-    deadline: float,
+    wire: Any,
     mode: StructuredMode | None,
-    wire: str | None,
+    choice: str | None,
 ) -> Backend:
-    """The backend of a provider reached through its SDK, on one httpx2 client whose
-    transport is `sender`."""
-    from lasagna_judge._sdk import http_client
-    from lasagna_judge._transport import policy_transport
-
-    transport = policy_transport(sender, deadline)
-    http = http_client(transport, timeout)
+    """The backend of a provider reached through its SDK, on `wire` (`_sdk.Wire`)."""
+    keys = {"api_key": api_key, "base_url": base_url, "wire": wire}
     if provider == "anthropic":
         from lasagna_judge._anthropic import AnthropicBackend
 
-        return AnthropicBackend(
-            name,
-            api_key=str(api_key),
-            base_url=base_url,
-            timeout=timeout,
-            http=http,
-            sender=sender,
-            mode=mode or "tools",
-        )
-    if wire == "responses":
-        from lasagna_judge._native_apis import ResponsesBackend
+        return AnthropicBackend(name, **keys, mode=mode or "tools")
+    if choice in ("responses", "ollama-chat"):
+        from lasagna_judge._native_apis import OllamaChatBackend, ResponsesBackend
 
-        return ResponsesBackend(
-            provider,
-            name,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            http=http,
-            sender=sender,
-        )
-    if wire == "ollama-chat":
-        from lasagna_judge._native_apis import OllamaChatBackend
-
-        return OllamaChatBackend(
-            provider,
-            name,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            transport=transport,
-            sender=sender,
-        )
+        kind = ResponsesBackend if choice == "responses" else OllamaChatBackend
+        return kind(provider, name, **keys)
     from lasagna_judge._openai_compat import OpenAICompatBackend
 
     if provider == "ollama":
-        base_url = base_url or OLLAMA_DEFAULT_BASE_URL
-    return OpenAICompatBackend(
-        provider,
-        name,
-        api_key=api_key,
-        base_url=base_url,
-        timeout=timeout,
-        http=http,
-        sender=sender,
-        mode=mode or ("json_schema" if provider == "ollama" else "tools"),
-    )
+        keys["base_url"] = base_url or OLLAMA_DEFAULT_BASE_URL
+    default: StructuredMode = "json_schema" if provider == "ollama" else "tools"
+    return OpenAICompatBackend(provider, name, **keys, mode=mode or default)

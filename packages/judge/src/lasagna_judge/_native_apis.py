@@ -25,14 +25,11 @@ from lasagna_judge._providers import (
     _short,
     call_failed,
 )
-from lasagna_judge._sdk import ollama_client, openai_client, sdk_failure
+from lasagna_judge._sdk import Wire, ollama_client, openai_client, sdk_failure
 from lasagna_judge._structured import drive_structured
 
 if TYPE_CHECKING:
-    import httpx2
     from pydantic import BaseModel
-
-    from lasagna_judge._transport import RetryingSender
 
 WIRES = ("chat", "responses", "ollama-chat")
 OLLAMA_NATIVE_URL = "http://localhost:11434"
@@ -41,12 +38,12 @@ OLLAMA_NATIVE_URL = "http://localhost:11434"
 class _TextBackend(Backend):
     """A backend whose calls are one SDK call and one text reply."""
 
-    def __init__(self, provider: str, name: str, sender: RetryingSender) -> None:
+    def __init__(self, provider: str, name: str, wire: Wire) -> None:
         self.provider = provider
         self.name = name
         self.mode = "md_json"
         self.model_id = f"{provider}/{name}"
-        self._sender = sender
+        self.wire = wire
 
     async def _text(self, messages: list[Message], options: CallOptions) -> str | None:
         raise NotImplementedError
@@ -79,9 +76,6 @@ class _TextBackend(Backend):
             response_model, "md_json", kwargs, send, max_validation_retries
         )
 
-    async def aclose(self) -> None:
-        await self._sender.aclose()
-
 
 def _as_chat_completion(model: str, text: str) -> Any:
     """A text reply as openai's ChatCompletion, the shape instructor's parsers read."""
@@ -108,18 +102,10 @@ class ResponsesBackend(_TextBackend):
     """OpenAI's Responses API, through `openai.AsyncOpenAI.responses`."""
 
     def __init__(
-        self,
-        provider: str,
-        name: str,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        timeout: float,
-        http: httpx2.AsyncClient,
-        sender: RetryingSender,
+        self, provider: str, name: str, *, api_key: str | None, base_url: str | None, wire: Wire
     ) -> None:
-        super().__init__(provider, name, sender)
-        self._client = openai_client(api_key, base_url, timeout, http)
+        super().__init__(provider, name, wire)
+        self._client = openai_client(api_key, base_url, wire)
 
     async def _text(self, messages: list[Message], options: CallOptions) -> str | None:
         items: list[Any] = [
@@ -153,18 +139,10 @@ class OllamaChatBackend(_TextBackend):
     left to the model, as in kag."""
 
     def __init__(
-        self,
-        provider: str,
-        name: str,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        timeout: float,
-        transport: httpx2.AsyncBaseTransport,
-        sender: RetryingSender,
+        self, provider: str, name: str, *, api_key: str | None, base_url: str | None, wire: Wire
     ) -> None:
-        super().__init__(provider, name, sender)
-        self._client = ollama_client(base_url or OLLAMA_NATIVE_URL, api_key, timeout, transport)
+        super().__init__(provider, name, wire)
+        self._client = ollama_client(base_url or OLLAMA_NATIVE_URL, api_key, wire)
 
     async def _text(self, messages: list[Message], options: CallOptions) -> str | None:
         sampling: dict[str, Any] = {}

@@ -24,7 +24,7 @@ from lasagna_judge._providers import (
     call_failed,
     is_reasoning_model,
 )
-from lasagna_judge._sdk import openai_client, sdk_failure
+from lasagna_judge._sdk import Wire, openai_client, sdk_failure
 from lasagna_judge._structured import (
     _openai_handlers,
     _prepare_request,
@@ -34,10 +34,7 @@ from lasagna_judge._structured import (
 )
 
 if TYPE_CHECKING:
-    import httpx2
     from pydantic import BaseModel
-
-    from lasagna_judge._transport import RetryingSender
 
 
 def answer_text(model_id: str, completion: Any) -> str:
@@ -75,18 +72,15 @@ class OpenAICompatBackend(Backend):
         *,
         api_key: str | None,
         base_url: str | None,
-        timeout: float,
-        http: httpx2.AsyncClient,
-        sender: RetryingSender,
+        wire: Wire,
         mode: StructuredMode,
     ) -> None:
         self.provider = provider
         self.name = name
         self.mode = mode
         self.model_id = f"{provider}/{name}"
-        self._timeout = timeout
-        self._client = openai_client(api_key, base_url, timeout, http)
-        self._sender = sender
+        self._client = openai_client(api_key, base_url, wire)
+        self.wire = wire
 
     def _options(self, options: CallOptions) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -131,7 +125,7 @@ class OpenAICompatBackend(Backend):
         """OpenAI's Batch API for openai/ models (at `base_url` when given); Ollama has none."""
         if self.provider != "openai":
             return None
-        return OpenAIBatchAPI(self._client, self._timeout, self.model_id)
+        return OpenAIBatchAPI(self._client, self.model_id)
 
     def batch_body(
         self, messages: list[Message], options: CallOptions, model: type[BaseModel] | None
@@ -173,7 +167,3 @@ class OpenAICompatBackend(Backend):
         except Exception:  # instructor's parse errors: left to a direct call
             return None
         return StructuredOutcome(value, raw_from_completion(completion))
-
-    async def aclose(self) -> None:
-        # The connections, not the SDK's client: a later call (a new event loop) reopens them.
-        await self._sender.aclose()

@@ -23,6 +23,8 @@ from lasagna_judge._usage import _current_call
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from lasagna_judge._sdk import Wire
+
 StructuredMode = Literal["tools", "json_schema", "json", "md_json"]
 STRUCTURED_MODES: tuple[str, ...] = ("tools", "json_schema", "json", "md_json")
 
@@ -60,6 +62,8 @@ class Backend:
     provider: str
     name: str
     mode: StructuredMode
+    wire: Wire | None = None
+    """What an SDK backend sends through (`_sdk.Wire`); None for an in-process model."""
 
     async def complete(self, messages: list[Message], options: CallOptions) -> str:
         raise NotImplementedError
@@ -74,25 +78,12 @@ class Backend:
         raise NotImplementedError
 
     async def aclose(self) -> None:
-        return None
+        """Close the connections (a later call opens new ones)."""
+        if self.wire is not None:
+            await self.wire.aclose()
 
 
 # -- failed calls ----------------------------------------------------------------------------
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The SDKs' and httpx2's errors (anthropic's only when it was imported: a call of
-    another provider never raises them, and importing it takes a second)."""
-    import sys
-
-    import httpx2
-    import openai
-
-    errors: list[type[BaseException]] = [openai.APIError, httpx2.HTTPError]
-    anthropic = sys.modules.get("anthropic")
-    if anthropic is not None:
-        errors.append(anthropic.APIError)
-    return tuple(errors)
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -148,22 +139,6 @@ def call_failed(model: str, *, status: int | None = None, detail: str = "") -> L
         status=status,
         attempts=attempts,
     )
-
-
-def sdk_call_failed(model: str, exc: BaseException) -> LLMCallError:
-    """An LLMCallError from a vendor SDK's exception."""
-    status = getattr(exc, "status_code", None)
-    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return call_failed(model, status=status if isinstance(status, int) else None, detail=detail)
-
-
-def _is_transport_failure(exc: BaseException) -> bool:
-    """An SDK or httpx2 error, or any error right after a failed network attempt (an SDK
-    choking on a body that is not JSON, say): the call failed, the model said nothing."""
-    if isinstance(exc, _transport_errors()):
-        return True
-    record = _current_call.get()
-    return record is not None and record.last_failure is not None
 
 
 def check_messages(messages: Sequence[object]) -> list[Message]:

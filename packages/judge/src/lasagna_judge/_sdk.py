@@ -9,15 +9,20 @@ own message.
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from lasagna_judge._errors import LLMCallError, MissingExtraError
-from lasagna_judge._providers import _is_transport_failure, call_failed, error_detail
+from lasagna_judge._providers import call_failed, error_detail
+from lasagna_judge._usage import _current_call
 
 if TYPE_CHECKING:
     import httpx2
+
+    from lasagna_judge._transport import RetryingSender
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -29,21 +34,38 @@ def user_agent() -> str:
         return "lasagna-judge"
 
 
-def http_client(transport: httpx2.AsyncBaseTransport, timeout: float) -> httpx2.AsyncClient:
-    """The httpx2 client an LLM's SDK clients share: every request through `transport`
-    (`_transport.policy_transport`: its retries, limits and metering), none
-    reading the environment (proxies are the caller's `Proxies`), no redirect followed, and
-    no auth of httpx2's own (a URL's user:password@ is the sender's to turn into one
-    Authorization header, only when no key is given)."""
-    import httpx2
+@dataclass(frozen=True)
+class Wire:
+    """What an LLM's (or embedder's) SDK clients send through: its `RetryingSender` as an
+    httpx2 transport (`_transport.policy_transport`), and the one httpx2 client on it,
+    which reads no environment (proxies are the caller's `Proxies`), follows no redirect
+    and adds no auth of its own (a URL's user:password@ is the sender's to turn into one
+    Authorization header, only when no key is given). `aclose` closes the connections,
+    not the client: a later call (a new event loop) opens new ones."""
 
-    return httpx2.AsyncClient(
-        transport=transport,
-        timeout=httpx2.Timeout(timeout),
-        trust_env=False,
-        follow_redirects=False,
-        auth=httpx2.Auth(),
-    )
+    sender: RetryingSender
+    transport: httpx2.AsyncBaseTransport
+    http: httpx2.AsyncClient
+    timeout: float
+
+    @classmethod
+    def of(cls, sender: RetryingSender, timeout: float, deadline: float | None) -> Wire:
+        import httpx2
+
+        from lasagna_judge._transport import policy_transport
+
+        transport = policy_transport(sender, deadline)
+        http = httpx2.AsyncClient(
+            transport=transport,
+            timeout=httpx2.Timeout(timeout),
+            trust_env=False,
+            follow_redirects=False,
+            auth=httpx2.Auth(),
+        )
+        return cls(sender, transport, http, timeout)
+
+    async def aclose(self) -> None:
+        await self.sender.aclose()
 
 
 def split_query(base_url: str) -> tuple[str, dict[str, str]]:
@@ -56,9 +78,7 @@ def split_query(base_url: str) -> tuple[str, dict[str, str]]:
     return bare, dict(parse_qsl(parts.query, keep_blank_values=True))
 
 
-def openai_client(
-    api_key: str | None, base_url: str | None, timeout: float, http: httpx2.AsyncClient
-) -> Any:
+def openai_client(api_key: str | None, base_url: str | None, wire: Wire) -> Any:
     """An `openai.AsyncOpenAI` on `http`: the key given (no Authorization header without
     one: a vLLM or Ollama server needs none), the base URL given (OpenAI's without one), no
     retries of its own."""
@@ -72,8 +92,8 @@ def openai_client(
         default_query=query or None,
         default_headers={"User-Agent": user_agent()},
         max_retries=0,
-        timeout=timeout,
-        http_client=http,
+        timeout=wire.timeout,
+        http_client=wire.http,
     )
 
 
@@ -101,9 +121,7 @@ def _keyless_openai() -> Any:
     return _keyless[0]
 
 
-def anthropic_client(
-    api_key: str, base_url: str | None, timeout: float, http: httpx2.AsyncClient
-) -> Any:
+def anthropic_client(api_key: str, base_url: str | None, wire: Wire) -> Any:
     """An `anthropic.AsyncAnthropic` on `http` (extra `anthropic`), no retries of its own."""
     try:
         import anthropic
@@ -114,14 +132,12 @@ def anthropic_client(
         base_url=base_url,
         default_headers={"User-Agent": user_agent()},
         max_retries=0,
-        timeout=timeout,
-        http_client=http,
+        timeout=wire.timeout,
+        http_client=wire.http,
     )
 
 
-def ollama_client(
-    base_url: str, api_key: str | None, timeout: float, transport: httpx2.AsyncBaseTransport
-) -> Any:
+def ollama_client(base_url: str, api_key: str | None, wire: Wire) -> Any:
     """An `ollama.AsyncClient` for Ollama's native API (extra `ollama`) whose httpx2 client
     sends through `transport`: neither OLLAMA_HOST nor OLLAMA_API_KEY is heeded (the host
     and key are the caller's)."""
@@ -140,8 +156,8 @@ def ollama_client(
         return httpx2.AsyncClient(
             base_url=options["base_url"],
             headers=headers,
-            transport=transport,
-            timeout=httpx2.Timeout(timeout),
+            transport=wire.transport,
+            timeout=httpx2.Timeout(wire.timeout),
             trust_env=False,
             follow_redirects=False,
             auth=httpx2.Auth(),
@@ -154,19 +170,30 @@ def ollama_client(
     return Client()
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The SDKs' and httpx2's errors (anthropic's only once imported: a call of another
+    provider never raises them, and importing it takes a second)."""
+    import httpx2
+    import openai
+
+    anthropic = sys.modules.get("anthropic")
+    extra = (anthropic.APIError,) if anthropic is not None else ()
+    return (openai.APIError, httpx2.HTTPError, *extra)
+
+
 def sdk_failure(model: str, exc: BaseException) -> LLMCallError | None:
     """The LLMCallError of a call an SDK raised `exc` for: a reply with an error status
-    (with the provider's own message from its body), or a transport failure (with the last
-    attempt's failure); None for an exception that is not a failed call."""
+    (with the provider's own message from its body), or a transport failure, or any error
+    right after a failed attempt (an SDK choking on a body that is not JSON, say), with the
+    last attempt's failure; None for an exception that is not a failed call."""
     response = getattr(exc, "response", None)
     status = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
     if isinstance(status, int) and not 200 <= status < 300:
-        body = getattr(response, "content", b"") if response is not None else b""
+        body = getattr(response, "content", b"")
         detail = error_detail(body) if isinstance(body, bytes) else ""
-        said = detail or getattr(exc, "message", None) or getattr(exc, "error", None) or ""
-        return call_failed(model, status=status, detail=str(said))
-    if _is_transport_failure(exc):
-        from lasagna_judge._providers import sdk_call_failed
-
-        return sdk_call_failed(model, exc)
+        return call_failed(model, status=status, detail=detail or str(exc))
+    record = _current_call.get()
+    if isinstance(exc, _transport_errors()) or (record is not None and record.last_failure):
+        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        return call_failed(model, detail=str(detail))
     return None
