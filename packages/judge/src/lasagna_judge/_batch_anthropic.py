@@ -15,10 +15,9 @@ from lasagna_judge._batch_apis import (
     BatchError,
     BatchStatus,
     ItemResult,
-    _count,
     _lines,
     _listing,
-    _text,
+    checked_status,
 )
 from lasagna_judge._wire import url_origin
 
@@ -76,12 +75,10 @@ class AnthropicBatchAPI(BatchAPI):
             f"polling batch {batch_id} (messages.batches.retrieve)",
             self._client.messages.batches.with_raw_response.retrieve(batch_id, extra_headers=_RAW),
         )
-        state = _text(data, "processing_status", self._model, batch_id) or "unknown"
-        _text(data, "results_url", self._model, batch_id)
-        done = sum(
-            _count(data, k, self._model, batch_id)
-            for k in ("succeeded", "errored", "canceled", "expired")
-        )
+        counts = ("succeeded", "errored", "canceled", "expired")
+        where = f"{self._model}: the status of batch {batch_id}"
+        done = checked_status(data, ("processing_status", "results_url"), counts, where)
+        state = str(data.get("processing_status") or "unknown")
         return BatchStatus(batch_id, state == "ended", state, done, data)
 
     async def results(self, status: BatchStatus) -> dict[str, ItemResult]:

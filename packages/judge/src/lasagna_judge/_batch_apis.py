@@ -65,33 +65,27 @@ class ItemResult:
     failure: str | None  # why there is none: "errored (HTTP 500: ...)", "expired", ...
 
 
-def _count(data: dict[str, Any], name: str, model: str, batch_id: str) -> int:
-    """A count from a status's request_counts: a whole number, 0 or more, else BatchError."""
-    counts = data.get("request_counts")
-    if counts is None:
-        return 0
-    value = counts.get(name) if isinstance(counts, dict) else None
-    if value is None and isinstance(counts, dict):
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        shown = _short(repr(value if isinstance(counts, dict) else counts), 60)
-        raise BatchError(
-            f"{model}: the status of batch {batch_id} is malformed (request_counts.{name} is "
-            f"{shown}, expected a whole number); the poll failed: run the command again "
-            "later to follow the same batch"
-        )
-    return value
-
-
-def _text(data: dict[str, Any], name: str, model: str, batch_id: str) -> str | None:
-    value = data.get(name)
-    if value is None or isinstance(value, str):
-        return value
-    raise BatchError(
-        f"{model}: the status of batch {batch_id} is malformed ({name} is "
-        f"{_short(repr(value), 60)}, expected text); the poll failed: run the command again "
-        "later to follow the same batch"
-    )
+def checked_status(
+    data: dict[str, Any], texts: tuple[str, ...], counts: tuple[str, ...], where: str
+) -> int:
+    """The sum of a status's `counts` (request_counts), its `texts` fields checked: a field
+    that is not what the API documents is a BatchError in a line (`where`: model, batch)."""
+    fields: list[tuple[str, Any, type]] = [(n, data.get(n), str) for n in texts]
+    raw = data.get("request_counts") or {}
+    if isinstance(raw, dict):
+        fields += [(f"request_counts.{n}", raw.get(n) or 0, int) for n in counts]
+    else:
+        fields.append(("request_counts", raw, dict))
+    for name, value, kind in fields:
+        bad = isinstance(value, bool) or (value is not None and not isinstance(value, kind))
+        if bad or (isinstance(value, int) and value < 0):
+            expected = {str: "text", int: "a whole number", dict: "an object"}[kind]
+            raise BatchError(
+                f"{where} is malformed ({name} is {_short(repr(value), 60)}, expected "
+                f"{expected}); the poll failed: run the command again later to follow the "
+                "same batch"
+            )
+    return sum(raw[n] or 0 for n in counts) if isinstance(raw, dict) else 0
 
 
 class BatchAPI:
@@ -277,10 +271,10 @@ class OpenAIBatchAPI(BatchAPI):
             f"polling batch {batch_id} (batches.retrieve)",
             self._client.batches.with_raw_response.retrieve(batch_id, extra_headers=_RAW),
         )
-        state = _text(data, "status", self._model, batch_id) or "unknown"
-        for name in ("output_file_id", "error_file_id"):
-            _text(data, name, self._model, batch_id)
-        done = sum(_count(data, k, self._model, batch_id) for k in ("completed", "failed"))
+        texts = ("status", "output_file_id", "error_file_id")
+        where = f"{self._model}: the status of batch {batch_id}"
+        done = checked_status(data, texts, ("completed", "failed"), where)
+        state = str(data.get("status") or "unknown")
         return BatchStatus(batch_id, state in _OPENAI_ENDED, state, done, data)
 
     async def results(self, status: BatchStatus) -> dict[str, ItemResult]:

@@ -92,9 +92,18 @@ class OpenAICompatBackend(Backend):
         return kwargs
 
     async def _create(self, request: dict[str, Any]) -> Any:
-        """One chat completion through the SDK; an LLMCallError when the call failed."""
+        """One chat completion through the SDK, read into its `ChatCompletion`; an
+        LLMCallError when the call failed. Sent with the client's own `post` (the request
+        built, sent and read as `chat.completions.create` does) rather than `create`, whose
+        walk of every parameter against its TypedDicts costs 0.6 ms of CPU per call for a
+        grading's tool schema, a third of all the SDK's work; the body is instructor's or
+        ours, plain JSON already."""
+        from openai.types.chat import ChatCompletion
+
         try:
-            return await self._client.chat.completions.create(**request)
+            return await self._client.post(
+                "/chat/completions", body=request, cast_to=ChatCompletion
+            )
         except Exception as exc:
             failed = sdk_failure(self.model_id, exc)
             if failed is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from lasagna_judge._errors import LLMCallError
 from lasagna_judge._retry import is_retryable_status
@@ -22,8 +22,6 @@ from lasagna_judge._usage import _current_call
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from lasagna_judge._sdk import Wire
 
 StructuredMode = Literal["tools", "json_schema", "json", "md_json"]
 STRUCTURED_MODES: tuple[str, ...] = ("tools", "json_schema", "json", "md_json")
@@ -56,13 +54,17 @@ class StructuredOutcome:
     errors: tuple[str, ...] = ()
 
 
+class _Wire(Protocol):
+    async def aclose(self) -> None: ...
+
+
 class Backend:
     """The interface every provider implements."""
 
     provider: str
     name: str
     mode: StructuredMode
-    wire: Wire | None = None
+    wire: _Wire | None = None
     """What an SDK backend sends through (`_sdk.Wire`); None for an in-process model."""
 
     async def complete(self, messages: list[Message], options: CallOptions) -> str:

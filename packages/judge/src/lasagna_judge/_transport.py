@@ -1,27 +1,19 @@
-"""Every request to a model server goes through `RetryingSender`: retries, the concurrency
-bound, the rate limit and the metering of each network attempt live here, once, for every
-provider. The providers' SDKs (openai, anthropic, ollama) send through it: `PolicyTransport`
-is the httpx2 transport under their one `httpx2.AsyncClient`, and their own retries are off
-(max_retries=0), so one policy decides.
+"""Every request to a model server goes through `RetryingSender`, once for every provider:
+retries, the concurrency bound, the rate limit and the metering of each attempt. The SDKs
+(openai, anthropic, ollama) send through it: `policy_transport` is the httpx2 transport
+under their one client, their own retries off (max_retries=0), so one policy decides.
 
-- A slot of the LLM's semaphore is held only while a request is on the wire, not during
-  backoff, so waiting retries do not starve other calls.
-- The rate limit (`RateLimiter`: requests and tokens a minute) and the adaptive pace
-  (`AdaptivePace`: slower after a 429, Retry-After honoured by every call, faster while
-  calls succeed) space the requests within that bound.
-- 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
-  is not JSON are retried with full-jitter backoff, honouring Retry-After up to the
-  policy's cap; any other 4xx is final at once. Each failure is recorded with the server's
-  own words (its error message), so the call's one line carries them.
-- Certificate failures, a proxy's 407, a reply that breaks HTTP or passes the size cap and a
-  request that cannot be sent are not retried (`WireError.retried`): they would fail the
-  same way again. So is a 2xx reply whose token counts are negative or not numbers
-  (`WireError` kind `reply`): the call fails, and its counts never enter a sum.
-- A request's `deadline` bounds the whole call from its first attempt on the wire, retries
-  and their waits included: each attempt gets what is left, and no retry starts once it is
-  spent.
-- Every wait is capped (`RetryPolicy.max_retry_after`); one over `SAID_WAIT` seconds is
-  told to `on_wait` with its reason before it starts (a command prints it on stderr).
+- A slot of the semaphore is held only while a request is on the wire, not during backoff.
+- The rate limit (`RateLimiter`) and the adaptive pace (`AdaptivePace`) space the requests.
+- 408, 409, 429 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
+  is not JSON are retried with full-jitter backoff, Retry-After honoured up to the policy's
+  cap; any other 4xx is final at once. Each failure is recorded with the server's own
+  message, which ends the call's one line.
+- What would fail the same way again is not retried (`WireError.retried`), nor a 2xx whose
+  token counts cannot be believed (kind `reply`: they never enter a sum).
+- A request's `deadline` bounds the whole call from its first attempt, retries and waits
+  included.
+- A wait over `SAID_WAIT` seconds is told to `on_wait` with its reason before it starts.
 """
 
 from __future__ import annotations
@@ -50,9 +42,9 @@ SAID_WAIT = 10.0
 """A wait longer than this many seconds is said (`on_wait`) before it starts."""
 
 CALL_HEADER = "x-lasagna-call"
-"""A request header the transport takes off before sending: how to treat the request
-(`raw`: a file or status, not read as tokens; `stream`: a 2xx body left unread, for disk;
-`once`: no retry, the caller finds out what happened; `long`: ten times the deadline)."""
+"""A header the transport takes off before sending, saying how to treat the request: `raw`
+(not read as tokens), `stream` (a 2xx body left unread, for disk), `once` (no retry: the
+caller finds out what happened), `long` (ten times the deadline)."""
 
 OnWait = Callable[[str], None]
 
@@ -94,14 +86,11 @@ class RetryingSender:
         stream: bool = False,
         once: bool = False,
     ) -> WireResponse:
-        """The reply to `request` (its body read), after retries. `raw`: a 2xx body is
-        returned as it came, not read as JSON nor counted as tokens (a batch's files and
-        status replies: their tokens are counted per item, at the batch price). `stream`:
-        a 2xx body is left unread. `once`: no retry."""
+        """The reply to `request` (its body read), after retries; `raw`, `stream` and `once`
+        as `CALL_HEADER` says."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
-            # An asyncio.Semaphore belongs to the loop it first waited on: an LLM reused
-            # under a new asyncio.run() gets a fresh one with the same bound.
+            # A semaphore belongs to the loop it first waited on: a new one for a new loop.
             if self._loop is not None:
                 self._semaphore = asyncio.Semaphore(self._concurrency)
             self._loop = loop
@@ -143,10 +132,9 @@ class RetryingSender:
         stream: bool,
         once: bool = False,
     ) -> tuple[WireResponse | None, WireError | None, float | None]:
-        """One request on the wire: (response, error, retry_after), where retry_after is
-        None when the outcome is final, else the server's Retry-After (0.0 for none). The
-        call's deadline starts with its first attempt on the wire (`ends`), not while it
-        waits for a slot, and each later attempt gets what is left of it."""
+        """One attempt: (response, error, retry_after), retry_after None when the outcome is
+        final, else the server's Retry-After (0.0 for none). The deadline starts with the
+        first attempt on the wire (`ends`); each later one gets what is left of it."""
         async with self._semaphore:
             tokens = len(request.content) // 4 + 1  # the prompt's tokens, about
             if self._limiter is not None:

@@ -1,24 +1,16 @@
-"""Every HTTP request lasagna-judge sends, through httpx2 (the HTTP stack of the openai and
-anthropic SDKs, so there is one): `HttpSender`.
+"""Every HTTP request lasagna-judge sends goes through `HttpSender`, on httpx2 (the stack
+of the openai and anthropic SDKs, so there is one): httpx2 reads the replies, keeps
+connections alive, undoes gzip and deflate as the bytes come, speaks TLS and proxies.
 
-httpx2 reads the replies (h11 refuses a chunk size such as `0x2` or a signed
-Content-Length), keeps connections alive, undoes gzip and deflate as the bytes come, speaks
-TLS, and reaches servers through an HTTP proxy (absolute-form requests, CONNECT tunnels for
-https://, the proxy URL's credentials). What is lasagna's own sits on top: the proxy each
-URL takes (`Proxies`, given by the caller: httpx2's trust_env stays off, since the
-libraries read no environment variable), the trusted certificates (a CA file given, else
-the system's, with SSL_CERT_FILE as OpenSSL reads it), a deadline for a whole exchange
-besides the idle timeout, a cap on a reply's size after decompression (or its stream,
-handed on unread, for a results file that goes to disk), framing h11 lets pass that a
-proxy before the server could read otherwise (two Content-Lengths, Content-Length beside
-Transfer-Encoding), one Authorization header (a URL's user:password@ only when no key is
-given), and failures as `WireError`s whose kind tells the retry logic (`_transport`)
-whether another attempt can help. Messages name a server by its origin only.
-
-The sender is async, with one pool of connections per event loop, made by the first
-request in that loop: a sender reused under a new loop (an LLM called from a second
-`asyncio.run()`) makes new ones there; the old loop's, which only it could close, are
-dropped.
+lasagna's own, on top: the proxy each URL takes (`Proxies`, the caller's: trust_env stays
+off, the libraries read no environment variable), the certificates trusted (a CA file, else
+the system's, SSL_CERT_FILE as OpenSSL reads it), a deadline for a whole exchange besides
+the idle timeout, a cap on a reply's size after decompression (or its stream handed on
+unread, for a results file that goes to disk), a Content-Length beside Transfer-Encoding
+refused (h11 lets it pass), one Authorization header (a URL's user:password@ only without
+a key), and failures as `WireError`s (`_wire_errors`). One pool of connections per event
+loop and proxy: a sender reused under a new loop makes new ones; the old loop's, which
+only it could close, are dropped.
 """
 
 from __future__ import annotations
@@ -56,16 +48,10 @@ __all__ = [
 ]
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
-"""A reply's body after decompression, at most: a model's reply or a batch of embeddings is
-a few MB; a gzip bomb (1 MB that inflates to 1 GB) stops here, read once. A batch's results
-file is not read here: its stream goes to disk."""
-
+"""A reply's body after decompression, at most: a gzip bomb stops here, read once."""
 KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request."""
-
-ACCEPT_ENCODING = "gzip, deflate"
-"""The codings asked for: the ones undone with zlib alone, which the size cap counts after
-decompression."""
+ACCEPT_ENCODING = "gzip, deflate"  # undone with zlib alone, counted by the cap as they come
 
 _DECODED = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})  # what httpx2 undoes
 
@@ -92,12 +78,9 @@ class WireResponse:
 
 
 class HttpSender:
-    """Keeps up to `limit` keep-alive connections (one pool per event loop and proxy).
-
-    `proxies` (given by the caller, never read from the environment here) picks each
-    request's proxy; None: every request goes directly. `ca_file`: a PEM file of the
-    certificates trusted instead of the system's. `max_reply`: bytes of a reply's body
-    after decompression, at most."""
+    """Up to `limit` keep-alive connections; `proxies` picks each request's proxy (None:
+    direct); `ca_file`: the certificates trusted instead of the system's; `max_reply`:
+    bytes of a reply's body after decompression, at most."""
 
     def __init__(
         self,
@@ -322,15 +305,10 @@ def _prepare(request: httpx2.Request) -> None:
 
 
 def _check_framing(response: httpx2.Response, origin: str) -> None:
-    """What h11 lets pass and a proxy before the server could read another way: two
-    Content-Lengths (equal ones, which h11 merges), or one beside Transfer-Encoding."""
-    names = [name.lower() for name, _ in response.headers.raw]
-    reason = None
-    if names.count(b"content-length") > 1:
-        reason = "Duplicate Content-Length"
-    elif b"content-length" in names and b"transfer-encoding" in names:
+    """A Content-Length beside Transfer-Encoding, which h11 lets pass and a proxy before
+    the server may have read another way."""
+    if "content-length" in response.headers and "transfer-encoding" in response.headers:
         reason = "Transfer-Encoding can't be present with Content-Length"
-    if reason is not None:
         raise WireError(
             "protocol",
             f"{origin} sent a reply that is not valid HTTP/1.1 ({reason}); not retried: the "

@@ -99,10 +99,8 @@ def failure(exc: BaseException, origin: str, proxy: str | None, idle: float | No
         return WireError("request", f"the request to {origin} cannot be sent ({said})")
     if isinstance(exc, httpx2.InvalidURL | ValueError | TypeError):
         return WireError("request", f"the request to {origin} cannot be sent ({exc})")
-    reason = getattr(exc, "strerror", None) or said or type(exc).__name__
-    if isinstance(exc, httpx2.TransportError) and not said:
-        inner = exc.__cause__ or exc.__context__
-        reason = _first_line(inner) or type(inner).__name__ if inner else type(exc).__name__
+    inner = exc.__cause__ or exc.__context__ if not said else None
+    reason = getattr(exc, "strerror", None) or said or _first_line(inner) or type(exc).__name__
     return WireError("network", f"connection error ({reason})")
 
 
@@ -119,17 +117,12 @@ def url_origin(url: str) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
-def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """The first exception of `kind` in `exc`'s chain of causes."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kind):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-        if current is None and exc.args and isinstance(exc.args[0], BaseException):
-            current = exc.args[0]
+def _cause(exc: BaseException | None, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of `kind` in `exc`'s chain of causes (httpcore's among them)."""
+    for _ in range(8):
+        if exc is None or isinstance(exc, kind):
+            return exc
+        exc = exc.__cause__ or exc.__context__
     return None
 
 
