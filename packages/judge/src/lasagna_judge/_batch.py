@@ -211,8 +211,12 @@ async def cancel_batch(llm: LLM, state: BatchState) -> list[BatchStatus]:
             "them with that model"
         )
     api = batch_api(llm)
-    ids = [str(p["batch_id"]) for p in saved["parts"] if p.get("batch_id") and not p.get("done")]
-    return [await api.cancel(batch_id) for batch_id in ids]
+    parts = [p for p in saved["parts"] if not p.get("done")]
+    taken = {str(p["batch_id"]) for p in parts if p.get("batch_id")}
+    for part in parts:  # a create whose answer was lost may have made one: found first
+        if not part.get("batch_id") and (found := await api.find(part, taken)) is not None:
+            taken.add(found)
+    return [await api.cancel(batch_id) for batch_id in sorted(taken)]
 
 
 class _Tally:
