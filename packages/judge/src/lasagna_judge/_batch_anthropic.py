@@ -19,7 +19,7 @@ from lasagna_judge._batch_apis import (
     _listing,
     checked_status,
 )
-from lasagna_judge._wire import url_origin
+from lasagna_judge._wire_errors import url_origin
 
 
 class AnthropicBatchAPI(BatchAPI):

@@ -24,7 +24,6 @@ from lasagna_judge._usage import Meter, Prices
 
 PROVIDERS = ("openai", "anthropic", "ollama", "local")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def parse_model(model: str) -> tuple[str, str]:

@@ -31,7 +31,6 @@ from lasagna_judge._structured import drive_structured
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-WIRES = ("chat", "responses", "ollama-chat")
 OLLAMA_NATIVE_URL = "http://localhost:11434"
 
 

@@ -29,7 +29,8 @@ from lasagna_judge._providers import error_detail
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._usage import BadUsage, Meter, record_attempt, usage_from_body
-from lasagna_judge._wire import HttpSender, WireError, WireResponse
+from lasagna_judge._wire import HttpSender, WireResponse
+from lasagna_judge._wire_errors import WireError
 from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lasagna_judge._wire_errors import (
-    RETRIED_KINDS,
     WireError,
     failure,
     proxy_auth,
@@ -36,16 +35,6 @@ if TYPE_CHECKING:
 
     from lasagna_judge._proxies import Proxies
 
-__all__ = [
-    "KEEPALIVE",
-    "MAX_REPLY_BYTES",
-    "RETRIED_KINDS",
-    "HttpSender",
-    "WireError",
-    "WireRequest",
-    "WireResponse",
-    "url_origin",
-]
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 """A reply's body after decompression, at most: a gzip bomb stops here, read once."""

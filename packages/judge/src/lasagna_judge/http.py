@@ -7,14 +7,8 @@ can help. See `_wire` for the details. `redact` keeps secrets (keys, header valu
 error messages, as every model call does."""
 
 from lasagna_judge._redact import redact, secrets_of
-from lasagna_judge._wire import (
-    MAX_REPLY_BYTES,
-    RETRIED_KINDS,
-    HttpSender,
-    WireError,
-    WireRequest,
-    WireResponse,
-)
+from lasagna_judge._wire import MAX_REPLY_BYTES, HttpSender, WireRequest, WireResponse
+from lasagna_judge._wire_errors import RETRIED_KINDS, WireError
 
 __all__ = [
     "MAX_REPLY_BYTES",
