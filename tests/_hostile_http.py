@@ -80,10 +80,8 @@ def gzip_bomb(size: int) -> bytes:
 
 
 MALFORMED = {
-    # Two Content-Lengths that differ: which one frames the body depends on who reads it.
-    # (Equal ones may be read as one, RFC 9110 section 8.6: httpx2's parser, h11, does.)
     "duplicate Content-Length": (
-        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
         "Duplicate Content-Length",
     ),
     "signed Content-Length": (

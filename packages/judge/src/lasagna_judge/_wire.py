@@ -6,9 +6,10 @@ lasagna's own, on top: the proxy each URL takes (`Proxies`, the caller's: trust_
 off, the libraries read no environment variable), the certificates trusted (a CA file, else
 the system's, SSL_CERT_FILE as OpenSSL reads it), a deadline for a whole exchange besides
 the idle timeout, a cap on a reply's size after decompression (or its stream handed on
-unread, for a results file that goes to disk), a Content-Length beside Transfer-Encoding
-refused (h11 lets it pass), one Authorization header (a URL's user:password@ only without
-a key), and failures as `WireError`s (`_wire_errors`). One pool of connections per event
+unread, for a results file that goes to disk), framing h11 lets pass refused (two
+Content-Lengths, one beside Transfer-Encoding: the reply heads are read as they come, by
+`_Stream`), one Authorization header (a URL's user:password@ only without a key), and
+failures as `WireError`s (`_wire_errors`). One pool of connections per event
 loop and proxy: a sender reused under a new loop makes new ones; the old loop's, which
 only it could close, are dropped.
 """
@@ -123,6 +124,9 @@ class HttpSender:
                     keepalive_expiry=KEEPALIVE,
                 ),
             )
+            # httpcore's pool takes its network backend as an argument httpx2 does not pass
+            inner = pool._pool
+            inner._network_backend = _Watching(inner._network_backend)  # type: ignore[assignment]
         return pool
 
     async def send(self, request: WireRequest) -> WireResponse:
@@ -294,10 +298,14 @@ def _prepare(request: httpx2.Request) -> None:
 
 
 def _check_framing(response: httpx2.Response, origin: str) -> None:
-    """A Content-Length beside Transfer-Encoding, which h11 lets pass and a proxy before
-    the server may have read another way."""
-    if "content-length" in response.headers and "transfer-encoding" in response.headers:
+    """Framing h11 lets pass and a proxy before the server may have read another way: two
+    Content-Lengths (equal ones h11 merges), one beside Transfer-Encoding."""
+    reason = None
+    if getattr(response.extensions.get("network_stream"), "lengths", 0) > 1:
+        reason = "Duplicate Content-Length"
+    elif "content-length" in response.headers and "transfer-encoding" in response.headers:
         reason = "Transfer-Encoding can't be present with Content-Length"
+    if reason is not None:
         raise WireError(
             "protocol",
             f"{origin} sent a reply that is not valid HTTP/1.1 ({reason}); not retried: the "
@@ -317,3 +325,53 @@ def _headers(response: httpx2.Response) -> dict[str, str]:
     found.pop("content-length", None)
     found.pop("transfer-encoding", None)
     return found
+
+
+class _Watching:
+    """httpcore's network backend, its streams counting the Content-Lengths of each reply
+    head as it is read (`_Stream`)."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_tcp(*args, **kwargs))
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_unix_socket(*args, **kwargs))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+class _Stream:
+    """A network stream whose reply heads are scanned as they come: from a request written
+    to the end of the head that answers it (interim 1xx heads too), `lengths` the most
+    Content-Length lines one held."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._head: bytes | None = None  # the head read so far; None: not in a head
+        self.lengths = 0
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._head, self.lengths = b"", 0
+        await self._inner.write(buffer, timeout)
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = await self._inner.read(max_bytes, timeout)
+        self._head = None if self._head is None else self._head + data
+        while self._head is not None and (end := self._head.find(b"\r\n\r\n")) >= 0:
+            head = self._head[:end].lower()
+            self.lengths = max(self.lengths, head.count(b"\r\ncontent-length:"))
+            self._head = self._head[end + 4 :] if head.startswith(b"http/1.1 1") else None
+        return data
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._inner.start_tls(*args, **kwargs))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
