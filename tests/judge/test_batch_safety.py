@@ -23,13 +23,13 @@ from lasagna_judge import (
     BatchRequest,
     BatchState,
     GradeModel,
+    cancel_batch,
     grade_batch,
     grade_requests,
     load_rubric,
     make_llm,
     run_batch,
 )
-from lasagna_judge._batch import cancel_batch
 from lasagna_judge.testing import FakeLLMServer, Reply
 
 ITEMS = [

@@ -14,7 +14,13 @@ from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import BATCH_PRICE, price_for
 
 if TYPE_CHECKING:
-    from lasagna_judge._batch import BatchReport, BatchRequest, batch_api, run_batch
+    from lasagna_judge._batch import (
+        BatchReport,
+        BatchRequest,
+        batch_api,
+        cancel_batch,
+        run_batch,
+    )
     from lasagna_judge._batch_apis import BatchError, BatchStatus
     from lasagna_judge._batch_state import BatchState
     from lasagna_judge._bias import BIAS_FILLER, BiasCheck, check_bias
@@ -96,7 +102,8 @@ _LAZY = {
     ),
     **dict.fromkeys(("GradeSummary", "summarize_grades"), "lasagna_judge._summary"),
     **dict.fromkeys(
-        ("BatchReport", "BatchRequest", "batch_api", "run_batch"), "lasagna_judge._batch"
+        ("BatchReport", "BatchRequest", "batch_api", "cancel_batch", "run_batch"),
+        "lasagna_judge._batch",
     ),
     "BatchState": "lasagna_judge._batch_state",
     **dict.fromkeys(("BatchError", "BatchStatus"), "lasagna_judge._batch_apis"),
@@ -165,6 +172,7 @@ __all__ = [
     "batch_api",
     "build_prompt",
     "calibrate",
+    "cancel_batch",
     "check_bias",
     "check_claims",
     "check_items",

@@ -30,8 +30,7 @@ def cancel_batch_command(
     command run again collects what they answered (paid for) and calls the rest directly."""
     with user_errors():
         from lasagna_cli.commands._llm import build_llm
-        from lasagna_judge import BatchState
-        from lasagna_judge._batch import cancel_batch
+        from lasagna_judge import BatchState, cancel_batch
         from lasagna_synth import write_bytes_atomic
 
         try:
