@@ -172,6 +172,40 @@ def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> d
     return {**checked, **(reply.extra or {})}
 
 
+def _embedding_list(model: str, texts: list[Any], dimension: int) -> dict[str, Any]:
+    """An embeddings reply (`hashed_embedding` of each text), built with openai's
+    `CreateEmbeddingResponse`."""
+    from openai.types import CreateEmbeddingResponse
+
+    data = [
+        {"object": "embedding", "index": i, "embedding": hashed_embedding(str(t), dimension)}
+        for i, t in enumerate(texts)
+    ]
+    tokens = sum(len(str(t).split()) for t in texts)
+    usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+    reply = {"object": "list", "data": data, "model": model, "usage": usage}
+    checked: dict[str, Any] = CreateEmbeddingResponse.model_validate(reply).model_dump(mode="json")
+    return checked
+
+
+def hashed_embedding(text: str, dimension: int) -> list[float]:
+    """A bag of hashed words, unit length: texts sharing words point the same way, so a
+    dense retriever over these ranks like a crude keyword search, the same on every run."""
+    import hashlib
+    import math
+    import re
+
+    vector = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % dimension
+        vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        vector[0], norm = 1.0, 1.0
+    return [v / norm for v in vector]
+
+
 def _error_body(anthropic: bool, status: int, message: str) -> dict[str, Any]:
     kind = {
         400: "invalid_request_error",
