@@ -117,7 +117,7 @@ def test_a_batch_killed_while_polling_resumes_and_is_paid_once(
         code = sigkill_when(command, lambda: state.exists() and server.batches.polls >= 3,
                             env=full_env)  # fmt: skip
         assert code == -signal.SIGKILL
-        batch_id = json.loads(state.read_text())["batch_id"]
+        batch_id = json.loads(state.read_text())["parts"][0]["batch_id"]
         assert server.batches.created == 1 and not out.exists()
 
         server.batches.delay = 0.0
@@ -315,3 +315,37 @@ def test_benchmark_run_dry_run_shows_the_batch_price(tmp_path: Path) -> None:
     batch = float(result.stdout.split("with --batch: at most $", 1)[1].split()[0])
     assert most > 0 and abs(batch - most / 2) < 1e-4
     assert "(the batch price: 50% of the per-token price)" in result.stdout
+
+
+def test_a_batch_left_running_is_cancelled_from_the_command_line(
+    tmp_path: Path, sigkill_when: Any
+) -> None:
+    source, env = setup(tmp_path)
+    out = tmp_path / "graded.jsonl"
+    state = tmp_path / "graded.jsonl.batch.json"
+    full_env = {**os.environ, **env}
+    with FakeLLMServer(reply=REPLY) as server:
+        server.batches.delay = 3600.0  # it would run for an hour
+        command = [str(LASAGNA), *grade(server, source, "--batch", "--out", str(out))]
+        code = sigkill_when(command, lambda: state.exists() and server.batches.polls >= 2,
+                            env=full_env)  # fmt: skip
+        assert code == -signal.SIGKILL
+        env["OPENAI_BASE_URL"] = ""
+        result = invoke(["judge", "cancel-batch", str(state)], env)
+        assert result.exit_code == 0, result.output
+        batch_id = json.loads(state.read_text())["parts"][0]["batch_id"]
+        assert result.stdout == f"batch {batch_id} of openai/judge: cancelled\n"
+        assert "run the same command again to collect it" in result.stderr
+        resumed = subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.batches.created == 1 and server.calls == 5  # the rest, directly
+        assert not state.exists()
+
+
+def test_cancel_batch_without_a_state_file_is_one_usage_line(tmp_path: Path) -> None:
+    _, env = setup(tmp_path)
+    result = invoke(["judge", "cancel-batch", str(tmp_path / "none.json")], env)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "expected the state file of a --batch job" in (
+        result.stderr
+    )

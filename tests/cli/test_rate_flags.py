@@ -28,7 +28,7 @@ def invoke(args: list[str], env: dict[str, str] | None = None) -> Any:
 
 
 def limiter_of(llm: LLM) -> Any:
-    return llm._backend._sender._limiter  # type: ignore[attr-defined]
+    return llm._backend.wire.sender._limiter  # type: ignore[union-attr, attr-defined]
 
 
 COMMANDS = [

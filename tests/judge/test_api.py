@@ -39,6 +39,7 @@ PUBLIC = sorted(
         "Rubric",
         "build_prompt",
         "calibrate",
+        "cancel_batch",
         "check_items",
         "error_grade",
         "grade",

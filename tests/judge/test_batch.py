@@ -114,7 +114,7 @@ def test_a_saved_batch_is_followed_not_submitted_again(tmp_path: Path) -> None:
 
         with pytest.raises(TimeoutError):
             asyncio.run(start())
-        saved = json.loads(state.path.read_text())
+        [saved] = json.loads(state.path.read_text())["parts"]
         assert saved["batch_id"] and len(saved["keys"]) == 6
         server.batches.delay = 0.0
         report, grades, _, _ = grade_with_batch(server, tmp_path)

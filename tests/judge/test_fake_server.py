@@ -34,7 +34,16 @@ def test_plain_reply_in_openai_format_with_usage(fake_llm_server: FakeLLMServer)
     data = json.loads(body)
     assert status == 200
     assert data["object"] == "chat.completion"
-    assert data["choices"][0]["message"] == {"role": "assistant", "content": "the answer"}
+    assert data["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "the answer",
+        "refusal": None,
+        "annotations": [],
+    }
+    # every field the API documents, the optional ones too (issue 43)
+    assert data["service_tier"] == "default" and data["system_fingerprint"] == "fp_fake"
+    assert data["usage"]["prompt_tokens_details"] == {"cached_tokens": 0, "audio_tokens": 0}
+    assert data["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0
     assert data["choices"][0]["finish_reason"] == "stop"
     usage = data["usage"]
     assert usage["prompt_tokens"] >= 1 and usage["completion_tokens"] >= 1

@@ -1,4 +1,4 @@
-"""lasagna-judge's HTTP sender (`_wire.HttpSender`, aiohttp underneath) at the wire: a
+"""lasagna-judge's HTTP sender (`_wire.HttpSender`, httpx2 underneath) at the wire: a
 scripted server on 127.0.0.1 answers with exactly the bytes each test gives (chunks, gzip,
 a body framed by the end of the connection, interim replies, a kept-alive connection the
 server closed, a reply that stops halfway, TLS), and the same replies a byte at a time."""
@@ -356,18 +356,21 @@ def test_encodings_it_did_not_ask_for_and_edge_bodies(serve: Any) -> None:
     replies = [
         reply(b"", "Content-Encoding: gzip"),  # nothing to decode
         reply(b"plain", "Content-Encoding: UTF-8"),  # a misconfigured server: kept as is
+        # httpx2 reads a gzip body's first member (a JSON reply cut there does not parse).
         reply(gzip.compress(b"one ") + gzip.compress(b"two"), "Content-Encoding: gzip"),
-        # aiohttp undoes one coding; a list of them comes as it came, its header kept.
+        # A list of codings is undone in turn, its header dropped.
         reply(gzip.compress(packed := zlib.compress(b"both")), "Content-Encoding: deflate, gzip"),
-        reply(gzip.compress(b"x") + b"junk", "Content-Encoding: gzip"),
+        reply(gzip.compress(b"x") + b"junk", "Content-Encoding: gzip"),  # after the member
+        reply(b"not gzip at all", "Content-Encoding: gzip"),
     ]
     server = serve(lambda n, r: [replies[n]])
     outcomes = send(server.url, *[b"{}"] * len(replies))
-    assert [o[2] for o in outcomes[:3]] == [b"", b"plain", b"one two"]
+    assert [o[2] for o in outcomes[:3]] == [b"", b"plain", b"one "]
     assert outcomes[1][1]["content-encoding"] == "UTF-8"
-    assert zlib.decompress(gzip.decompress(outcomes[3][2])) == b"both" and packed
-    assert outcomes[3][1]["content-encoding"] == "deflate, gzip"
-    error = outcomes[4]
+    assert outcomes[3][2] == b"both" and packed
+    assert "content-encoding" not in outcomes[3][1]
+    assert outcomes[4][2] == b"x"
+    error = outcomes[5]
     assert isinstance(error, WireError) and error.kind == "protocol"
     assert "a body that does not decode as its Content-Encoding" in str(error)
 
@@ -391,7 +394,7 @@ def test_closing_the_sender_ends_what_is_in_flight_and_what_waits(serve: Any) ->
     assert time.monotonic() - started < 3
     assert all(isinstance(o, WireError) and o.kind == "network" for o in outcomes), outcomes
     assert server.connections == 1 and len(server.requests) == 2
-    assert sender._session is None
+    assert sender._pools == {}
 
 
 def test_a_body_framed_by_the_end_is_not_taken_whole_when_this_side_closes(serve: Any) -> None:

@@ -167,7 +167,9 @@ def test_retries_are_bounded_and_end_in_llm_call_error(fake_llm_server: FakeLLMS
 
     error, calls = run(go)
     assert calls == 3 and error.attempts == 3 and error.status == 429
-    assert str(error) == "openai/fake-model: the call failed after 3 attempts: HTTP 429"
+    assert str(error) == (
+        "openai/fake-model: the call failed after 3 attempts: HTTP 429: injected fault 429"
+    )
 
 
 def test_timeouts_are_retried_then_reported(fake_llm_server: FakeLLMServer) -> None:

@@ -4,12 +4,13 @@ server: OpenAI's Responses API and Ollama's native /api/chat (`num_ctx` from max
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from lasagna_judge import JudgeError, LLMCallError, RetryPolicy, make_llm
+from lasagna_judge import JudgeError, LLMCallError, MissingExtraError, RetryPolicy, make_llm
 from lasagna_judge.testing import FakeLLMServer, Fault, Reply
 
 USER = [{"role": "user", "content": "Which vitamin prevents scurvy?"}]
@@ -31,16 +32,17 @@ def call(llm: Any, what: str = "complete", **options: Any) -> Any:
 
 
 def test_ollama_chat_sends_num_ctx_and_counts_its_tokens() -> None:
+    pytest.importorskip("ollama")
     with FakeLLMServer(reply=Reply("Vitamin C", input_tokens=11, output_tokens=3)) as server:
         llm = make_llm("ollama/qwen3.5:9b", base_url=server.url, wire="ollama-chat", cache=False)
         completion = call(llm, temperature=0.0, max_tokens=10000)
         assert server.paths == ["/api/chat"]
         assert "authorization" not in server.headers[0]
-        assert server.requests[0] == {
+        assert server.requests[0] == {  # as the ollama client builds it
             "model": "qwen3.5:9b",
             "messages": USER,
+            "tools": [],
             "stream": False,
-            "temperature": 0.0,
             "options": {"temperature": 0.0, "num_ctx": 10000},
         }
     assert completion.text == "Vitamin C"
@@ -78,6 +80,8 @@ def test_responses_api_sends_input_text_parts_and_max_output_tokens() -> None:
     ("model", "wire"), [("ollama/m", "ollama-chat"), ("openai/m", "responses")]
 )
 def test_structured_calls_ask_for_json_and_parse_the_text(model: str, wire: str) -> None:
+    if wire == "ollama-chat":
+        pytest.importorskip("ollama")
     with FakeLLMServer(reply='```json\n{"option": "b"}\n```') as server:
         llm = make_llm(model, base_url=server.url, api_key="k", wire=wire, cache=False)
         result = call(llm, "structured")
@@ -86,6 +90,7 @@ def test_structured_calls_ask_for_json_and_parse_the_text(model: str, wire: str)
 
 
 def test_a_server_error_is_retried_then_reported() -> None:
+    pytest.importorskip("ollama")
     with FakeLLMServer([Fault(status=503)] * 3) as server:
         llm = make_llm(
             "ollama/m",
@@ -98,6 +103,14 @@ def test_a_server_error_is_retried_then_reported() -> None:
         with pytest.raises(LLMCallError):
             call(llm)
         assert server.calls == 3
+
+
+def test_ollama_chat_without_the_extra_names_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "ollama", None)  # as if it were not installed
+    with pytest.raises(MissingExtraError, match=r"lasagna-judge\[ollama\]"):
+        make_llm("ollama/m", wire="ollama-chat")
 
 
 def test_a_wire_of_another_provider_is_refused() -> None:

@@ -6,7 +6,9 @@ admitted each request once)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +18,18 @@ from lasagna_judge._adaptive import AdaptivePace
 from lasagna_judge.testing import FakeLLMServer, RateLimits, lognormal_latency
 
 FAST = RetryPolicy(max_retries=5, base_delay=0.01, max_delay=0.05)
+
+
+@pytest.fixture(autouse=True)
+def _server_gets_its_turn() -> Iterator[None]:
+    """The fake server runs in a thread of this process, and the client's SDK work holds
+    the interpreter's lock for up to 5 ms at a time: on a small machine the server then
+    answers a burst of new connections in an order of its own, which no server of its own
+    process would. A 1 ms switch interval lets it answer as one would."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)
+    yield
+    sys.setswitchinterval(interval)
 
 
 def fake_llm(server: FakeLLMServer, **options: Any) -> LLM:

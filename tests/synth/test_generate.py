@@ -325,24 +325,6 @@ def test_prompt_ids_and_hashes_are_stable(question_type: str) -> None:
     assert len({s.sha256 for s in PROMPTS.values()}) == 3
 
 
-@pytest.mark.parametrize("mode", ["tools", "json_schema"])
-def test_the_question_schemas_take_the_judges_plain_path(mode: Any) -> None:
-    # Written and checked without instructor (nor the openai SDK it imports), with the
-    # very request instructor would send.
-    from lasagna_judge._plain import native_extras, request_json
-    from lasagna_judge._structured import _openai_handlers, _prepare_request, _prepared_model
-
-    kwargs = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    for spec in PROMPTS.values():
-        for schema in (spec.write_schema, spec.check_schema):
-            extras = native_extras(mode, schema)
-            assert extras is not None, schema
-            _, want = _prepare_request(
-                _openai_handlers(mode), mode, _prepared_model(schema), kwargs
-            )
-            assert request_json(kwargs, extras[1]) == json.dumps(want, ensure_ascii=False)
-
-
 def test_unanswerable_checks_wait_for_the_index_built_beside_the_first_calls(
     tmp_path: Path, make: type
 ) -> None:

@@ -17,11 +17,12 @@ if TYPE_CHECKING:
     from lasagna_judge._batch import (
         BatchReport,
         BatchRequest,
-        BatchState,
         batch_api,
+        cancel_batch,
         run_batch,
     )
     from lasagna_judge._batch_apis import BatchError, BatchStatus
+    from lasagna_judge._batch_state import BatchState
     from lasagna_judge._bias import BIAS_FILLER, BiasCheck, check_bias
     from lasagna_judge._calibrate import (
         Agreement,
@@ -106,9 +107,10 @@ _LAZY = {
     ),
     **dict.fromkeys(("GradeSummary", "summarize_grades"), "lasagna_judge._summary"),
     **dict.fromkeys(
-        ("BatchReport", "BatchRequest", "BatchState", "batch_api", "run_batch"),
+        ("BatchReport", "BatchRequest", "batch_api", "cancel_batch", "run_batch"),
         "lasagna_judge._batch",
     ),
+    "BatchState": "lasagna_judge._batch_state",
     **dict.fromkeys(("BatchError", "BatchStatus"), "lasagna_judge._batch_apis"),
     **dict.fromkeys(
         ("JURY_AGGREGATE", "JuryAgreement", "Verdict", "grade_jury", "jury_agreement"),
@@ -180,6 +182,7 @@ __all__ = [
     "batch_api",
     "build_prompt",
     "calibrate",
+    "cancel_batch",
     "check_bias",
     "check_claims",
     "check_items",

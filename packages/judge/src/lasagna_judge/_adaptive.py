@@ -38,6 +38,9 @@ LOOKBACK = 60.0
 """Seconds of requests the admitted rate is measured over: limits are per minute."""
 UNPACED = 4.0
 """A pace this many times the rate sent is not pacing: it is dropped."""
+MAX_HOLD = 60.0
+"""Seconds a refusal holds the calls, at most, whatever its Retry-After asks (one
+`Retry-After: 1000000000` would otherwise freeze a run)."""
 
 
 class AdaptivePace:
@@ -73,6 +76,14 @@ class AdaptivePace:
         self._first: float | None = None  # when the first admitted reply came back
         self._turn: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def due(self) -> float:
+        """Seconds until the next slot of the pace (a hold included), were it asked now."""
+        now = self._clock()
+        slot = self._hold
+        if self.rate is not None:
+            slot = max(slot, self._last + 1.0 / self.rate)
+        return max(slot - now, 0.0)
 
     async def acquire(self) -> float:
         """Wait for the next slot of the pace (and any Retry-After); the time it goes."""
@@ -116,6 +127,7 @@ class AdaptivePace:
 
     def refused(self, sent: float, retry_after: float) -> None:
         now = self._clock()
+        retry_after = min(max(retry_after, 0.0), MAX_HOLD)
         self._hold = max(self._hold, now + retry_after)
         self._refused.append(sent)
         if sent < self._cut + self.settle:

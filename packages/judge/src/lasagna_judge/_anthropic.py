@@ -1,16 +1,16 @@
-"""Anthropic's Messages API as a backend (extra `anthropic`): the SDK, with no retries of its
-own, over lasagna's retrying transport; structured output through instructor's Anthropic
-client. The SDK is imported when a backend is built.
+"""Anthropic's Messages API as a backend (extra `anthropic`): the SDK (`AsyncAnthropic`), with
+no retries of its own, on the LLM's one HTTP client (`_sdk`); structured output through
+instructor's Anthropic client. The SDK is imported when a backend is built.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-from lasagna_judge._batch_apis import AnthropicBatchAPI
+from lasagna_judge._batch_anthropic import AnthropicBatchAPI
 from lasagna_judge._errors import MissingExtraError
 from lasagna_judge._providers import (
     Backend,
@@ -18,28 +18,15 @@ from lasagna_judge._providers import (
     Message,
     StructuredMode,
     StructuredOutcome,
-    _is_transport_failure,
     call_failed,
-    sdk_call_failed,
 )
+from lasagna_judge._sdk import Wire, anthropic_client, sdk_failure
 from lasagna_judge._structured import (
     _instructor_mode,
     _instructor_structured,
     _prepared_model,
     raw_from_completion,
 )
-
-if TYPE_CHECKING:
-    import httpx2
-
-    from lasagna_judge._transport import RetryingSender
-
-
-def _http_client(transport: httpx2.AsyncBaseTransport, timeout: float) -> httpx2.AsyncClient:
-    import httpx2
-
-    return httpx2.AsyncClient(transport=transport, timeout=httpx2.Timeout(timeout))
-
 
 # Anthropic requires max_tokens on every request.
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
@@ -52,35 +39,20 @@ class AnthropicBackend(Backend):
         self,
         name: str,
         *,
-        api_key: str,
+        api_key: str | None,
         base_url: str | None,
-        timeout: float,
-        transport: httpx2.AsyncBaseTransport,
+        wire: Wire,
         mode: StructuredMode,
-        sender: RetryingSender | None = None,
     ) -> None:
-        try:
-            import anthropic
-        except ImportError:
-            raise MissingExtraError("anthropic/...", "anthropic", "anthropic") from None
         self.provider = "anthropic"
         self.name = name
         self.mode = mode
         self.model_id = f"anthropic/{name}"
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=0,
-            timeout=timeout,
-            http_client=_http_client(transport, timeout),
-        )
+        self._client = anthropic_client(str(api_key), base_url, wire)
+        self.wire = wire
         self._instructor: Any = None
-        # The Message Batches API speaks through the same sender (its retries and limits).
-        self._batches = (
-            AnthropicBatchAPI(sender, base_url or ANTHROPIC_URL, api_key, timeout, self.model_id)
-            if sender is not None
-            else None
-        )
+        # The Message Batches API speaks through the same client (its retries and limits).
+        self._batches = AnthropicBatchAPI(self._client, self.model_id)
         # Recent Anthropic SDKs dropped `temperature` (the newest models reject it): send
         # one only when the installed SDK still takes it.
         self._takes_temperature = (
@@ -111,9 +83,10 @@ class AnthropicBackend(Backend):
                 **kwargs,
             )
         except Exception as exc:
-            if _is_transport_failure(exc):
-                raise sdk_call_failed(self.model_id, exc) from None
-            raise
+            failed = sdk_failure(self.model_id, exc)
+            if failed is None:
+                raise
+            raise failed from None
         return self._text_of(response)
 
     def _text_of(self, response: Any) -> str:
@@ -194,12 +167,6 @@ class AnthropicBackend(Backend):
             kwargs,
             max_validation_retries,
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-
-ANTHROPIC_URL = "https://api.anthropic.com"
 
 
 def _handlers(mode: StructuredMode) -> Any:

@@ -8,10 +8,16 @@ that does not parse) is called directly, with the usual retries and re-asks.
     report = await run_batch(llm, requests, state=BatchState(path, write_bytes_atomic))
     grades = await grade_batch(llm, rubric, items)        # cache hits, and the rest
 
-A job survives a kill: the batch id is written to the state file (by the atomic writer
-given) before the first poll, and a rerun with the same model finds it and polls that batch
-instead of submitting (and paying for) another. The file goes once the answers are in the
-cache; a later rerun finds them there and sends nothing.
+A job never pays twice and never loses a paid result, through errors and kill -9 alike.
+The requests are split at the provider's limits (requests and bytes a batch) into parts,
+and each part's intent (its keys, a nonce, the time) is written to the state file (by the
+atomic writer given) before any call; then its file id (OpenAI) and its batch id as they
+come. A create is sent once: when its answer is lost (an error, a cut connection, a kill),
+the batch made already is looked for (OpenAI: by its input file; Anthropic: by listing)
+before another is made. A rerun with the same model follows the saved batches instead of
+paying again; the file goes once their answers are in the cache, and a later rerun finds
+them there and sends nothing. Results files are streamed to disk and read a line at a
+time, whatever their size.
 
 A batch item's cache entry says so (`"batch": true`): a hit on it is a `Completion` or
 `Structured` with `batch=True`, whose tokens cost `BATCH_PRICE` of the price; in the
@@ -21,26 +27,28 @@ process whose batch answered it, the hit is not `cached` (that run paid for it).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lasagna_judge._batch_apis import BatchAPI, BatchError, BatchStatus, ItemResult
+from lasagna_judge._batch_state import STATE_VERSION, BatchState, split_parts
 from lasagna_judge._cache_values import completion_value, structured_value
 from lasagna_judge._errors import LLMCallError
 from lasagna_judge._providers import CallOptions, Message, StructuredOutcome, check_messages
 from lasagna_judge._types import Completion, Structured, Usage
 from lasagna_judge._usage import BadUsage, usage_from_body
-from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from lasagna_judge._llm import LLM
 
-STATE_VERSION = 1
+CREATE_TRIES = 3
+"""Creates asked for one part at most, each after looking for the batch the last one may
+have made."""
+CREATE_WAITS = (1.0, 4.0)
+"""Seconds before the second and third create."""
 
 
 @dataclass(frozen=True)
@@ -86,37 +94,6 @@ class BatchBackend(Protocol):
     def batch_outcome(
         self, body: dict[str, Any], model: type[BaseModel] | None
     ) -> str | StructuredOutcome | None: ...
-
-
-class BatchState:
-    """The state file of one batch job: which batch it follows, written by `write` (an
-    atomic writer: `lasagna_synth.write_bytes_atomic`) so a kill leaves it whole or absent."""
-
-    def __init__(self, path: Path | str, write: Callable[[Path, bytes], None]) -> None:
-        self.path = Path(path)
-        self._write = write
-
-    def load(self) -> dict[str, Any] | None:
-        try:
-            text = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-        try:
-            data = parse_json(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or not isinstance(data.get("batch_id"), str):
-            raise BatchError(
-                f"{self.path}: expected the JSON state of a batch job, found something else; "
-                "delete it to submit the batch again"
-            )
-        return data
-
-    def save(self, data: dict[str, Any]) -> None:
-        self._write(self.path, json.dumps(data, indent=1).encode("utf-8"))
-
-    def clear(self) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 def batch_api(llm: LLM) -> BatchAPI:
@@ -172,39 +149,40 @@ async def run_batch(
             pending[key] = _Pending(request, messages, options, body)
     cached = {key for key in pending if llm._cache_get(key) is not None}
     direct = sum(1 for k, p in pending.items() if p.body is None and k not in cached)
-    tally = _Tally()
 
     saved = state.load()
+    parts: list[dict[str, Any]] = []
     if saved is not None:
         if saved.get("model") != llm.model or saved.get("endpoint") != llm._endpoint:
+            ids = ", ".join(str(p.get("batch_id") or "not yet made") for p in saved["parts"])
             raise BatchError(
-                f"{state.path} follows batch {saved['batch_id']} of {saved.get('model')}, "
-                f"not {llm.model}: run with that model to collect it (it is paid for), or "
-                "delete the file to start again"
+                f"{state.path} follows batch {ids} of {saved.get('model')}, not {llm.model}: "
+                "run with that model to collect it (it is paid for), or delete the file to "
+                "start again"
             )
-        keys = [str(k) for k in saved.get("keys") or []]
-        await _follow(llm, api, saved["batch_id"], keys, pending, tally, poll_interval, on_status)
-        state.clear()
+        parts = [p for p in saved["parts"] if not p.get("done")]
+        for part in parts:
+            part["resumed"] = True
+    known = {str(k) for p in parts for k in p.get("keys") or []}
     todo = [
         (key, p.body)
         for key, p in pending.items()
-        if p.body is not None and key not in cached and key not in tally.seen
+        if p.body is not None and key not in cached and key not in known
     ]
-    if todo:
-        batch_id = await api.submit(todo)
-        keys = [key for key, _ in todo]
-        state.save(
-            {
-                "version": STATE_VERSION,
-                "api": api.name,
-                "model": llm.model,
-                "endpoint": llm._endpoint,
-                "batch_id": batch_id,
-                "keys": keys,
-            }
-        )
-        await _follow(llm, api, batch_id, keys, pending, tally, poll_interval, on_status)
-        state.clear()
+    parts.extend(split_parts(api, todo))
+    job = _Job(llm, api, state, pending, parts, poll_interval, on_status)
+    if parts:
+        job.save()  # every part's intent, before any call
+    for part in parts:
+        if not part.get("batch_id"):
+            part["batch_id"] = await job.made(part)
+            job.save()
+    for part in parts:
+        await job.follow(part)
+        part["done"] = True
+        job.save()
+    state.clear()
+    tally = job.tally
     return BatchReport(
         api=api.name,
         batch_ids=tuple(tally.batch_ids),
@@ -220,6 +198,27 @@ async def run_batch(
     )
 
 
+async def cancel_batch(llm: LLM, state: BatchState) -> list[BatchStatus]:
+    """Cancel the batches a job's state file follows (its model's `llm`): the status of each
+    after the cancel. The file stays: the same job run again collects what they answered
+    (paid for) and calls the rest directly."""
+    saved = state.load()
+    if saved is None:
+        raise BatchError(f"{state.path}: no such state file; no batch job to cancel there")
+    if saved.get("model") != llm.model:
+        raise BatchError(
+            f"{state.path} follows batches of {saved.get('model')}, not {llm.model}: cancel "
+            "them with that model"
+        )
+    api = batch_api(llm)
+    parts = [p for p in saved["parts"] if not p.get("done")]
+    taken = {str(p["batch_id"]) for p in parts if p.get("batch_id")}
+    for part in parts:  # a create whose answer was lost may have made one: found first
+        if not part.get("batch_id") and (found := await api.find(part, taken)) is not None:
+            taken.add(found)
+    return [await api.cancel(batch_id) for batch_id in sorted(taken)]
+
+
 class _Tally:
     """What the batches of one job did so far."""
 
@@ -231,39 +230,105 @@ class _Tally:
         self.failures: list[str] = []
 
 
-async def _follow(
-    llm: LLM,
-    api: BatchAPI,
-    batch_id: str,
-    keys: list[str],
-    pending: dict[str, _Pending],
-    tally: _Tally,
-    poll_interval: float,
-    on_status: Callable[[BatchStatus], None] | None,
-) -> None:
-    """Poll batch `batch_id` until it ends, then store the answers to `keys` in the cache
-    (committed before the state file may go)."""
-    tally.batch_ids.append(batch_id)
-    while True:
-        status = await api.status(batch_id)
-        if on_status is not None:
-            on_status(status)
-        if status.ended:
-            break
-        await asyncio.sleep(poll_interval)
-    results = await api.results(status)
-    for key in keys:
-        item = pending.get(key)
-        if item is None:
-            continue  # not asked for this time (already answered, or another job's)
-        tally.seen.add(key)
-        failure = _store(llm, key, item, results.get(key), tally)
-        if failure is None:
-            tally.answered += 1
-        else:
-            tally.failures.append(failure)
-    assert llm._cache is not None
-    llm._cache.flush()
+class _Job:
+    """One run_batch's parts, their state file and what they did."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        api: BatchAPI,
+        state: BatchState,
+        pending: dict[str, _Pending],
+        parts: list[dict[str, Any]],
+        poll_interval: float,
+        on_status: Callable[[BatchStatus], None] | None,
+    ) -> None:
+        self.llm, self.api, self.state, self.pending = llm, api, state, pending
+        self.parts = parts
+        self.poll_interval = poll_interval
+        self.on_status = on_status
+        self.tally = _Tally()
+
+    def save(self) -> None:
+        self.state.save(
+            {
+                "version": STATE_VERSION,
+                "api": self.api.name,
+                "model": self.llm.model,
+                "endpoint": self.llm._endpoint,
+                "parts": [{k: v for k, v in p.items() if k != "resumed"} for p in self.parts],
+            }
+        )
+
+    async def made(self, part: dict[str, Any]) -> str:
+        """The part's batch: the one made already (a resumed part, or a create whose answer
+        was lost), else a new one; a create is asked at most CREATE_TRIES times."""
+        taken = {str(p["batch_id"]) for p in self.parts if p.get("batch_id")}
+        if part.get("resumed") or part.get("asked"):
+            found = await self.api.find(part, taken)
+            if found is not None:
+                return found
+        items = [
+            (key, body)
+            for key in part["keys"]
+            if (item := self.pending.get(key)) is not None and (body := item.body) is not None
+        ]
+        if not part.get("file_id"):
+            await self.api.upload(part, items)
+            self.save()
+        error: BatchError | None = None
+        for attempt in range(CREATE_TRIES):
+            if attempt:
+                await asyncio.sleep(CREATE_WAITS[min(attempt - 1, len(CREATE_WAITS) - 1)])
+            part["asked"] = True
+            self.save()  # a create may reach the server: a rerun looks before it asks
+            try:
+                return await self.api.create(part, items)
+            except BatchError as exc:
+                if (
+                    exc.status is not None
+                    and 400 <= exc.status < 500
+                    and exc.status
+                    not in (
+                        408,
+                        409,
+                        429,
+                    )
+                ):
+                    raise  # the same request would be refused again
+                error = exc
+            found = await self.api.find(part, taken)
+            if found is not None:
+                return found
+        assert error is not None
+        raise error
+
+    async def follow(self, part: dict[str, Any]) -> None:
+        """Poll the part's batch until it ends, then store the answers to its keys in the
+        cache (committed before the state file may go)."""
+        llm, api, tally = self.llm, self.api, self.tally
+        batch_id = str(part["batch_id"])
+        tally.batch_ids.append(batch_id)
+        while True:
+            status = await api.status(batch_id)
+            if self.on_status is not None:
+                self.on_status(status)
+            if status.ended:
+                break
+            await asyncio.sleep(self.poll_interval)
+        results = await api.results(status)
+        for key in part.get("keys") or []:
+            item = self.pending.get(str(key))
+            if item is None:
+                continue  # not asked for this time (already answered, or another job's)
+            tally.seen.add(str(key))
+            failure = _store(llm, str(key), item, results.get(str(key)), tally)
+            if failure is None:
+                tally.answered += 1
+            else:
+                tally.failures.append(failure)
+        assert llm._cache is not None
+        llm._cache.flush()
 
 
 def _store(

@@ -1,35 +1,51 @@
-"""The two batch APIs on the wire, through the LLM's own `RetryingSender` (its retries and
-limits): OpenAI's Batch API and Anthropic's Message Batches.
+"""The two batch APIs through their official SDKs, on the LLM's own HTTP client (its retries,
+limits and metering): OpenAI's Batch API (`files`, `batches`) and Anthropic's Message
+Batches (`messages.batches`).
 
-- OpenAI: the requests as a JSONL file (`POST /files`, purpose=batch), a batch over it
-  (`POST /batches`, 24 h window), its status (`GET /batches/{id}`), and once it has ended
-  its output and error files (`GET /files/{id}/content`).
-- Anthropic: the requests in one `POST /v1/messages/batches`, its status
-  (`GET /v1/messages/batches/{id}`), and its `results_url` (JSONL) once it has ended.
+- OpenAI: the requests as a JSONL file (`files.create`, purpose=batch, named by the part's
+  nonce), a batch over it (`batches.create`, 24 h window), its status
+  (`batches.retrieve`), and once it has ended its output and error files, streamed to disk
+  (`files.content`). A batch made already is found by its input file (`batches.list`), the
+  file by its name (`files.list`).
+- Anthropic: `_batch_anthropic`.
 
-Each item is named by its `custom_id` (the cache key of the request, 64 hex: both APIs take
-it) and comes back as the reply body a direct call would get, or as a failure in a line.
+A create is sent once (no retry below it: `_batch` finds out what happened before making
+another). Each item is named by its `custom_id` (the cache key of the request, 64 hex: both
+APIs take it) and comes back as the reply body a direct call would get, or as a failure in a
+line. A status whose fields are not what the API documents is a `BatchError` in a line.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._providers import _short
-from lasagna_judge._transport import RetryingSender
-from lasagna_judge._wire import WireError, WireRequest
+from lasagna_judge._sdk import sdk_failure
+from lasagna_judge._transport import CALL_HEADER
 from lasagna_metrics import parse_json
 
 _OPENAI_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+_RAW = {CALL_HEADER: "raw"}
+_ONCE = {CALL_HEADER: "raw,once"}
+_LONG = {CALL_HEADER: "raw,long"}
+_STREAM = {CALL_HEADER: "raw,stream"}
+LISTED = 1000
+"""Batches (or files) read at most when looking for one made already, newest first."""
 
 
 class BatchError(JudgeError):
     """A batch could not be submitted, followed or read (a server without a batch API, a
-    batch id it does not know); the message says what to do."""
+    batch id it does not know, a status that is not what the API documents); the message
+    says what to do. `status`: the HTTP status of the reply that failed it, if any."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -49,129 +65,216 @@ class ItemResult:
     failure: str | None  # why there is none: "errored (HTTP 500: ...)", "expired", ...
 
 
-class _Wire:
-    def __init__(
-        self, sender: RetryingSender, headers: list[tuple[str, str]], timeout: float, model: str
-    ) -> None:
-        self._sender = sender
-        self._headers = headers
-        self._timeout = timeout
+def checked_status(
+    data: dict[str, Any], texts: tuple[str, ...], counts: tuple[str, ...], where: str
+) -> int:
+    """The sum of a status's `counts` (request_counts), its `texts` fields checked: a field
+    that is not what the API documents is a BatchError in a line (`where`: model, batch)."""
+    fields: list[tuple[str, Any, type]] = [(n, data.get(n), str) for n in texts]
+    raw = data.get("request_counts") or {}
+    if isinstance(raw, dict):
+        fields += [(f"request_counts.{n}", raw.get(n) or 0, int) for n in counts]
+    else:
+        fields.append(("request_counts", raw, dict))
+    for name, value, kind in fields:
+        bad = isinstance(value, bool) or (value is not None and not isinstance(value, kind))
+        if bad or (isinstance(value, int) and value < 0):
+            expected = {str: "text", int: "a whole number", dict: "an object"}[kind]
+            raise BatchError(
+                f"{where} is malformed ({name} is {_short(repr(value), 60)}, expected "
+                f"{expected}); the poll failed: run the command again later to follow the "
+                "same batch"
+            )
+    return sum(raw[n] or 0 for n in counts) if isinstance(raw, dict) else 0
+
+
+class BatchAPI:
+    """What `_batch` asks of a provider's batch API; `name` says which, `max_requests` and
+    `max_bytes` are its limits for one batch."""
+
+    name = ""
+    max_requests = 0
+    max_bytes = 0
+
+    def __init__(self, client: Any, model: str) -> None:
+        self._client = client
         self._model = model
 
-    async def _send(
-        self, method: str, url: str, body: bytes = b"", content_type: str | None = None
-    ) -> bytes:
-        headers = self._headers
-        if content_type is not None:
-            headers = [h for h in headers if h[0].lower() != "content-type"]
-            headers.append(("Content-Type", content_type))
-        request = WireRequest(method, url, headers, body, self._timeout, 10 * self._timeout)
+    async def _call(self, what: str, call: Any) -> Any:
+        """Await an SDK call; its failure as a BatchError naming `what`."""
         try:
-            response = await self._sender.send(request, raw=True)
-        except WireError as exc:
-            raise BatchError(f"{self._model}: {method} {_path(url)} failed: {exc}") from None
-        if not 200 <= response.status < 300:
-            detail = _short(response.body.decode("utf-8", "replace"), 200)
-            what = f"{self._model}: {method} {_path(url)} answered HTTP {response.status}"
-            if response.status in (404, 405, 501):
+            return await call
+        except Exception as exc:
+            failed = sdk_failure(self._model, exc)
+            if failed is None:
+                raise
+            message = str(failed).removeprefix(f"{self._model}: ")
+            if failed.status in (404, 405, 501):
                 raise BatchError(
-                    f"{what}: this server has no batch API ({detail}); run without --batch"
-                )
-            raise BatchError(f"{what} ({detail})")
-        return response.body
+                    f"{self._model}: {what}: {message}; this server may have no batch API: "
+                    "run without --batch",
+                    failed.status,
+                ) from None
+            raise BatchError(f"{self._model}: {what}: {message}", failed.status) from None
 
-    async def _json(self, method: str, url: str, payload: Any = None) -> dict[str, Any]:
-        body = b"" if payload is None else json.dumps(payload, ensure_ascii=False).encode()
-        text = await self._send(method, url, body)
+    async def _raw(self, what: str, call: Any) -> dict[str, Any]:
+        """The JSON object an SDK call's raw reply holds, as the provider sent it (a status
+        is checked field by field here: the SDK's types take any value unvalidated)."""
+        response = await self._call(what, call)
         try:
-            data = parse_json(text)
+            data = parse_json(response.http_response.content)
         except ValueError:
             data = None
         if not isinstance(data, dict):
             raise BatchError(
-                f"{self._model}: {method} {_path(url)} answered a body that is not a JSON "
-                f"object ({_short(text.decode('utf-8', 'replace'), 120)})"
+                f"{self._model}: {what} answered a body that is not a JSON object; the poll "
+                "failed: run the command again later to follow the same batch"
             )
         return data
 
+    def item_size(self, key: str, body: dict[str, Any]) -> int:
+        """The bytes one item takes in the batch's request."""
+        return len(json.dumps(self._item(key, body), ensure_ascii=False).encode()) + 1
 
-def _path(url: str) -> str:
-    return "/" + url.split("://", 1)[-1].partition("/")[2]
+    def _item(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
 
+    async def upload(self, part: dict[str, Any], items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send what must precede the create (OpenAI: the file), noted in `part`."""
+        raise NotImplementedError
 
-def _lines(content: bytes) -> list[dict[str, Any]]:
-    found = []
-    for line in content.decode("utf-8", "replace").splitlines():
-        try:
-            item = parse_json(line) if line.strip() else None
-        except ValueError:
-            item = None
-        if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
-            found.append(item)
-    return found
+    async def create(self, part: dict[str, Any], items: list[tuple[str, dict[str, Any]]]) -> str:
+        """The new batch's id, asked once."""
+        raise NotImplementedError
 
-
-class OpenAIBatchAPI(_Wire):
-    """OpenAI's Batch API at `base_url` (.../v1), for chat completions."""
-
-    name = "OpenAI's Batch API"
-
-    def __init__(
-        self,
-        sender: RetryingSender,
-        base_url: str,
-        headers: list[tuple[str, str]],
-        timeout: float,
-        model: str,
-    ) -> None:
-        super().__init__(sender, headers, timeout, model)
-        self._base = base_url.rstrip("/")
-
-    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
-        lines = "".join(
-            json.dumps(
-                {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body},
-                ensure_ascii=False,
-            )
-            + "\n"
-            for key, body in items
-        )
-        boundary = f"lasagna-{os.urandom(8).hex()}"
-        form = (
-            (
-                f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n'
-                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                'filename="lasagna-batch.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n'
-            ).encode()
-            + lines.encode("utf-8")
-            + f"\r\n--{boundary}--\r\n".encode()
-        )
-        uploaded = parse_json(
-            await self._send(
-                "POST", f"{self._base}/files", form, f"multipart/form-data; boundary={boundary}"
-            )
-        )
-        file_id = uploaded.get("id") if isinstance(uploaded, dict) else None
-        if not isinstance(file_id, str):
-            raise BatchError(f"{self._model}: POST /files answered no file id")
-        batch = await self._json(
-            "POST",
-            f"{self._base}/batches",
-            {
-                "input_file_id": file_id,
-                "endpoint": "/v1/chat/completions",
-                "completion_window": "24h",
-            },
-        )
-        if not isinstance(batch.get("id"), str):
-            raise BatchError(f"{self._model}: POST /batches answered no batch id")
-        return str(batch["id"])
+    async def find(self, part: dict[str, Any], taken: set[str]) -> str | None:
+        """The id of the part's batch made already (not one of `taken`), or None."""
+        raise NotImplementedError
 
     async def status(self, batch_id: str) -> BatchStatus:
-        data = await self._json("GET", f"{self._base}/batches/{batch_id}")
-        state = str(data.get("status"))
-        counts = data.get("request_counts") or {}
-        done = int(counts.get("completed") or 0) + int(counts.get("failed") or 0)
+        raise NotImplementedError
+
+    async def results(self, status: BatchStatus) -> dict[str, ItemResult]:
+        raise NotImplementedError
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        raise NotImplementedError
+
+    async def _download(self, what: str, url: str) -> IO[bytes]:
+        """The body of GET `url` (on the client's own origin), streamed to a temporary
+        file on disk, whatever its size; the file is read from its start."""
+        import httpx2
+
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
+        try:
+            response = await self._call(
+                what,
+                self._client.get(
+                    url, cast_to=httpx2.Response, stream=True, options={"headers": _STREAM}
+                ),
+            )
+            try:
+                async for chunk in response.aiter_bytes():
+                    spool.write(chunk)
+            except httpx2.HTTPError as exc:
+                raise BatchError(
+                    f"{self._model}: {what}: the download stopped ({exc}); run the command "
+                    "again to fetch it again (the batch is paid for once)"
+                ) from None
+            finally:
+                await response.aclose()
+        except BaseException:
+            spool.close()
+            raise
+        spool.seek(0)
+        return spool
+
+
+def _lines(spool: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """The JSON objects with a custom_id of a JSONL file, read a line at a time."""
+    with spool:
+        for line in spool:
+            try:
+                item = parse_json(line) if line.strip() else None
+            except ValueError:
+                item = None
+            if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
+                yield item
+
+
+class OpenAIBatchAPI(BatchAPI):
+    """OpenAI's Batch API, for chat completions, through `openai.AsyncOpenAI`."""
+
+    name = "OpenAI's Batch API"
+    max_requests = 50_000
+    max_bytes = 200 * 1024 * 1024
+
+    def _item(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+    def _file_name(self, part: dict[str, Any]) -> str:
+        return f"lasagna-batch-{part['nonce']}.jsonl"
+
+    async def upload(self, part: dict[str, Any], items: list[tuple[str, dict[str, Any]]]) -> None:
+        """The part's requests as a file, its id kept in `part` (`file_id`)."""
+        lines = "".join(
+            json.dumps(self._item(key, body), ensure_ascii=False) + "\n" for key, body in items
+        ).encode("utf-8")
+        uploaded = await self._call(
+            "uploading the batch's requests (files.create)",
+            self._client.files.create(
+                file=(self._file_name(part), lines, "application/jsonl"),
+                purpose="batch",
+                extra_headers=_LONG,
+            ),
+        )
+        if not isinstance(getattr(uploaded, "id", None), str):
+            raise BatchError(f"{self._model}: files.create answered no file id")
+        part["file_id"] = uploaded.id
+
+    async def create(self, part: dict[str, Any], items: list[tuple[str, dict[str, Any]]]) -> str:
+        """The batch over the part's file, asked once (no retry: see `_batch`)."""
+        batch = await self._call(
+            "creating the batch (batches.create)",
+            self._client.batches.create(
+                input_file_id=part["file_id"],
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={"lasagna": str(part["nonce"])},
+                extra_headers=_ONCE,
+            ),
+        )
+        if not isinstance(getattr(batch, "id", None), str):
+            raise BatchError(f"{self._model}: batches.create answered no batch id")
+        return str(batch.id)
+
+    async def find(self, part: dict[str, Any], taken: set[str]) -> str | None:
+        """The batch made already over the part's file (its file found by name when the
+        upload's answer was lost); None when there is none."""
+        if not part.get("file_id"):
+            name = self._file_name(part)
+            pages = self._client.files.list(purpose="batch", extra_headers=_RAW)
+            async for listed in _listing(self, "files.list", pages):
+                if getattr(listed, "filename", None) == name:
+                    part["file_id"] = listed.id
+                    break
+            else:
+                return None
+        pages = self._client.batches.list(limit=100, extra_headers=_RAW)
+        async for batch in _listing(self, "batches.list", pages):
+            if getattr(batch, "input_file_id", None) == part["file_id"] and batch.id not in taken:
+                return str(batch.id)
+        return None
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        data = await self._raw(
+            f"polling batch {batch_id} (batches.retrieve)",
+            self._client.batches.with_raw_response.retrieve(batch_id, extra_headers=_RAW),
+        )
+        texts = ("status", "output_file_id", "error_file_id")
+        where = f"{self._model}: the status of batch {batch_id}"
+        done = checked_status(data, texts, ("completed", "failed"), where)
+        state = str(data.get("status") or "unknown")
         return BatchStatus(batch_id, state in _OPENAI_ENDED, state, done, data)
 
     async def results(self, status: BatchStatus) -> dict[str, ItemResult]:
@@ -180,10 +283,36 @@ class OpenAIBatchAPI(_Wire):
             file_id = status.data.get(name)
             if not isinstance(file_id, str) or not file_id:
                 continue
-            content = await self._send("GET", f"{self._base}/files/{file_id}/content")
-            for line in _lines(content):
+            url = f"files/{file_id}/content"
+            spool = await self._download(f"reading the batch's results (file {file_id})", url)
+            for line in _lines(spool):
                 found[line["custom_id"]] = _openai_item(line)
         return found
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        await self._call(
+            f"cancelling batch {batch_id} (batches.cancel)",
+            self._client.batches.cancel(batch_id, extra_headers=_RAW),
+        )
+        return await self.status(batch_id)
+
+
+async def _listing(api: BatchAPI, what: str, pages: Any) -> Any:
+    """The items of an SDK list (newest first), at most LISTED, failures as BatchError."""
+    seen = 0
+    try:
+        async for item in pages:
+            yield item
+            seen += 1
+            if seen >= LISTED:
+                return
+    except Exception as exc:
+        failed = sdk_failure(api._model, exc)
+        if failed is None:
+            raise
+        raise BatchError(
+            f"{api._model}: {what}: {str(failed).removeprefix(api._model + ': ')}"
+        ) from None
 
 
 def _openai_item(line: dict[str, Any]) -> ItemResult:
@@ -197,52 +326,3 @@ def _openai_item(line: dict[str, Any]) -> ItemResult:
         return ItemResult(None, _short(str(error.get("code") or error.get("message")), 200))
     status = response.get("status_code") if isinstance(response, dict) else None
     return ItemResult(None, f"errored (HTTP {status})")
-
-
-class AnthropicBatchAPI(_Wire):
-    """Anthropic's Message Batches at `root` (https://api.anthropic.com, no /v1)."""
-
-    name = "Anthropic's Message Batches"
-
-    def __init__(
-        self, sender: RetryingSender, root: str, api_key: str, timeout: float, model: str
-    ) -> None:
-        headers = [
-            ("Content-Type", "application/json"),
-            ("x-api-key", api_key),
-            ("anthropic-version", "2023-06-01"),
-        ]
-        super().__init__(sender, headers, timeout, model)
-        self._url = root.rstrip("/") + "/v1/messages/batches"
-
-    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
-        requests = [{"custom_id": key, "params": body} for key, body in items]
-        batch = await self._json("POST", self._url, {"requests": requests})
-        if not isinstance(batch.get("id"), str):
-            raise BatchError(f"{self._model}: POST /v1/messages/batches answered no batch id")
-        return str(batch["id"])
-
-    async def status(self, batch_id: str) -> BatchStatus:
-        data = await self._json("GET", f"{self._url}/{batch_id}")
-        state = str(data.get("processing_status"))
-        counts = data.get("request_counts") or {}
-        done = sum(int(counts.get(k) or 0) for k in ("succeeded", "errored", "canceled", "expired"))
-        return BatchStatus(batch_id, state == "ended", state, done, data)
-
-    async def results(self, status: BatchStatus) -> dict[str, ItemResult]:
-        url = status.data.get("results_url")
-        if not isinstance(url, str) or not url:
-            return {}
-        found: dict[str, ItemResult] = {}
-        for line in _lines(await self._send("GET", url)):
-            result = line.get("result") or {}
-            kind = result.get("type") if isinstance(result, dict) else None
-            message = result.get("message") if isinstance(result, dict) else None
-            if kind == "succeeded" and isinstance(message, dict):
-                found[line["custom_id"]] = ItemResult(message, None)
-            else:
-                found[line["custom_id"]] = ItemResult(None, str(kind or "errored"))
-        return found
-
-
-BatchAPI = OpenAIBatchAPI | AnthropicBatchAPI

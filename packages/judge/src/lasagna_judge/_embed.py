@@ -9,7 +9,11 @@ bound, retries with Retry-After), caches each text's vector in the SQLite cache 
 use (a rerun embeds nothing twice), and meters tokens and cost. Vectors come back
 L2-normalised, so a dot product is the cosine similarity every index here ranks by. Every
 vector of one embedder has the same dimension; a server that changes it is an error, not a
-silent mix.
+silent mix. An input over the model's limit (`max_input_tokens`, 8,192 for OpenAI's models)
+is cut to it, or refused, before any call, the count said: a server refuses the whole
+request for one such input, or cuts it silently. Tokens are counted from UTF-8 bytes
+(`BYTES_PER_TOKEN`), an estimate that errs towards too many for text (English runs about 4
+bytes a token).
 """
 
 from __future__ import annotations
@@ -17,12 +21,31 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from lasagna_judge._cache import ResponseCache, cache_key_of_parts, canonical_json
 from lasagna_judge._errors import JudgeError, MissingExtraError
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, Prices, cost_usd
+
+OverLimit = Literal["cut", "refuse"]
+
+MAX_INPUT_TOKENS = 8192
+"""An embedding input's tokens at most, by default: OpenAI's text-embedding models' limit."""
+BYTES_PER_TOKEN = 3
+"""UTF-8 bytes counted as one token when an input is measured against the limit."""
+
+
+def over_limit(texts: list[str], max_tokens: int) -> list[int]:
+    """The positions of the texts whose estimated tokens pass `max_tokens`."""
+    most = max_tokens * BYTES_PER_TOKEN
+    return [i for i, t in enumerate(texts) if len(t) > most // 4 and len(t.encode()) > most]
+
+
+def cut_to(text: str, max_tokens: int) -> str:
+    """`text` cut to `max_tokens` estimated tokens, at a character's boundary."""
+    return text.encode()[: max_tokens * BYTES_PER_TOKEN].decode("utf-8", "ignore")
+
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +67,8 @@ class EmbedBackend(Protocol):
     cacheable: bool  # an in-process model is faster than the cache: it is not cached
 
     async def embed_batch(self, texts: list[str]) -> list[Sequence[float]] | Vectors: ...
+
+    # An HTTP backend's `max_input_tokens`: an input's tokens at most (None: no limit).
 
     async def aclose(self) -> None: ...
 
@@ -71,6 +96,8 @@ class Embedder:
         dimensions: int | None = None,
         endpoint: str | None = None,
         dimension: int | None = None,
+        over_limit: OverLimit = "cut",
+        on_cut: Callable[[str], None] | None = None,
     ) -> None:
         self.model = model
         self._backend = backend
@@ -81,6 +108,10 @@ class Embedder:
         self.endpoint = endpoint.rstrip("/") if endpoint else None
         self.dimension = dimension  # known up front for an in-process model, else on first use
         self.cached = 0  # texts found in the cache
+        self.cut = 0
+        """Inputs cut to the model's limit before they were sent (`over_limit="cut"`)."""
+        self._over_limit = over_limit
+        self._on_cut = on_cut
         self._key_parts = {
             "embed": canonical_json(model),
             "endpoint": canonical_json(self.endpoint),
@@ -133,6 +164,7 @@ class Embedder:
                     found[text] = np.frombuffer(base64.b64decode(value["v"]), dtype=np.float32)
             self.cached += len(found)
         missing = [t for t in unique if t not in found]
+        sent = self._within_limit(missing)
         size = max(1, self._backend.batch_size)
         batches = [missing[i : i + size] for i in range(0, len(missing), size)]
         done = [len(texts) - len(missing)]
@@ -141,7 +173,7 @@ class Embedder:
 
         async def one(batch: list[str]) -> None:
             # The servers refuse an empty input; a space embeds as "nothing said".
-            rows = await self._backend.embed_batch([t if t.strip() else " " for t in batch])
+            rows = await self._backend.embed_batch([sent.get(t, t) or " " for t in batch])
             vectors = self._checked(np.asarray(rows, dtype=np.float32), len(batch))
             for text, vector in zip(batch, vectors, strict=True):
                 found[text] = vector
@@ -156,6 +188,30 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)  # type: ignore[no-any-return]
         return np.stack([found[t] for t in texts])  # type: ignore[no-any-return]
+
+    def _within_limit(self, texts: list[str]) -> dict[str, str]:
+        """What is sent for each text (cut to the model's limit, a blank one as a space),
+        decided before any call; a JudgeError with the count when they are refused."""
+        sent = {t: " " for t in texts if not t.strip()}
+        limit = getattr(self._backend, "max_input_tokens", None)
+        over = over_limit(texts, limit) if limit else []
+        if not over or limit is None:
+            return sent
+        longest = max(len(texts[i].encode()) for i in over) // BYTES_PER_TOKEN
+        said = (
+            f"{self.model}: {len(over):,} input{'s' if len(over) > 1 else ''} over the model's "
+            f"limit of {limit:,} tokens (the longest about {longest:,})"
+        )
+        if self._over_limit == "refuse":
+            raise JudgeError(
+                f"{said}, refused before any call: shorten them, or let them be cut to the "
+                "limit (over_limit='cut')"
+            )
+        self.cut += len(over)
+        if self._on_cut is not None:
+            self._on_cut(f"{said}: cut to the limit before they were sent")
+        sent.update((texts[i], cut_to(texts[i], limit)) for i in over)
+        return sent
 
     def _checked(self, vectors: Vectors, count: int) -> Vectors:
         np = numpy_module()

@@ -1,35 +1,33 @@
 """The embedding backends: an OpenAI-compatible `/embeddings` server (OpenAI, Ollama,
-vLLM, llama.cpp server, text-embeddings-inference) through the retrying sender, WordLlama
-in-process (its 256-dimension model ships inside its wheel), and a sentence-transformers
-model from a folder the user has.
+vLLM, llama.cpp server, text-embeddings-inference) through the openai SDK on the retrying
+sender, WordLlama in-process (its 256-dimension model ships inside its wheel), and a
+sentence-transformers model from a folder the user has.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lasagna_judge._embed import MAX_INPUT_TOKENS
 from lasagna_judge._errors import JudgeError, MissingExtraError
-from lasagna_judge._http_url import endpoint
-from lasagna_judge._openai_compat import OPENAI_BASE_URL, json_headers, post_json
+from lasagna_judge._sdk import Wire, openai_client, sdk_failure
 from lasagna_judge._types import Usage
 from lasagna_judge._usage import Meter, call_record, record_attempt
-from lasagna_judge._wire import WireRequest
 
 if TYPE_CHECKING:
     from lasagna_judge._embed import Vectors
-    from lasagna_judge._transport import RetryingSender
 
 WORDLLAMA = "wordllama"
 WORDLLAMA_DIMENSION = 256
 
 
 class HttpEmbedBackend:
-    """POST {base_url}/embeddings, a batch of texts a request."""
+    """`embeddings.create` of the openai SDK ({base_url}/embeddings), a batch of texts a
+    request."""
 
     cacheable = True
 
@@ -40,45 +38,42 @@ class HttpEmbedBackend:
         *,
         base_url: str | None,
         api_key: str | None,
-        timeout: float,
-        sender: RetryingSender,
+        wire: Wire,
         batch_size: int,
         dimensions: int | None,
-        deadline: float | None = None,
+        max_input_tokens: int = MAX_INPUT_TOKENS,
     ) -> None:
         self.model_id = model_id
+        self.max_input_tokens = max_input_tokens
         self.name = name
         self.batch_size = batch_size
         self._dimensions = dimensions
-        self._url = endpoint(base_url or OPENAI_BASE_URL, "embeddings")
-        self._timeout = timeout
-        self._deadline = deadline
-        self._sender = sender
-        self._headers = json_headers(api_key)
+        self._client = openai_client(api_key, base_url, wire)
+        self._wire = wire
 
     async def embed_batch(self, texts: list[str]) -> list[Sequence[float]]:
-        body: dict[str, Any] = {"model": self.name, "input": texts, "encoding_format": "float"}
+        extra: dict[str, Any] = {}
         if self._dimensions is not None:
-            body["dimensions"] = self._dimensions
-        request = WireRequest(
-            "POST",
-            self._url,
-            self._headers,
-            json.dumps(body).encode("utf-8"),
-            self._timeout,
-            self._deadline,
-        )
+            extra["dimensions"] = self._dimensions
         with call_record():
-            data = await post_json(self._sender, request, self.model_id)
-        rows = data.get("data") if isinstance(data, dict) else None
+            try:
+                reply = await self._client.embeddings.create(
+                    model=self.name, input=texts, encoding_format="float", **extra
+                )
+            except Exception as exc:
+                failed = sdk_failure(self.model_id, exc)
+                if failed is None:
+                    raise
+                raise failed from None
+        rows = getattr(reply, "data", None)
         if not isinstance(rows, list) or len(rows) != len(texts):
             got = len(rows) if isinstance(rows, list) else "no"
             raise JudgeError(
                 f"{self.model_id}: asked for {len(texts)} embeddings, the server sent {got}; "
                 "check that the base URL serves an OpenAI-compatible /embeddings"
             )
-        ordered = sorted(rows, key=lambda r: r.get("index", 0) if isinstance(r, dict) else 0)
-        vectors = [r.get("embedding") if isinstance(r, dict) else None for r in ordered]
+        ordered = sorted(rows, key=lambda r: getattr(r, "index", 0) or 0)
+        vectors = [getattr(r, "embedding", None) for r in ordered]
         if not all(isinstance(v, list) for v in vectors):
             raise JudgeError(
                 f"{self.model_id}: a reply item has no 'embedding' list of numbers (base64 "
@@ -87,7 +82,7 @@ class HttpEmbedBackend:
         return vectors  # type: ignore[return-value]
 
     async def aclose(self) -> None:
-        await self._sender.aclose()
+        await self._wire.aclose()
 
 
 class WordLlamaBackend:

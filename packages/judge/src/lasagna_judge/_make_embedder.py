@@ -11,10 +11,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from lasagna_judge._cache import ResponseCache, default_cache_path
-from lasagna_judge._embed import EmbedBackend, Embedder, numpy_module
+from lasagna_judge._embed import EmbedBackend, Embedder, OverLimit, numpy_module
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._make_llm import OLLAMA_DEFAULT_BASE_URL, _check_base_url, _sender
 from lasagna_judge._proxies import Proxies
@@ -54,17 +55,27 @@ def make_embedder(
     proxies: Proxies | None = None,
     deadline: float | None = None,
     ca_file: str | Path | None = None,
+    max_input_tokens: int | None = None,
+    over_limit: OverLimit = "cut",
+    on_cut: Callable[[str], None] | None = None,
 ) -> Embedder:
     """Build an Embedder. `cache` as for `make_llm` (True: the default file; a path; False);
     `concurrency` bounds requests in flight, `batch_size` texts a request (default 64; 32
     for Ollama); `dimensions` asks a model that can shorten its vectors (OpenAI's v3) for
-    that many. `proxies`, `deadline` and `ca_file` as for `make_llm`."""
+    that many. `proxies`, `deadline` and `ca_file` as for `make_llm`. An input over the
+    model's limit (`max_input_tokens`, default 8,192, OpenAI's) is cut to it before any call
+    (`over_limit="cut"`, the count told to `on_cut` in a line) or refused, all of them,
+    before any call (`"refuse"`: a JudgeError that counts them)."""
     provider, name = parse_embedder(model)
     numpy_module()  # the vectors are numpy arrays: refuse early without it
     if concurrency < 1:
         raise JudgeError(f"concurrency must be at least 1, got {concurrency}")
     if batch_size is not None and batch_size < 1:
         raise JudgeError(f"batch_size must be at least 1, got {batch_size}")
+    if max_input_tokens is not None and max_input_tokens < 1:
+        raise JudgeError(f"max_input_tokens must be at least 1, got {max_input_tokens}")
+    if over_limit not in ("cut", "refuse"):
+        raise JudgeError(f"over_limit must be 'cut' or 'refuse', got {over_limit!r}")
     if dimensions is not None and dimensions < 1:
         raise JudgeError(f"dimensions must be at least 1, got {dimensions}")
     if base_url is not None:
@@ -94,6 +105,7 @@ def make_embedder(
             raise JudgeError(f"{model}: its vectors have a fixed size; drop dimensions=")
         base_url = None
     else:
+        from lasagna_judge._embed import MAX_INPUT_TOKENS
         from lasagna_judge._embed_backends import HttpEmbedBackend
 
         if provider == "openai" and not api_key and not base_url:
@@ -103,17 +115,19 @@ def make_embedder(
             )
         if provider == "ollama":
             base_url = base_url or OLLAMA_DEFAULT_BASE_URL
+        from lasagna_judge._sdk import Wire
+
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        sender = _sender(concurrency, None, False, policy, meter, None, proxies, ca_file)
         backend = HttpEmbedBackend(
             model,
             name,
             base_url=base_url,
             api_key=api_key,
-            timeout=timeout,
-            sender=_sender(concurrency, None, False, policy, meter, None, proxies, ca_file),
-            deadline=deadline or 5 * timeout,
+            wire=Wire.of(sender, timeout, deadline or 5 * timeout),
             batch_size=batch_size or (32 if provider == "ollama" else 64),
             dimensions=dimensions,
+            max_input_tokens=max_input_tokens or MAX_INPUT_TOKENS,
         )
     response_cache: ResponseCache | None = None
     if cache is not False and backend.cacheable:
@@ -127,4 +141,6 @@ def make_embedder(
         dimensions=dimensions,
         endpoint=base_url,
         dimension=dimension,
+        over_limit=over_limit,
+        on_cut=on_cut,
     )

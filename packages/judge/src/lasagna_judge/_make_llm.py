@@ -8,6 +8,7 @@ response cache; vendor SDKs and the HTTP stack are imported only for the provide
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,7 +24,6 @@ from lasagna_judge._usage import Meter, Prices
 
 PROVIDERS = ("openai", "anthropic", "ollama", "local")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def parse_model(model: str) -> tuple[str, str]:
@@ -59,6 +59,7 @@ def make_llm(
     deadline: float | None = None,
     ca_file: str | Path | None = None,
     wire: str | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> LLM:
     """Build an LLM for `provider/model`.
 
@@ -93,8 +94,11 @@ def make_llm(
     default), "responses" (openai/: OpenAI's Responses API at `base_url`/responses) or
     "ollama-chat" (ollama/: Ollama's native `base_url`/api/chat, default
     http://localhost:11434, where a call's max_tokens is sent as options.num_ctx, the
-    context window, as kag does). Both speak as kag's clients do; structured calls on them
-    ask for JSON in the prompt (mode md_json).
+    context window, as kag does; extra `ollama`). Both speak as kag's clients do; structured
+    calls on them ask for JSON in the prompt (mode md_json). Every call goes through the
+    provider's official SDK (openai, anthropic, ollama), its own retries off: lasagna's
+    policy decides. Every wait is capped; `on_wait` is told, in a line, of any wait over
+    10 s before it starts, and why (a command prints it on stderr).
     """
     provider, name = parse_model(model)
     if concurrency < 1:
@@ -156,57 +160,17 @@ def make_llm(
             if requests_per_minute or tokens_per_minute
             else None
         )
-        sender = _sender(concurrency, limiter, adaptive, policy, meter, seed, proxies, ca_file)
-        if provider == "anthropic":
-            from lasagna_judge._anthropic import AnthropicBackend
-            from lasagna_judge._transport import httpx_bridge
+        sender = _sender(
+            concurrency, limiter, adaptive, policy, meter, seed, proxies, ca_file, on_wait
+        )
+        from lasagna_judge._sdk import Wire
 
-            backend = AnthropicBackend(
-                name,
-                api_key=str(api_key),
-                base_url=base_url,
-                timeout=timeout,
-                transport=httpx_bridge(sender, deadline or 5 * timeout),
-                mode=mode or "tools",
-                sender=sender,
-            )
-        elif wire in ("responses", "ollama-chat"):
-            from lasagna_judge._native_apis import (
-                OLLAMA_NATIVE_URL,
-                OllamaChatBackend,
-                ResponsesBackend,
-            )
-
-            if wire == "responses":
-                url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/responses"
-                kind: type[ResponsesBackend | OllamaChatBackend] = ResponsesBackend
-            else:
-                url = (base_url or OLLAMA_NATIVE_URL).rstrip("/") + "/api/chat"
-                kind = OllamaChatBackend
-            backend = kind(
-                provider,
-                name,
-                url,
-                api_key=api_key,
-                timeout=timeout,
-                sender=sender,
-                deadline=deadline or 5 * timeout,
-            )
-        else:
-            from lasagna_judge._openai_compat import OpenAICompatBackend
-
-            if provider == "ollama":
-                base_url = base_url or OLLAMA_DEFAULT_BASE_URL
-            backend = OpenAICompatBackend(
-                provider,
-                name,
-                api_key=api_key,
-                base_url=base_url,
-                timeout=timeout,
-                sender=sender,
-                mode=mode or ("json_schema" if provider == "ollama" else "tools"),
-                deadline=deadline or 5 * timeout,
-            )
+        links = Wire.of(sender, timeout, deadline or 5 * timeout)
+        backend = _sdk_backend(
+            provider, name, api_key=api_key, base_url=base_url, wire=links, mode=mode, choice=wire
+        )
+        if provider == "ollama" and wire != "ollama-chat":
+            base_url = base_url or OLLAMA_DEFAULT_BASE_URL
 
     response_cache: ResponseCache | None
     if cache is False:
@@ -261,6 +225,7 @@ def _sender(
     seed: int | None,
     proxies: Proxies | None = None,
     ca_file: str | Path | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Any:
     from lasagna_judge._adaptive import AdaptivePace
     from lasagna_judge._transport import RetryingSender
@@ -274,4 +239,34 @@ def _sender(
         limiter=limiter,
         pace=AdaptivePace() if adaptive else None,
         rng=random.Random(seed) if seed is not None else None,
+        on_wait=on_wait,
     )
+
+
+def _sdk_backend(
+    provider: str,
+    name: str,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    wire: Any,
+    mode: StructuredMode | None,
+    choice: str | None,
+) -> Backend:
+    """The backend of a provider reached through its SDK, on `wire` (`_sdk.Wire`)."""
+    keys = {"api_key": api_key, "base_url": base_url, "wire": wire}
+    if provider == "anthropic":
+        from lasagna_judge._anthropic import AnthropicBackend
+
+        return AnthropicBackend(name, **keys, mode=mode or "tools")
+    if choice in ("responses", "ollama-chat"):
+        from lasagna_judge._native_apis import OllamaChatBackend, ResponsesBackend
+
+        kind = ResponsesBackend if choice == "responses" else OllamaChatBackend
+        return kind(provider, name, **keys)
+    from lasagna_judge._openai_compat import OpenAICompatBackend
+
+    if provider == "ollama":
+        keys["base_url"] = base_url or OLLAMA_DEFAULT_BASE_URL
+    default: StructuredMode = "json_schema" if provider == "ollama" else "tools"
+    return OpenAICompatBackend(provider, name, **keys, mode=mode or default)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from lasagna_judge._errors import LLMCallError
 from lasagna_judge._retry import is_retryable_status
@@ -54,12 +54,18 @@ class StructuredOutcome:
     errors: tuple[str, ...] = ()
 
 
+class _Wire(Protocol):
+    async def aclose(self) -> None: ...
+
+
 class Backend:
     """The interface every provider implements."""
 
     provider: str
     name: str
     mode: StructuredMode
+    wire: _Wire | None = None
+    """What an SDK backend sends through (`_sdk.Wire`); None for an in-process model."""
 
     async def complete(self, messages: list[Message], options: CallOptions) -> str:
         raise NotImplementedError
@@ -74,29 +80,42 @@ class Backend:
         raise NotImplementedError
 
     async def aclose(self) -> None:
-        return None
+        """Close the connections (a later call opens new ones)."""
+        if self.wire is not None:
+            await self.wire.aclose()
 
 
 # -- failed calls ----------------------------------------------------------------------------
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    import httpx2
-    import openai
-
-    errors: list[type[BaseException]] = [openai.APIError, httpx2.HTTPError]
-    try:
-        import anthropic
-    except ImportError:
-        pass
-    else:
-        errors.append(anthropic.APIError)
-    return tuple(errors)
-
-
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_detail(body: bytes) -> str:
+    """The server's own words from an error reply: OpenAI's and Anthropic's
+    {"error": {"message": ...}}, Ollama's {"error": "..."}, else the body's first 300
+    characters; empty for an empty body."""
+    from lasagna_metrics import parse_json
+
+    if not body.strip():
+        return ""
+    try:
+        data = parse_json(body)
+    except ValueError:
+        return _short(body.decode("utf-8", "replace"))
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message")
+            if isinstance(message, str):
+                return _short(message)
+        elif isinstance(error, str):
+            return _short(error)
+    import json
+
+    return _short(json.dumps(data))
 
 
 def call_failed(model: str, *, status: int | None = None, detail: str = "") -> LLMCallError:
@@ -122,22 +141,6 @@ def call_failed(model: str, *, status: int | None = None, detail: str = "") -> L
         status=status,
         attempts=attempts,
     )
-
-
-def sdk_call_failed(model: str, exc: BaseException) -> LLMCallError:
-    """An LLMCallError from a vendor SDK's exception."""
-    status = getattr(exc, "status_code", None)
-    detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return call_failed(model, status=status if isinstance(status, int) else None, detail=detail)
-
-
-def _is_transport_failure(exc: BaseException) -> bool:
-    """An SDK or httpx2 error, or any error right after a failed network attempt (an SDK
-    choking on a body that is not JSON, say): the call failed, the model said nothing."""
-    if isinstance(exc, _transport_errors()):
-        return True
-    record = _current_call.get()
-    return record is not None and record.last_failure is not None
 
 
 def check_messages(messages: Sequence[object]) -> list[Message]:

@@ -38,6 +38,11 @@ class RateLimiter:
         self._next = float("-inf")  # the next request's slot
         self._next_tokens = float("-inf")  # when the tokens sent so far are paid for
 
+    def due(self, tokens: int = 0) -> float:
+        """Seconds a request of about `tokens` tokens asking now would wait for its slot."""
+        now = self._clock()
+        return max(now, self._next, self._next_tokens) - now
+
     async def acquire(self, tokens: int = 0) -> None:
         """Wait for a slot for one request of about `tokens` tokens."""
         now = self._clock()

@@ -2,8 +2,9 @@
 how to re-ask after a validation error, and whether an outcome is ok, unparsed or a failure.
 
 `drive_structured` runs instructor's OpenAI-style handlers in a loop of our own (the
-OpenAI-compatible and local backends); `_instructor_structured` runs an instructor client
-(Anthropic's). instructor is imported inside the functions that need it.
+OpenAI-compatible, native and local backends), each request sent by the caller's `send`;
+`_instructor_structured` runs an instructor client (Anthropic's). instructor is imported
+inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -14,13 +15,8 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from lasagna_judge._providers import (
-    StructuredMode,
-    StructuredOutcome,
-    _is_transport_failure,
-    _short,
-    sdk_call_failed,
-)
+from lasagna_judge._providers import StructuredMode, StructuredOutcome, _short
+from lasagna_judge._sdk import sdk_failure
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -96,12 +92,14 @@ async def _instructor_structured(
         value, completion = await create(max_retries=retries, hooks=_capping_hooks(), **kwargs)
     except InstructorRetryException as exc:
         cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
-        if _is_transport_failure(cause):
-            raise sdk_call_failed(model, cause) from None
+        failed = sdk_failure(model, cause)
+        if failed is not None:
+            raise failed from None
         return StructuredOutcome(None, raw_from_completion(exc.last_completion), _error_lines(exc))
     except Exception as exc:
-        if _is_transport_failure(exc):
-            raise sdk_call_failed(model, exc) from None
+        failed = sdk_failure(model, exc)
+        if failed is not None:
+            raise failed from None
         if isinstance(exc, parse_errors):
             return StructuredOutcome(None, "", (_short(str(exc), 500),))
         raise

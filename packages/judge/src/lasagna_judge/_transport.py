@@ -1,42 +1,36 @@
-"""Every request to a model server goes through `RetryingSender`: retries, the concurrency
-bound, the rate limit and the metering of each network attempt live here, once, for every
-provider.
+"""Every request to a model server goes through `RetryingSender`, once for every provider:
+retries, the concurrency bound, the rate limit and the metering of each attempt. The SDKs
+(openai, anthropic, ollama) send through it: `policy_transport` is the httpx2 transport
+under their one client, their own retries off (max_retries=0), so one policy decides.
 
-- A slot of the LLM's semaphore is held only while a request is on the wire, not during
-  backoff, so waiting retries do not starve other calls.
-- The rate limit (`RateLimiter`: requests and tokens a minute) and the adaptive pace
-  (`AdaptivePace`: slower after a 429, Retry-After honoured by every call, faster while
-  calls succeed) space the requests within that bound.
-- 429, 408, 409 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
-  is not JSON are retried with full-jitter backoff, honouring Retry-After.
-- Certificate failures, a proxy's 407, a reply that breaks HTTP or passes the size cap and a
-  request that cannot be sent are not retried (`WireError.retried`): they would fail the
-  same way again. So is a 2xx reply whose token counts are negative or not numbers
-  (`WireError` kind `reply`): the call fails, and its counts never enter a sum.
-- A request's `deadline` bounds the whole call from its first attempt on the wire, retries
-  and their waits included: each attempt gets what is left, and no retry starts once it is
-  spent.
-- After the last retry the last reply is returned (or the last WireError raised), and the
-  backend turns it into an LLMCallError.
-
-OpenAI-compatible servers are spoken to directly (see `_openai_compat`); SDK-based providers
-(Anthropic) get an httpx2 transport, `HttpxBridge`, that sends through the same sender,
-with the SDK's own retries off.
+- A slot of the semaphore is held only while a request is on the wire, not during backoff.
+- The rate limit (`RateLimiter`) and the adaptive pace (`AdaptivePace`) space the requests.
+- 408, 409, 429 and 5xx replies, timeouts, connection errors and 2xx JSON replies whose body
+  is not JSON are retried with full-jitter backoff, Retry-After honoured up to the policy's
+  cap; any other 4xx is final at once. Each failure is recorded with the server's own
+  message, which ends the call's one line.
+- What would fail the same way again is not retried (`WireError.retried`), nor a 2xx whose
+  token counts cannot be believed (kind `reply`: they never enter a sum).
+- A request's `deadline` bounds the whole call from its first attempt, retries and waits
+  included.
+- A wait over `SAID_WAIT` seconds is told to `on_wait` with its reason before it starts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import random
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lasagna_judge._adaptive import AdaptivePace
+from lasagna_judge._providers import error_detail
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._usage import BadUsage, Meter, record_attempt, usage_from_body
-from lasagna_judge._wire import HttpSender, WireError, WireRequest, WireResponse
+from lasagna_judge._wire import HttpSender, WireResponse
+from lasagna_judge._wire_errors import WireError
 from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
@@ -45,9 +39,19 @@ if TYPE_CHECKING:
 REFUSALS = frozenset({429, 503, 529})
 """A provider saying "too many": rate limited, unavailable, overloaded."""
 
+SAID_WAIT = 10.0
+"""A wait longer than this many seconds is said (`on_wait`) before it starts."""
+
+CALL_HEADER = "x-lasagna-call"
+"""A header the transport takes off before sending, saying how to treat the request: `raw`
+(not read as tokens), `stream` (a 2xx body left unread, for disk), `once` (no retry: the
+caller finds out what happened), `long` (ten times the deadline)."""
+
+OnWait = Callable[[str], None]
+
 
 class RetryingSender:
-    """Sends WireRequests with retries, a concurrency bound, a rate limit and metering."""
+    """Sends httpx2 requests with retries, a concurrency bound, a rate limit and metering."""
 
     def __init__(
         self,
@@ -59,6 +63,7 @@ class RetryingSender:
         limiter: RateLimiter | None = None,
         pace: AdaptivePace | None = None,
         rng: random.Random | None = None,
+        on_wait: OnWait | None = None,
     ) -> None:
         self._sender = sender
         self._policy = policy
@@ -69,27 +74,40 @@ class RetryingSender:
         self._limiter = limiter
         self._pace = pace
         self._rng = rng or random.Random()
+        self.on_wait = on_wait
+        self._said_until = 0.0  # when the last wait told ends: a wait shared is told once
 
-    async def send(self, request: WireRequest, *, raw: bool = False) -> WireResponse:
-        """The reply to `request`, after retries. `raw`: a 2xx body is returned as it came,
-        not read as JSON nor counted as tokens (a batch's files and status replies: their
-        tokens are counted per item, at the batch price)."""
+    async def send(
+        self,
+        request: httpx2.Request,
+        *,
+        idle: float | None,
+        deadline: float | None,
+        raw: bool = False,
+        stream: bool = False,
+        once: bool = False,
+    ) -> WireResponse:
+        """The reply to `request` (its body read), after retries; `raw`, `stream` and `once`
+        as `CALL_HEADER` says."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
-            # An asyncio.Semaphore belongs to the loop it first waited on: an LLM reused
-            # under a new asyncio.run() gets a fresh one with the same bound.
+            # A semaphore belongs to the loop it first waited on: a new one for a new loop.
             if self._loop is not None:
                 self._semaphore = asyncio.Semaphore(self._concurrency)
             self._loop = loop
         ends: list[float] = []  # when the call's deadline passes, from its first attempt
         retry = 0
+        limit = 0 if once else self._policy.max_retries
         while True:
-            response, error, retry_after = await self._attempt(request, ends, raw)
-            if retry >= self._policy.max_retries or retry_after is None:
+            response, error, retry_after = await self._attempt(
+                request, idle, deadline, ends, raw, stream, once
+            )
+            if retry >= limit or retry_after is None:
                 break
             wait = self._policy.delay(retry, retry_after, self._rng)
             if ends and ends[0] - loop.time() - wait <= 0:
                 break  # the call's deadline comes before the retry could
+            self._say(wait, _why(response, error, retry_after, self._policy))
             await asyncio.sleep(wait)
             retry += 1
         if error is not None:
@@ -97,30 +115,54 @@ class RetryingSender:
         assert response is not None
         return response
 
+    def _say(self, wait: float, why: str) -> None:
+        """Tell `on_wait` of a wait over SAID_WAIT seconds, once for waits ending together."""
+        now = time.monotonic()
+        if wait <= SAID_WAIT or self.on_wait is None or now + wait <= self._said_until + 1.0:
+            return
+        self._said_until = now + wait
+        self.on_wait(f"waiting {wait:.3g} s: {why}")
+
     async def _attempt(
-        self, request: WireRequest, ends: list[float], raw: bool = False
+        self,
+        request: httpx2.Request,
+        idle: float | None,
+        deadline: float | None,
+        ends: list[float],
+        raw: bool,
+        stream: bool,
+        once: bool = False,
     ) -> tuple[WireResponse | None, WireError | None, float | None]:
-        """One request on the wire: (response, error, retry_after), where retry_after is
-        None when the outcome is final, else the server's Retry-After (0.0 for none). The
-        call's deadline starts with its first attempt on the wire (`ends`), not while it
-        waits for a slot, and each later attempt gets what is left of it."""
+        """One attempt: (response, error, retry_after), retry_after None when the outcome is
+        final, else the server's Retry-After (0.0 for none). The deadline starts with the
+        first attempt on the wire (`ends`); each later one gets what is left of it."""
         async with self._semaphore:
-            tokens = len(request.body) // 4 + 1  # the prompt's tokens, about (and the JSON's)
+            tokens = len(request.content) // 4 + 1  # the prompt's tokens, about
             if self._limiter is not None:
+                due = self._limiter.due(tokens)
+                if due > SAID_WAIT:
+                    self._say(due, "the rate limit given (requests or tokens a minute)")
                 await self._limiter.acquire(tokens)
-            paced = await self._pace.acquire() if self._pace is not None else 0.0
-            sent = request
-            if request.deadline is not None:
+            paced = 0.0
+            if self._pace is not None:
+                due = self._pace.due()
+                if due > SAID_WAIT:
+                    self._say(due, "the provider asked every call to hold (Retry-After)")
+                paced = await self._pace.acquire()
+            left = deadline
+            if deadline is not None:
                 now = asyncio.get_running_loop().time()
                 if not ends:
-                    ends.append(now + request.deadline)
-                sent = dataclasses.replace(request, deadline=max(ends[0] - now, 0.001))
+                    ends.append(now + deadline)
+                left = max(ends[0] - now, 0.001)
             start = time.perf_counter()
             try:
-                response = await self._sender.send(sent)
+                response = await self._sender.exchange(
+                    request, idle=idle, deadline=left, stream=stream, once=once
+                )
             except WireError as exc:
                 if exc.kind == "deadline":  # the sender knew what was left; the user, all of it
-                    exc = WireError("deadline", f"{exc} ({request.deadline:g} s, retries included)")
+                    exc = WireError("deadline", f"{exc} ({deadline:g} s, retries included)")
                 record_attempt(self._meter, seconds=time.perf_counter() - start, failure=str(exc))
                 return None, exc, 0.0 if exc.retried else None
             seconds = time.perf_counter() - start
@@ -128,13 +170,18 @@ class RetryingSender:
         status = response.status
         if self._pace is not None and status in REFUSALS:
             retry_after = parse_retry_after(response.headers, time.time())
-            self._pace.refused(paced, retry_after or 0.0)
+            held = min(retry_after or 0.0, self._policy.max_retry_after)
+            self._pace.refused(paced, held)
         elif self._pace is not None and 200 <= status < 300:
             self._pace.admitted(paced)
         if is_retryable_status(status):
             after = parse_retry_after(response.headers, time.time())
-            record_attempt(self._meter, seconds=seconds, status=status, failure=f"HTTP {status}")
+            failure = f"HTTP {status}{_said(response)}"
+            record_attempt(self._meter, seconds=seconds, status=status, failure=failure)
             return response, None, after if after is not None else 0.0
+        if response.stream is not None:
+            record_attempt(self._meter, seconds=seconds, status=status)
+            return response, None, None
         if not raw and 200 <= status < 300 and "json" in response.headers.get("content-type", ""):
             try:
                 response.json = parse_json(response.body)
@@ -156,35 +203,63 @@ class RetryingSender:
                 self._limiter.settle(tokens, usage.input_tokens + usage.output_tokens)
             record_attempt(self._meter, seconds=seconds, usage=usage, status=status)
             return response, None, None
-        final_failure = None if 200 <= status < 300 else f"HTTP {status}"
-        record_attempt(self._meter, seconds=seconds, status=status, failure=final_failure)
+        final = None if 200 <= status < 300 else f"HTTP {status}{_said(response)}"
+        record_attempt(self._meter, seconds=seconds, status=status, failure=final)
         return response, None, None
 
     async def aclose(self) -> None:
         await self._sender.aclose()
 
 
-def httpx_bridge(
-    sender: RetryingSender, deadline: float | None = None
-) -> httpx2.AsyncBaseTransport:
-    """An httpx2 transport for a vendor SDK that sends through `sender`, each request held
-    at most `deadline` seconds in all."""
+def _said(response: WireResponse) -> str:
+    """The server's own words from an error reply, after a colon; nothing for none."""
+    detail = error_detail(response.body)
+    return f": {detail}" if detail else ""
+
+
+def _why(
+    response: WireResponse | None,
+    error: WireError | None,
+    retry_after: float,
+    policy: RetryPolicy,
+) -> str:
+    """Why a retry waits, for a wait that is said."""
+    if response is None:
+        return f"retrying after {error}"
+    asked = ""
+    if retry_after > policy.max_retry_after:
+        asked = (
+            f" and asked for {retry_after:,.0f} s (Retry-After), capped at "
+            f"{policy.max_retry_after:g} s"
+        )
+    elif retry_after:
+        asked = f" and asked for {retry_after:,.0f} s (Retry-After)"
+    return f"the provider answered HTTP {response.status}{asked}; then trying again"
+
+
+def policy_transport(sender: RetryingSender, deadline: float | None) -> httpx2.AsyncBaseTransport:
+    """The httpx2 transport under a provider SDK's client: every request through `sender`,
+    held at most `deadline` seconds in all (a request marked `long`: ten times that)."""
     import httpx2
 
-    class HttpxBridge(httpx2.AsyncBaseTransport):
+    class PolicyTransport(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            flags = set(request.headers.get(CALL_HEADER, "").split(","))
+            if CALL_HEADER in request.headers:
+                del request.headers[CALL_HEADER]
+            await request.aread()
             timeouts = request.extensions.get("timeout") or {}
-            read = timeouts.get("read") if isinstance(timeouts, dict) else None
-            headers = [
-                (name.decode("latin-1"), value.decode("latin-1"))
-                for name, value in request.headers.raw
-                if name.lower() not in (b"host", b"content-length", b"transfer-encoding")
-            ]
-            wire = WireRequest(
-                request.method, str(request.url), headers, await request.aread(), read, deadline
-            )
+            idle = timeouts.get("read") if isinstance(timeouts, dict) else None
+            held = deadline * 10 if deadline is not None and "long" in flags else deadline
             try:
-                response = await sender.send(wire)
+                response = await sender.send(
+                    request,
+                    idle=idle,
+                    deadline=held,
+                    raw="raw" in flags or "stream" in flags,
+                    stream="stream" in flags,
+                    once="once" in flags,
+                )
             except WireError as exc:
                 error = {
                     "timeout": httpx2.ReadTimeout,
@@ -195,6 +270,8 @@ def httpx_bridge(
                     "request": httpx2.LocalProtocolError,
                 }.get(exc.kind, httpx2.RemoteProtocolError)
                 raise error(str(exc), request=request) from exc
+            if response.stream is not None:
+                return response.stream
             return httpx2.Response(
                 response.status, headers=list(response.headers.items()), content=response.body
             )
@@ -202,4 +279,4 @@ def httpx_bridge(
         async def aclose(self) -> None:
             await sender.aclose()
 
-    return HttpxBridge()
+    return PolicyTransport()

@@ -1,64 +1,49 @@
-"""Every HTTP request lasagna-judge sends, through aiohttp: `HttpSender`.
+"""Every HTTP request lasagna-judge sends goes through `HttpSender`, on httpx2 (the stack
+of the openai and anthropic SDKs, so there is one): httpx2 reads the replies, keeps
+connections alive, undoes gzip and deflate as the bytes come, speaks TLS and proxies.
 
-aiohttp reads the replies (its parser refuses malformed framing: a duplicate or signed
-Content-Length, a chunk size such as `0x2`, Content-Length beside Transfer-Encoding), keeps
-connections alive, undoes gzip and deflate as the bytes come, speaks TLS, and reaches
-servers through an HTTP proxy (absolute-form requests, CONNECT tunnels for https://, the
-proxy URL's credentials). What is lasagna's own sits on top, here and in `_http_url`: the
-proxy each URL takes (`Proxies`, given by the caller: trust_env stays off), the trusted
-certificates (a CA file given, else the system's, with SSL_CERT_FILE as OpenSSL reads it),
-a deadline for a whole exchange besides the idle timeout, a cap on a reply's size after
-decompression, IDNA 2008 host names, one Authorization header, and failures as
-`WireError`s whose kind tells the retry logic (`_transport`) whether another attempt can
-help. Messages name a server by its origin only (no credentials, no path).
-
-The sender is async. Code that is not runs a loop (`asyncio.run`), so there is one way: one
-aiohttp session per event loop, made by the first request in that loop. A sender reused
-under a new loop (an LLM called from a second `asyncio.run()`) makes a new session there;
-the old one's connections, on a loop that has ended, are dropped.
+lasagna's own, on top: the proxy each URL takes (`Proxies`, the caller's: trust_env stays
+off, the libraries read no environment variable), the certificates trusted (a CA file, else
+the system's, SSL_CERT_FILE as OpenSSL reads it), a deadline for a whole exchange besides
+the idle timeout, a cap on a reply's size after decompression (or its stream handed on
+unread, for a results file that goes to disk), framing h11 lets pass refused (two
+Content-Lengths, one beside Transfer-Encoding: the reply heads are read as they come, by
+`_Stream`), one Authorization header (a URL's user:password@ only without a key), and
+failures as `WireError`s (`_wire_errors`). One pool of connections per event
+loop and proxy: a sender reused under a new loop makes new ones; the old loop's, which
+only it could close, are dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
 from dataclasses import dataclass, field
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
-from lasagna_judge._http_url import UrlError, prepared, url_origin
+from lasagna_judge._wire_errors import (
+    WireError,
+    failure,
+    proxy_auth,
+    too_large,
+    url_origin,
+)
 
 if TYPE_CHECKING:
-    import aiohttp
+    import httpx2
 
     from lasagna_judge._proxies import Proxies
 
-WireErrorKind = Literal[
-    "timeout",
-    "connect",
-    "network",
-    "request",
-    "certificate",
-    "proxy",
-    "protocol",
-    "too-large",
-    "deadline",
-    "reply",
-]
-RETRIED_KINDS = frozenset({"timeout", "connect", "network"})
-"""The failures another attempt may not meet. The rest come back the same every time: a
-certificate refused, a proxy asking for credentials, a reply that breaks HTTP or passes the
-size cap, a request that cannot be sent, a reply whose token counts cannot be believed
-(negative, or not numbers: `reply`); or leave no time to try (the call's deadline)."""
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
-"""A reply's body after decompression, at most: a model's reply or a batch of embeddings is
-a few MB; a gzip bomb (1 MB that inflates to 1 GB) stops here, read once."""
-
+"""A reply's body after decompression, at most: a gzip bomb stops here, read once."""
 KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request."""
+ACCEPT_ENCODING = "gzip, deflate"  # undone with zlib alone, counted by the cap as they come
 
-_DECODED = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})  # what aiohttp undoes
+_DECODED = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})  # what httpx2 undoes
 
 
 @dataclass(frozen=True)
@@ -77,40 +62,15 @@ class WireResponse:
     headers: dict[str, str]  # names lowercased
     body: bytes
     json: Any = field(default=None)  # the parsed body of a 2xx JSON reply, set by the retrier
-
-
-class WireError(Exception):
-    """The request got no usable HTTP reply; `kind` says why, `retried` whether another
-    attempt may help (`RETRIED_KINDS`)."""
-
-    def __init__(self, kind: WireErrorKind, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-    @property
-    def retried(self) -> bool:
-        return self.kind in RETRIED_KINDS
-
-
-class _Dropped(WireError):
-    """The connection closed before any byte of the reply (a kept one the server closed)."""
-
-
-@dataclass(frozen=True)
-class _Exchange:
-    origin: str
-    proxy: str | None
-    idle: float | None
-    deadline: float | None
+    stream: httpx2.Response | None = field(default=None, repr=False)
+    """A 2xx reply asked for as a stream: its body unread (`body` is empty); the reader
+    closes it."""
 
 
 class HttpSender:
-    """Keeps up to `limit` keep-alive connections (one aiohttp session per event loop).
-
-    `proxies` (given by the caller, never read from the environment here) picks each
-    request's proxy; None: every request goes directly. `ca_file`: a PEM file of the
-    certificates trusted instead of the system's. `max_reply`: bytes of a reply's body
-    after decompression, at most."""
+    """Up to `limit` keep-alive connections; `proxies` picks each request's proxy (None:
+    direct); `ca_file`: the certificates trusted instead of the system's; `max_reply`:
+    bytes of a reply's body after decompression, at most."""
 
     def __init__(
         self,
@@ -124,7 +84,7 @@ class HttpSender:
         self._proxies = proxies
         self._ca_file = ca_file
         self._max = max_reply
-        self._session: aiohttp.ClientSession | None = None
+        self._pools: dict[tuple[str | None, bool], httpx2.AsyncHTTPTransport] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tls: ssl.SSLContext | None = None
         self._flying: set[asyncio.Task[Any]] = set()  # the tasks sending, for `aclose`
@@ -142,37 +102,70 @@ class HttpSender:
                 ) from None
         return self._tls
 
-    def _client(self) -> aiohttp.ClientSession:
+    def _pool(self, proxy: str | None, https: bool) -> httpx2.AsyncHTTPTransport:
         loop = asyncio.get_running_loop()
-        session = self._session
-        if session is not None and self._loop is loop and not session.closed:
-            return session
-        import aiohttp
+        if loop is not self._loop:
+            self._pools = {}  # made on a loop that has ended: its connections are dropped
+            self._loop = loop
+        pool = self._pools.get((proxy, https))
+        if pool is None:
+            import httpx2
 
-        if session is not None and not session.closed:
-            session.detach()  # made on a loop that has ended: its connections are dropped
-        trace = aiohttp.TraceConfig()
-        trace.on_connection_reuseconn.append(_mark_reused)
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(
-                limit=self._limit,
-                keepalive_timeout=KEEPALIVE,
-                happy_eyeballs_delay=0.25,  # a host's broken IPv6 costs 0.25 s, not all
-            ),
-            trust_env=False,  # the libraries read no environment variable: `proxies`
-            cookie_jar=aiohttp.DummyCookieJar(),  # each request stands alone
-            timeout=aiohttp.ClientTimeout(total=None),
-            trace_configs=[trace],
-        )
-        self._loop = loop
-        return self._session
+            # The certificates are loaded for the first https URL only: 30-60 ms that a
+            # run against http://127.0.0.1 (vLLM, Ollama) never needs.
+            verify = self.tls() if https else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            pool = self._pools[(proxy, https)] = httpx2.AsyncHTTPTransport(
+                verify=verify,
+                trust_env=False,
+                proxy=proxy,
+                limits=httpx2.Limits(
+                    max_connections=self._limit,
+                    max_keepalive_connections=self._limit,
+                    keepalive_expiry=KEEPALIVE,
+                ),
+            )
+            # httpcore's pool takes its network backend as an argument httpx2 does not pass
+            inner = pool._pool
+            inner._network_backend = _Watching(inner._network_backend)  # type: ignore[assignment]
+        return pool
 
     async def send(self, request: WireRequest) -> WireResponse:
+        """One exchange for a request given as a `WireRequest` (lasagna-cli's HTTP systems
+        and Chroma store)."""
+        import httpx2
+
+        try:
+            built = httpx2.Request(
+                request.method,
+                request.url,
+                headers=request.headers,
+                content=request.body if request.body or request.method != "GET" else None,
+            )
+        except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+            raise WireError(
+                "request", f"the request to {url_origin(request.url)} cannot be sent ({exc})"
+            ) from None
+        return await self.exchange(built, idle=request.timeout, deadline=request.deadline)
+
+    async def exchange(
+        self,
+        request: httpx2.Request,
+        *,
+        idle: float | None,
+        deadline: float | None,
+        stream: bool = False,
+        once: bool = False,
+    ) -> WireResponse:
+        """Send `request` (its body already read) and read its reply: `idle` seconds at
+        most to connect and between bytes, `deadline` seconds for all of it (for a stream:
+        until its head). `stream`: a 2xx reply's body is left unread in `stream`. `once`:
+        not sent again on a fresh connection when a kept-alive one closes without a reply
+        (a request that must not be made twice: the server may have acted on it)."""
         task = asyncio.current_task()
         assert task is not None
         self._flying.add(task)
         try:
-            return await self._send(request)
+            return await self._exchange(request, idle, deadline, stream, once)
         except asyncio.CancelledError:
             if task not in self._closed:
                 raise
@@ -182,215 +175,203 @@ class HttpSender:
             self._flying.discard(task)
             self._closed.discard(task)
 
-    async def _send(self, request: WireRequest) -> WireResponse:
-        try:
-            url, headers = prepared(request.url, request.headers)
-        except UrlError as exc:
-            raise WireError("request", str(exc)) from None
-        proxy = self._proxies.for_url(request.url) if self._proxies else None
-        how = _Exchange(url_origin(request.url), proxy, request.timeout, request.deadline)
-        for attempt in range(2):
-            context = SimpleNamespace(reused=False)
-            try:
-                return await self._exchange(request, url, headers, how, context)
-            except _Dropped:
-                if attempt == 0 and context.reused:
-                    continue  # a kept-alive connection the server had closed: a fresh one
-                raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
     async def _exchange(
         self,
-        request: WireRequest,
-        url: str,
-        headers: dict[str, str],
-        how: _Exchange,
-        context: SimpleNamespace,
+        request: httpx2.Request,
+        idle: float | None,
+        deadline: float | None,
+        stream: bool,
+        once: bool,
     ) -> WireResponse:
-        import aiohttp
+        import httpx2
 
-        session = self._client()
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=how.idle, sock_read=how.idle)
-        deadline = asyncio.timeout(how.deadline)
+        url = request.url
+        origin = url_origin(str(url))
+        if url.scheme not in ("http", "https") or not url.host:
+            raise WireError(
+                "request", f"expected an http:// or https:// URL with a host, got {origin!r}"
+            )
+        _prepare(request)
+        request.extensions = {
+            **request.extensions,
+            "timeout": {"connect": idle, "read": idle, "write": idle, "pool": None},
+        }
+        proxy = self._proxies.for_url(str(url)) if self._proxies else None
+        pool = self._pool(proxy, url.scheme == "https")
+        timer = asyncio.timeout(deadline)
+        kept = False
         try:
-            async with (
-                deadline,
-                session.request(
-                    request.method,
-                    url,
-                    headers=headers,
-                    data=request.body if request.body or request.method != "GET" else None,
-                    proxy=how.proxy,
-                    timeout=timeout,
-                    allow_redirects=False,
-                    trace_request_ctx=context,
-                    # the certificates are loaded for the first https URL only: 30-60 ms
-                    # that a run against http://127.0.0.1 (vLLM, Ollama) never needs
-                    ssl=self.tls() if url.startswith("https:") else True,
-                ) as response,
-            ):
-                if response.status == 407 and how.proxy is not None:
-                    raise _proxy_auth(how.proxy)
-                body = await self._read(response, how.origin)
-                raw = response.raw_headers
+            async with timer:
+                for attempt in range(2):
+                    trace = _Trace()
+                    request.extensions["trace"] = trace
+                    try:
+                        response = await pool.handle_async_request(request)
+                    except httpx2.RemoteProtocolError as exc:
+                        if attempt == 0 and trace.reused and _dropped(exc) and not once:
+                            continue  # a kept-alive connection the server had closed
+                        raise
+                    break
+                try:
+                    if response.status_code == 407 and proxy is not None:
+                        raise proxy_auth(proxy)
+                    _check_framing(response, origin)
+                    if stream and 200 <= response.status_code < 300:
+                        kept = True
+                        return WireResponse(
+                            response.status_code, _headers(response), b"", None, response
+                        )
+                    body = await self._read(response, origin)
+                finally:
+                    if not kept:
+                        await response.aclose()
         except WireError:
             raise
-        except TimeoutError as exc:
-            if deadline.expired():
+        except TimeoutError:
+            if timer.expired():
                 raise WireError(
-                    "deadline", f"{how.origin} did not finish its reply before the call's deadline"
+                    "deadline", f"{origin} did not finish its reply before the call's deadline"
                 ) from None
-            if isinstance(exc, aiohttp.ConnectionTimeoutError):
-                raise _timed_out(how.idle, f" connecting to {how.origin}") from None
-            raise _timed_out(how.idle) from None
-        except ssl.SSLCertVerificationError as exc:  # aiohttp's certificate error too
-            raise _certificate(how.origin, exc) from None
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
-            raise _failure(exc, how) from None
-        return WireResponse(response.status, _headers(raw, how.origin), body)
+            raise WireError("timeout", "timed out") from None
+        except Exception as exc:
+            raise failure(exc, origin, proxy, idle) from None
+        return WireResponse(response.status_code, _headers(response), body)
 
-    async def _read(self, response: aiohttp.ClientResponse, origin: str) -> bytes:
+    async def _read(self, response: httpx2.Response, origin: str) -> bytes:
         """The body, decompressed as it comes, refused once it passes the cap (a body that
         says it is larger is refused before a byte of it is read)."""
-        length = response.content_length
-        if length is not None and length > self._max:
-            raise _too_large(origin, self._max)
+        length = response.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self._max:
+            raise too_large(origin, self._max)
         parts: list[bytes] = []
         size = 0
-        async for chunk in response.content.iter_any():
+        async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > self._max:
-                response.close()
-                raise _too_large(origin, self._max)
+                raise too_large(origin, self._max)
             parts.append(chunk)
         return b"".join(parts)
 
     async def aclose(self) -> None:
         """Close every connection; a request in flight ends with a WireError. The sender
-        stays usable (a new session on the next request)."""
+        stays usable (new connections on the next request)."""
         for task in self._flying:
             if task is not asyncio.current_task():
                 self._closed.add(task)
                 task.cancel()
-        session, self._session = self._session, None
-        if session is None or session.closed:
-            return
+        pools, self._pools = self._pools, {}
         if self._loop is not asyncio.get_running_loop():
-            session.detach()  # made on another loop, which alone could close it
-            return
-        await session.close()
+            return  # made on another loop, which alone could close them
+        for pool in pools.values():
+            await pool.aclose()
 
 
-def _headers(raw: Any, origin: str) -> dict[str, str]:
-    """The reply's headers, names lowercased, framing and undone codings left out."""
-    found: dict[str, str] = {}
-    lengths = 0
-    for name_bytes, value_bytes in raw:
-        name = name_bytes.decode("latin-1").lower()
-        lengths += name == "content-length"
-        found[name] = value_bytes.decode("latin-1")
-    if lengths > 1:  # aiohttp's C parser refuses it; its pure-Python one does not
+class _Trace:
+    """httpcore's trace of one request: whether it went out on a kept-alive connection."""
+
+    def __init__(self) -> None:
+        self.reused = True
+
+    async def __call__(self, event: str, info: dict[str, Any]) -> None:
+        if event.startswith(("connection.connect_tcp", "connection.start_tls")):
+            self.reused = False
+
+
+def _dropped(exc: BaseException) -> bool:
+    return "without sending a response" in str(exc) or "Server disconnected" in str(exc)
+
+
+def _prepare(request: httpx2.Request) -> None:
+    """One Authorization header (a URL's user:password@ only without one given), the URL
+    sent without its credentials, the codings the cap counts; a line break in a header
+    refused before anything is sent."""
+    for name, value in request.headers.raw:
+        if b"\r" in value or b"\n" in value or b"\r" in name or b"\n" in name:
+            raise WireError("request", "a request header holds a line break; remove it")
+    url = request.url
+    if url.userinfo:
+        if "authorization" not in request.headers:
+            pair = f"{unquote(url.username)}:{unquote(url.password or '')}".encode()
+            request.headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        request.url = url.copy_with(username=None, password=None)
+    request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+
+
+def _check_framing(response: httpx2.Response, origin: str) -> None:
+    """Framing h11 lets pass and a proxy before the server may have read another way: two
+    Content-Lengths (equal ones h11 merges), one beside Transfer-Encoding."""
+    reason = None
+    if getattr(response.extensions.get("network_stream"), "lengths", 0) > 1:
+        reason = "Duplicate Content-Length"
+    elif "content-length" in response.headers and "transfer-encoding" in response.headers:
+        reason = "Transfer-Encoding can't be present with Content-Length"
+    if reason is not None:
         raise WireError(
             "protocol",
-            f"{origin} sent a reply that is not valid HTTP/1.1 (Duplicate "
-            "Content-Length); not retried: the server, or a proxy before it, is broken",
+            f"{origin} sent a reply that is not valid HTTP/1.1 ({reason}); not retried: the "
+            "server, or a proxy before it, is broken",
         )
-    if found.get("content-encoding", "").strip().lower() in _DECODED:
+
+
+def _headers(response: httpx2.Response) -> dict[str, str]:
+    """The reply's headers, names lowercased, framing and undone codings left out."""
+    found = {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in response.headers.raw
+    }
+    codings = [c.strip().lower() for c in found.get("content-encoding", "").split(",")]
+    if "content-encoding" in found and all(c in _DECODED or not c for c in codings):
         del found["content-encoding"]
     found.pop("content-length", None)
     found.pop("transfer-encoding", None)
     return found
 
 
-def _failure(exc: BaseException, how: _Exchange) -> WireError:
-    """aiohttp's error (or the OS's) as a WireError of the right kind."""
-    import aiohttp
+class _Watching:
+    """httpcore's network backend, its streams counting the Content-Lengths of each reply
+    head as it is read (`_Stream`)."""
 
-    origin = how.origin
-    if isinstance(exc, aiohttp.ClientHttpProxyError):
-        if exc.status == 407 and how.proxy is not None:
-            return _proxy_auth(how.proxy)
-        return WireError(
-            "connect", f"cannot connect to {origin}: the proxy answered HTTP {exc.status}"
-        )
-    if isinstance(exc, aiohttp.ClientProxyConnectionError) and how.proxy is not None:
-        return WireError(
-            "connect",
-            f"cannot connect to {origin} (its proxy {url_origin(how.proxy)} is not reachable)",
-        )
-    if isinstance(exc, aiohttp.ClientConnectorSSLError):
-        reason = getattr(exc.os_error, "reason", None) or type(exc.os_error).__name__
-        return WireError("connect", f"cannot connect to {origin} (TLS: {reason})")
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return WireError("connect", f"cannot connect to {origin}")
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Dropped("network", "connection error (the server closed it)")
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        if type(exc.__cause__).__name__ == "ContentEncodingError":
-            return WireError(
-                "protocol", f"{origin} sent a body that does not decode as its Content-Encoding"
-            )
-        return WireError("network", "connection error (the reply stopped before its end)")
-    if isinstance(exc, aiohttp.ClientResponseError):  # the parser refused the reply's bytes
-        return WireError(
-            "protocol",
-            f"{origin} sent a reply that is not valid HTTP/1.1 ({_first_line(exc.message)}); "
-            "not retried: the server, or a proxy before it, is broken",
-        )
-    if isinstance(exc, (aiohttp.InvalidURL, ValueError)):
-        return WireError("request", f"the request to {origin} cannot be sent ({exc})")
-    reason = getattr(exc, "strerror", None) or _first_line(exc) or type(exc).__name__
-    return WireError("network", f"connection error ({reason})")
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_tcp(*args, **kwargs))
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._backend.connect_unix_socket(*args, **kwargs))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
 
 
-def _first_line(message: object) -> str:
-    """aiohttp's parser messages end with the offending bytes on lines of their own."""
-    text = str(message).strip()
-    return text.splitlines()[0].rstrip(": ")[:200] if text else ""
+class _Stream:
+    """A network stream whose reply heads are scanned as they come: from a request written
+    to the end of the head that answers it (interim 1xx heads too), `lengths` the most
+    Content-Length lines one held."""
 
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._head: bytes | None = None  # the head read so far; None: not in a head
+        self.lengths = 0
 
-def _certificate(origin: str, exc: BaseException) -> WireError:
-    """Which certificate check failed, in words a user can act on (not retried)."""
-    exc = getattr(exc, "certificate_error", exc)  # aiohttp's wraps the ssl module's
-    code = getattr(exc, "verify_code", None)
-    said = getattr(exc, "verify_message", None) or getattr(exc, "reason", None) or str(exc)
-    if code in (62, 64) or "mismatch" in str(said).lower():  # X509_V_ERR_*_MISMATCH
-        why = (
-            f"its certificate is for another host name (wrong hostname: {said}); use the "
-            "host name the certificate names"
-        )
-    elif code == 10:
-        why = f"its certificate has expired ({said})"
-    else:
-        why = (
-            f"its certificate is not trusted (untrusted: {said}); give the CA that signed "
-            "it (SSL_CERT_FILE, or the CA file option)"
-        )
-    return WireError("certificate", f"cannot connect to {origin}: {why}")
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._head, self.lengths = b"", 0
+        await self._inner.write(buffer, timeout)
 
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data: bytes = await self._inner.read(max_bytes, timeout)
+        self._head = None if self._head is None else self._head + data
+        while self._head is not None and (end := self._head.find(b"\r\n\r\n")) >= 0:
+            head = self._head[:end].lower()
+            self.lengths = max(self.lengths, head.count(b"\r\ncontent-length:"))
+            self._head = self._head[end + 4 :] if head.startswith(b"http/1.1 1") else None
+        return data
 
-def _proxy_auth(proxy: str) -> WireError:
-    return WireError(
-        "proxy",
-        f"the proxy {url_origin(proxy)} answered HTTP 407 (proxy authentication required): "
-        "give its user and password in the proxy URL, as http://user:password@host:port",
-    )
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
+    async def start_tls(self, *args: Any, **kwargs: Any) -> _Stream:
+        return _Stream(await self._inner.start_tls(*args, **kwargs))
 
-def _too_large(origin: str, limit: int) -> WireError:
-    return WireError(
-        "too-large",
-        f"{origin} sent a reply larger than {limit // (1024 * 1024)} MB after decompression; "
-        "not read further: is this the right server?",
-    )
-
-
-def _timed_out(seconds: float | None, doing: str = "") -> WireError:
-    after = f" after {seconds:g} s" if seconds else ""
-    return WireError("timeout", f"timed out{after}{doing}")
-
-
-async def _mark_reused(session: Any, context: Any, params: Any) -> None:
-    """aiohttp's trace: the request went out on a kept-alive connection."""
-    if context.trace_request_ctx is not None:
-        context.trace_request_ctx.reused = True
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)

@@ -29,6 +29,7 @@ COMMAND_MODULES = {
     ("benchmark", "synthesize"): "_synthesize",
     ("benchmark", "validate-data"): "_validate",
     ("judge", "calibrate"): "_calibrate",
+    ("judge", "cancel-batch"): "_batch_cancel",
     ("judge", "grade"): "_judge",
     ("metrics", "squad"): "_metrics",
 }

@@ -91,11 +91,18 @@ def build_embedder(
             concurrency=concurrency,
             dimensions=spec.dimensions,
             proxies=proxies_of(env),
+            on_cut=_say,
         )
     except JudgeError as exc:
         said = str(exc)  # most of the judge's messages name the embedder first already
         named = said if said.startswith(model) else f"{model}: {said}"
         raise CliError(f"the embedder {named}", USAGE_ERROR) from None
+
+
+def _say(line: str) -> None:
+    import typer
+
+    typer.echo(line, err=True)
 
 
 def vector_folder(env: Mapping[str, str] | None = None) -> Path:

@@ -220,11 +220,19 @@ def build_llm(
             tokens_per_minute=shared(tokens_per_minute),
             prices=prices,
             proxies=proxies_of(env),
+            on_wait=lambda line: _say(f"{chosen}: {line}"),
         )
     except JudgeError as exc:  # every one is about the flags and variables above
         raise CliError(f"{named}: {exc}", USAGE_ERROR) from None
     watch(llm)
     return llm
+
+
+def _say(line: str) -> None:
+    """A wait over 10 s and its reason, on stderr as it starts (`make_llm(on_wait=)`)."""
+    import typer
+
+    typer.echo(line, err=True)
 
 
 def proxies_of(env: Mapping[str, str] | None = None) -> Proxies | None:

@@ -4,7 +4,8 @@ The server speaks real HTTP, so tests exercise the same SDKs, retries, timeouts 
 as production; nothing of lasagna's own is mocked.
 """
 
-from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply, hashed_embedding
+from lasagna_judge.testing._fake_server import FakeLLMServer, Fault, Reply
 from lasagna_judge.testing._provider import RateLimits, lognormal_latency
+from lasagna_judge.testing._responses import hashed_embedding
 
 __all__ = ["FakeLLMServer", "Fault", "RateLimits", "Reply", "hashed_embedding", "lognormal_latency"]

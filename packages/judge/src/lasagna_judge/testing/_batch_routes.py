@@ -6,14 +6,24 @@ Message Batches (`POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`, i
     server.batches.delay = 0.5                        # seconds before a batch ends
     server.batches.fail = lambda body: "errored"      # per item: None (answered), "errored",
                                                       # "expired" or "canceled"
+    server.batches.create_fault = ("500", 1)          # the next create: made, then answered
+                                                      # 500 ("cut": the connection closed)
+    server.batches.on_request = hook                  # hook(method, route) before each reply
+    server.batches.status_patch = {...}               # fields put in every status reply
+    server.batches.results_origin = "http://x:1"      # Anthropic's results_url elsewhere
 
-`batches.created` counts the batches submitted, `batches.requests` holds every item's body
-and `batches.polls` the status requests: a test can tell a resumed job from a second one.
-Batch items are not direct calls: `server.calls` and `server.requests` leave them out.
+Both APIs also list (`GET .../batches`, `GET /v1/files`) and cancel (`POST .../cancel`), as
+the providers do; the statuses are built with the SDKs' types (`openai.types.Batch`,
+`anthropic.types.messages.MessageBatch`), every documented field in them. OpenAI's limit is
+kept: a file of more than 50,000 requests is refused. `batches.created` counts the batches
+submitted, `batches.requests` holds every item's body and `batches.polls` the status
+requests: a test can tell a resumed job from a second one. Batch items are not direct
+calls: `server.calls` and `server.requests` leave them out.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import time
@@ -44,10 +54,12 @@ class _Server(Protocol):
 
 ItemFailure = Literal["errored", "expired", "canceled"]
 _ROUTE = re.compile(
-    r".*?/(?:(?P<anthropic>messages/batches)(?:/(?P<abatch>[\w-]+)(?P<results>/results)?)?"
-    r"|(?P<batches>batches)(?:/(?P<obatch>[\w-]+))?"
+    r".*?/(?:(?P<anthropic>messages/batches)(?:/(?P<abatch>[\w-]+)"
+    r"(?:(?P<results>/results)|(?P<acancel>/cancel))?)?"
+    r"|(?P<batches>batches)(?:/(?P<obatch>[\w-]+)(?P<ocancel>/cancel)?)?"
     r"|(?P<files>files)(?:/(?P<file>[\w-]+)/content)?)$"
 )
+OPENAI_MAX_REQUESTS = 50_000
 
 
 @dataclass
@@ -57,6 +69,8 @@ class _Batch:
     created: float
     items: list[tuple[str, dict[str, Any]]]
     input_file_id: str = ""
+    at: int = 0  # when it was made (Unix seconds)
+    cancelled: bool = False
     results: list[tuple[str, dict[str, Any] | None, str | None]] | None = None
     """(custom_id, reply body, failure) for each item, once the batch has ended."""
     files: dict[str, str] = field(default_factory=dict)  # "output"/"error" -> file id
@@ -72,43 +86,73 @@ class BatchRoutes:
         self.created = 0
         self.polls = 0
         self.requests: list[dict[str, Any]] = []
+        self.create_fault: tuple[Literal["500", "cut"], int] | None = None
+        self.on_request: Callable[[str, str], None] | None = None
+        self.status_patch: dict[str, Any] | None = None
+        self.results_origin: str | None = None
         self._files: dict[str, bytes] = {}
+        self._names: dict[str, str] = {}  # file id -> its name
         self._batches: dict[str, _Batch] = {}
         self._ids = 0
 
     def handles(self, route: str) -> bool:
         return _ROUTE.match(route) is not None
 
-    def respond(self, method: str, route: str, headers: dict[str, str], body: bytes) -> bytes:
-        """The reply to a request whose route `handles` took."""
+    def respond(
+        self, method: str, route: str, headers: dict[str, str], body: bytes
+    ) -> bytes | None:
+        """The reply to a request whose route `handles` took; None: close the connection
+        without one."""
+        if self.on_request is not None:
+            self.on_request(method, route)
         match = _ROUTE.match(route)
         assert match is not None
         parts = match.groupdict()
-        if parts["anthropic"]:
-            if parts["abatch"] is None and method == "POST":
-                return self._create_anthropic(body)
-            if parts["abatch"] is not None and method == "GET":
-                batch = self._batches.get(parts["abatch"])
-                if batch is None:
-                    return _http(404, _error_body(True, 404, "no such message batch"))
-                return self._results(batch) if parts["results"] else self._status(batch)
-        elif parts["files"]:
+        anthropic = bool(parts["anthropic"])
+        batch_id = parts["abatch"] or parts["obatch"]
+        if parts["files"]:
             if parts["file"] is None and method == "POST":
                 return self._upload(headers, body)
+            if parts["file"] is None and method == "GET":
+                return _http(200, _listed(self._file_list()))
             if parts["file"] is not None and method == "GET":
                 content = self._files.get(parts["file"])
                 if content is None:
                     return _http(404, _error_body(False, 404, "no such file"))
                 return _jsonl(content)
-        elif parts["batches"]:
-            if parts["obatch"] is None and method == "POST":
-                return self._create_openai(body)
-            if parts["obatch"] is not None and method == "GET":
-                batch = self._batches.get(parts["obatch"])
-                if batch is None:
-                    return _http(404, _error_body(False, 404, "no such batch"))
+        elif batch_id is None and method == "GET":
+            kind = "anthropic" if anthropic else "openai"
+            listed = [b for b in reversed(self._batches.values()) if b.kind == kind]
+            return _http(200, _listed([self._status_body(b) for b in listed]))
+        elif batch_id is None and method == "POST":
+            made = self._create_anthropic(body) if anthropic else self._create_openai(body)
+            return self._faulted(made, anthropic)
+        elif method in ("GET", "POST"):
+            batch = self._batches.get(batch_id)
+            if batch is None:
+                return _http(404, _error_body(anthropic, 404, "no such batch"))
+            if parts["acancel"] or parts["ocancel"]:
+                batch.cancelled = True
                 return self._status(batch)
+            return self._results(batch) if parts["results"] else self._status(batch)
         return _http(404, _error_body(False, 404, f"no route for {method} {route}"))
+
+    def _faulted(self, made: bytes, anthropic: bool) -> bytes | None:
+        """A create's reply, or the fault set for it: the batch is made either way."""
+        if self.create_fault is None or not made.startswith(b"HTTP/1.1 200"):
+            return made
+        kind, left = self.create_fault
+        self.create_fault = (kind, left - 1) if left > 1 else None
+        if kind == "cut":
+            return None
+        return _http(500, _error_body(anthropic, 500, "the server failed after creating it"))
+
+    def _file_list(self) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "object": "file", "purpose": "batch", "filename": self._names.get(i, ""),
+             "bytes": len(c), "created_at": 0, "status": "processed"}
+            for i, c in reversed(self._files.items()) if i in self._names
+        ]  # fmt: skip
 
     # -- submitting ------------------------------------------------------------------------
 
@@ -122,6 +166,7 @@ class BatchRoutes:
             return _http(400, _error_body(False, 400, "expected purpose=batch and a file"))
         file_id = self._next_id("file")
         self._files[file_id] = fields["file"]
+        self._names[file_id] = fields.get("filename", b"").decode("utf-8", "replace")
         return _http(200, {"id": file_id, "object": "file", "purpose": "batch"})
 
     def _create_openai(self, body: bytes) -> bytes:
@@ -134,6 +179,9 @@ class BatchRoutes:
             if line.strip():
                 item = json.loads(line)
                 items.append((str(item["custom_id"]), item["body"]))
+        if len(items) > OPENAI_MAX_REQUESTS:
+            message = f"a batch takes {OPENAI_MAX_REQUESTS:,} requests at most, got {len(items):,}"
+            return _http(400, _error_body(False, 400, message))
         batch = self._add("openai", "batch", items)
         batch.input_file_id = str(request["input_file_id"])
         return self._status(batch)
@@ -148,14 +196,15 @@ class BatchRoutes:
     def _add(self, kind: Literal["openai", "anthropic"], prefix: str, items: list[Any]) -> _Batch:
         self.created += 1
         self.requests.extend(body for _, body in items)
-        batch = _Batch(kind, self._next_id(prefix), time.monotonic(), items)
+        batch = _Batch(kind, self._next_id(prefix), time.monotonic(), items, at=int(time.time()))
         self._batches[batch.id] = batch
         return batch
 
     # -- ending ----------------------------------------------------------------------------
 
     def _ended(self, batch: _Batch) -> bool:
-        if batch.results is None and time.monotonic() - batch.created >= self.delay:
+        late = time.monotonic() - batch.created >= self.delay
+        if batch.results is None and (late or batch.cancelled):
             batch.results = [self._answer(batch, cid, body) for cid, body in batch.items]
             if batch.kind == "openai":
                 self._write_openai_files(batch)
@@ -165,6 +214,8 @@ class BatchRoutes:
         self, batch: _Batch, custom_id: str, body: dict[str, Any]
     ) -> tuple[str, dict[str, Any] | None, str | None]:
         failure = self.fail(body) if self.fail is not None else None
+        if batch.cancelled and time.monotonic() - batch.created < self.delay:
+            failure = "canceled"  # not reached before the cancel
         if failure is not None:
             return custom_id, None, failure
         server = self._server
@@ -206,55 +257,68 @@ class BatchRoutes:
 
     def _status(self, batch: _Batch) -> bytes:
         self.polls += 1
+        return _http(200, {**self._status_body(batch), **(self.status_patch or {})})
+
+    def _status_body(self, batch: _Batch) -> dict[str, Any]:
+        """The batch as its API documents it, built with the SDK's own type."""
         ended = self._ended(batch)
         results = batch.results or []
         failures = [f for _, _, f in results]
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(batch.at))
+        body: dict[str, Any]
         if batch.kind == "anthropic":
-            counts = {
-                "processing": 0 if ended else len(batch.items),
-                "succeeded": failures.count(None),
-                "errored": failures.count("errored"),
-                "canceled": failures.count("canceled"),
-                "expired": failures.count("expired"),
-            }
-            server = self._server
-            return _http(
-                200,
-                {
-                    "id": batch.id,
-                    "type": "message_batch",
-                    "processing_status": "ended" if ended else "in_progress",
-                    "request_counts": counts,
-                    "results_url": f"{server.url}/v1/messages/batches/{batch.id}/results"
-                    if ended
-                    else None,
+            origin = self.results_origin or self._server.url
+            body = {
+                "id": batch.id,
+                "type": "message_batch",
+                "processing_status": "ended" if ended else "in_progress",
+                "request_counts": {
+                    "processing": 0 if ended else len(batch.items),
+                    "succeeded": failures.count(None),
+                    "errored": failures.count("errored"),
+                    "canceled": failures.count("canceled"),
+                    "expired": failures.count("expired"),
                 },
-            )
+                "results_url": f"{origin}/v1/messages/batches/{batch.id}/results"
+                if ended
+                else None,
+                "created_at": when,
+                "expires_at": when,
+                "ended_at": when if ended else None,
+                "archived_at": None,
+                "cancel_initiated_at": when if batch.cancelled else None,
+            }
+            return _checked("anthropic.types.messages", "MessageBatch", body)
         status = "in_progress"
         if ended:
             status = "completed"
-            if "canceled" in failures:
+            if "canceled" in failures or batch.cancelled:
                 status = "cancelled"
             if "expired" in failures:
                 status = "expired"
-        return _http(
-            200,
-            {
-                "id": batch.id,
-                "object": "batch",
-                "endpoint": "/v1/chat/completions",
-                "input_file_id": batch.input_file_id,
-                "completion_window": "24h",
-                "status": status,
-                "output_file_id": batch.files.get("output"),
-                "error_file_id": batch.files.get("error"),
-                "request_counts": {
-                    "total": len(batch.items),
-                    "completed": failures.count(None),
-                    "failed": len(failures) - failures.count(None),
-                },
+        body = {
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "input_file_id": batch.input_file_id,
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": batch.files.get("output"),
+            "error_file_id": batch.files.get("error"),
+            "created_at": batch.at,
+            "in_progress_at": batch.at,
+            "expires_at": batch.at + 86_400,
+            "completed_at": batch.at if ended else None,
+            "cancelled_at": batch.at if batch.cancelled and ended else None,
+            "errors": None,
+            "metadata": None,
+            "request_counts": {
+                "total": len(batch.items),
+                "completed": failures.count(None),
+                "failed": len(failures) - failures.count(None),
             },
-        )
+        }
+        return _checked("openai.types", "Batch", body)
 
     def _results(self, batch: _Batch) -> bytes:
         if not self._ended(batch):
@@ -270,6 +334,24 @@ class BatchRoutes:
                 result = {"type": failure}
             lines.append(json.dumps({"custom_id": custom_id, "result": result}) + "\n")
         return _jsonl("".join(lines).encode())
+
+
+def _checked(module: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` read by the SDK's own type and written back (as is without the SDK)."""
+    try:
+        kind = getattr(importlib.import_module(module), name)
+    except ImportError:
+        return body
+    checked: dict[str, Any] = kind.model_validate(body).model_dump(mode="json")
+    return checked
+
+
+def _listed(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """A page of a list, as both APIs give it (one page holds them all)."""
+    first = items[0]["id"] if items else None
+    last = items[-1]["id"] if items else None
+    return {"object": "list", "data": items, "has_more": False, "first_id": first,
+            "last_id": last}  # fmt: skip
 
 
 def _ok(reply: dict[str, Any]) -> dict[str, Any]:
@@ -293,7 +375,10 @@ def _multipart(content_type: str, body: bytes) -> dict[str, bytes]:
     fields: dict[str, bytes] = {}
     for part in body.split(b"--" + match.group(1).encode("latin-1")):
         head, sep, value = part.partition(b"\r\n\r\n")
-        name = re.search(rb'name="([^"]+)"', head)
+        name = re.search(rb'; name="([^"]+)"', head)
         if sep and name is not None:
             fields[name.group(1).decode("latin-1")] = value.removesuffix(b"\r\n")
+        filename = re.search(rb'filename="([^"]+)"', head)
+        if sep and filename is not None:
+            fields["filename"] = filename.group(1)
     return fields

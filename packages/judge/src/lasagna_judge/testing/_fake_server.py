@@ -33,6 +33,7 @@ from lasagna_judge.testing._native_routes import native_reply, native_route
 from lasagna_judge.testing._provider import RateLimits
 from lasagna_judge.testing._responses import (
     _anthropic_message,
+    _embedding_list,
     _error_body,
     _http,
     _http_raw,
@@ -42,13 +43,13 @@ from lasagna_judge.testing._responses import (
 from lasagna_judge.testing._schema_dummy import _schema_dummy
 from lasagna_judge.testing._script import Fault, Reply, ReplySpec, ReplyValue, _ReplyError
 
-__all__ = ["FakeLLMServer", "Fault", "Reply", "hashed_embedding"]
+__all__ = ["FakeLLMServer", "Fault", "Reply"]
+Headers = dict[str, str]
 
 
 class FakeLLMServer:
-    """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
-
-    Use as a context manager (or `start()` / `stop()`). Inspect what it received with
+    """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks. Use as a
+    context manager (or `start()` / `stop()`). Inspect what it received with
     `requests` (the JSON bodies, in arrival order), `headers`, `times` (monotonic arrival
     times), `calls`, and `max_in_flight` (the most requests it was serving at once).
     Problems of the script itself (a reply list ran out, the reply function raised) are
@@ -251,6 +252,8 @@ class FakeLLMServer:
                 length = int(headers.get("content-length", "0") or 0)
                 body = await reader.readexactly(length) if length else b""
                 response = await self._respond(method.decode("latin-1"), path, headers, body)
+                if response is None:  # a fault: the connection closed without a reply
+                    return
                 writer.write(response)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
@@ -263,7 +266,7 @@ class FakeLLMServer:
             self._connections.discard(task)
             writer.close()
 
-    async def _respond(self, method: str, path: str, headers: dict[str, str], body: bytes) -> bytes:
+    async def _respond(self, method: str, path: str, headers: Headers, body: bytes) -> bytes | None:
         route = path.split("?", 1)[0].rstrip("/")
         if self.batches.handles(route):
             return self.batches.respond(method, route, headers, body)
@@ -339,7 +342,8 @@ class FakeLLMServer:
             self.times.append(time.monotonic())
 
     async def _embeddings(self, route: str, headers: dict[str, str], body: bytes) -> bytes:
-        """Deterministic vectors (`hashed_embedding`), or the next of `embedding_faults`."""
+        """Deterministic vectors (`hashed_embedding`), or the next of `embedding_faults`;
+        built with openai's `CreateEmbeddingResponse`."""
         try:
             request = json.loads(body)
             texts = request["input"]
@@ -360,15 +364,7 @@ class FakeLLMServer:
             if fault.malformed:
                 return _http_raw(200, b'{"data": [{"embedd')
         dimension = int(request.get("dimensions") or self.embedding_dimension)
-        data = [
-            {"object": "embedding", "index": i, "embedding": hashed_embedding(t, dimension)}
-            for i, t in enumerate(texts)
-        ]
-        tokens = sum(len(str(t).split()) for t in texts)
-        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        return _http(
-            200, {"object": "list", "data": data, "model": request.get("model"), "usage": usage}
-        )
+        return _http(200, _embedding_list(str(request.get("model")), texts, dimension))
 
 
 def _failed_reply(fault: Fault, anthropic: bool) -> bytes | None:
@@ -378,21 +374,3 @@ def _failed_reply(fault: Fault, anthropic: bool) -> bytes | None:
     extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
     message = fault.message or f"injected fault {fault.status}"
     return _http(fault.status, _error_body(anthropic, fault.status, message), extra)
-
-
-def hashed_embedding(text: str, dimension: int) -> list[float]:
-    """A bag of hashed words, unit length: texts sharing words point the same way, so a
-    dense retriever over these ranks like a crude keyword search, the same on every run."""
-    import hashlib
-    import math
-    import re
-
-    vector = [0.0] * dimension
-    for word in re.findall(r"\w+", text.lower()):
-        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
-        bucket = int.from_bytes(digest[:4], "little") % dimension
-        vector[bucket] += 1.0 if digest[4] & 1 else -1.0
-    norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0:
-        vector[0], norm = 1.0, 1.0
-    return [v / norm for v in vector]

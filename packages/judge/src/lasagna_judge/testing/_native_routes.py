@@ -48,20 +48,37 @@ def _counts(request: dict[str, Any], reply: Reply) -> tuple[int, int]:
 
 
 def native_reply(kind: str, request: dict[str, Any], reply: Reply, call_id: int) -> dict[str, Any]:
-    """The reply body of `kind` ("responses" or "ollama-chat") carrying `reply`'s text."""
+    """The reply body of `kind` ("responses" or "ollama-chat") carrying `reply`'s text,
+    built with the SDK's own type (openai's `Response`; ollama's `ChatResponse` when the
+    extra is installed), every documented field in it."""
     model = str(request.get("model", "fake"))
     prompt, completion = _counts(request, reply)
     if kind == "ollama-chat":
-        return {
+        body: dict[str, Any] = {
             "model": model,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "message": {"role": "assistant", "content": reply.content},
             "done": True,
             "done_reason": "stop",
+            "total_duration": 0,
+            "load_duration": 0,
             "prompt_eval_count": prompt,
+            "prompt_eval_duration": 0,
             "eval_count": completion,
+            "eval_duration": 0,
         }
-    return {
+        try:
+            from ollama import ChatResponse
+        except ImportError:
+            return body
+        checked: dict[str, Any] = ChatResponse.model_validate(body).model_dump(
+            mode="json", exclude_none=True
+        )
+        return checked
+    from openai.types.responses import Response
+
+    text = {"type": "output_text", "text": reply.content, "annotations": [], "logprobs": []}
+    body = {
         "id": f"resp_fake_{call_id}",
         "object": "response",
         "created_at": int(time.time()),
@@ -73,12 +90,19 @@ def native_reply(kind: str, request: dict[str, Any], reply: Reply, call_id: int)
                 "id": f"msg_fake_{call_id}",
                 "status": "completed",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": reply.content, "annotations": []}],
+                "content": [text],
             }
         ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "service_tier": "default",
         "usage": {
             "input_tokens": prompt,
             "output_tokens": completion,
             "total_tokens": prompt + completion,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
         },
     }
+    return Response.model_validate(body).model_dump(mode="json", exclude_unset=True)

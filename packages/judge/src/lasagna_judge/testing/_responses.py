@@ -1,6 +1,11 @@
 """The HTTP responses a FakeLLMServer sends: an OpenAI chat completion or an Anthropic
 message made from a `Reply` (a tool call when the request offers tools), with its token
 usage; the error bodies of both APIs; and the HTTP/1.1 bytes around them.
+
+Replies are built with the SDKs' own types (`openai.types.chat.ChatCompletion`,
+`anthropic.types.Message`) and carry every field the APIs document, optional ones included
+(service_tier, system_fingerprint, message.annotations and refusal, the usage details,
+Anthropic's cache counts and service tier), so that tests see what providers send.
 """
 
 from __future__ import annotations
@@ -76,46 +81,60 @@ def _tool_name(request: dict[str, Any]) -> str | None:
 
 
 def _openai_completion(request: dict[str, Any], reply: Reply, call_id: int) -> dict[str, Any]:
+    from openai.types.chat import ChatCompletion
+
     tool = _tool_name(request) if reply.tool_call is not False else None
     if reply.tool_call is True and tool is None:
         tool = "tool"
-    message: dict[str, Any]
+    message: dict[str, Any] = {"role": "assistant", "refusal": None, "annotations": []}
     if tool is not None:
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"call_{call_id}",
-                    "type": "function",
-                    "function": {"name": tool, "arguments": reply.content},
-                }
-            ],
-        }
+        message["content"] = None
+        message["tool_calls"] = [
+            {
+                "id": f"call_{call_id}",
+                "type": "function",
+                "function": {"name": tool, "arguments": reply.content},
+            }
+        ]
         finish = "tool_calls"
     else:
-        message = {"role": "assistant", "content": None if reply.null_content else reply.content}
+        message["content"] = None if reply.null_content else reply.content
         finish = "stop"
     prompt, completion = _usage(request, reply)
-    return {
-        "id": f"chatcmpl-fake-{call_id}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": str(request.get("model", "fake")),
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": reply.usage
-        if reply.usage is not None
-        else {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+    usage = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
         },
     }
+    body = ChatCompletion.model_validate(
+        {
+            "id": f"chatcmpl-fake-{call_id}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(request.get("model", "fake")),
+            "service_tier": "default",
+            "system_fingerprint": "fp_fake",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
+            "usage": usage,
+        }
+    ).model_dump(mode="json", exclude_unset=True)
+    if reply.usage is not None:
+        body["usage"] = reply.usage  # as given, a hostile server's counts too
+    return {**body, **(reply.extra or {})}
 
 
 def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> dict[str, Any]:
     tool = _tool_name(request) if reply.tool_call is not False else None
-    block: dict[str, Any] = {"type": "text", "text": reply.content}
+    block: dict[str, Any] = {"type": "text", "text": reply.content, "citations": None}
     stop_reason = "end_turn"
     if tool is not None:
         try:
@@ -127,7 +146,7 @@ def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> d
             block = {"type": "tool_use", "id": f"toolu_{call_id}", "name": tool, "input": arguments}
             stop_reason = "tool_use"
     prompt, completion = _usage(request, reply)
-    return {
+    body = {
         "id": f"msg_fake_{call_id}",
         "type": "message",
         "role": "assistant",
@@ -135,8 +154,56 @@ def _anthropic_message(request: dict[str, Any], reply: Reply, call_id: int) -> d
         "content": [block],
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": prompt, "output_tokens": completion},
+        "usage": {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+            "server_tool_use": None,
+            "service_tier": "standard",
+        },
     }
+    try:
+        from anthropic.types import Message
+    except ImportError:  # the extra is not installed: the same fields, unchecked
+        return {**body, **(reply.extra or {})}
+    checked = Message.model_validate(body).model_dump(mode="json", exclude_unset=True)
+    return {**checked, **(reply.extra or {})}
+
+
+def _embedding_list(model: str, texts: list[Any], dimension: int) -> dict[str, Any]:
+    """An embeddings reply (`hashed_embedding` of each text), built with openai's
+    `CreateEmbeddingResponse`."""
+    from openai.types import CreateEmbeddingResponse
+
+    data = [
+        {"object": "embedding", "index": i, "embedding": hashed_embedding(str(t), dimension)}
+        for i, t in enumerate(texts)
+    ]
+    tokens = sum(len(str(t).split()) for t in texts)
+    usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+    reply = {"object": "list", "data": data, "model": model, "usage": usage}
+    checked: dict[str, Any] = CreateEmbeddingResponse.model_validate(reply).model_dump(mode="json")
+    return checked
+
+
+def hashed_embedding(text: str, dimension: int) -> list[float]:
+    """A bag of hashed words, unit length: texts sharing words point the same way, so a
+    dense retriever over these ranks like a crude keyword search, the same on every run."""
+    import hashlib
+    import math
+    import re
+
+    vector = [0.0] * dimension
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % dimension
+        vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        vector[0], norm = 1.0, 1.0
+    return [v / norm for v in vector]
 
 
 def _error_body(anthropic: bool, status: int, message: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ class Reply:
     - `usage`: the chat completion's `usage` object sent as is (a hostile server's
       negative or non-numeric counts).
     - `null_content`: `"content": null` instead of the text (a reply with no text).
+    - `extra`: fields added to the reply's top level, as a provider adds new ones.
     """
 
     content: str
@@ -50,6 +51,7 @@ class Reply:
     output_tokens: int | None = None
     usage: dict[str, Any] | None = None
     null_content: bool = False
+    extra: dict[str, Any] | None = None
 
 
 ReplyValue: TypeAlias = str | Reply | Fault

@@ -1,5 +1,5 @@
 """Dense retrieval in a vector database teams run as a server: Chroma, over its HTTP API
-(v2), with the HTTP client lasagna already has (lasagna-judge's `HttpSender`, aiohttp
+(v2), with the HTTP client lasagna already has (lasagna-judge's `HttpSender`, httpx2
 underneath: its size cap, deadline and error kinds), so no client package is needed.
 
 A collection named by the user is used as it is: its ids must be the benchmark's passage

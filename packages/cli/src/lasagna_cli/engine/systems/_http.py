@@ -23,7 +23,7 @@ and expects 200 with a JSON body in any shape a Python system may return, usuall
   as a model call's key is (lasagna-judge's `redact`).
 - HTTP_PROXY, HTTPS_PROXY and NO_PROXY are honoured: the command reads them into the spec
   (`SystemSpec.proxies`).
-- The requests go through lasagna-judge's sender (`HttpSender`, aiohttp underneath), as
+- The requests go through lasagna-judge's sender (`HttpSender`, httpx2 underneath), as
   every model call does: the same proxies, certificates (SSL_CERT_FILE), IDNA 2008 host
   names, size cap and error kinds.
 """
