@@ -15,10 +15,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._api import arun_benchmark, run_benchmark
-    from lasagna_cli.engine._errors import EngineError, EngineUsageError
+    from lasagna_cli.engine import EngineError, EngineUsageError, arun_benchmark, run_benchmark
     from lasagna_cli.engine.benchmarks import BenchmarkAdapter, register_benchmark
-    from lasagna_cli.engine.config._config import (
+    from lasagna_cli.engine.config import (
         BenchmarkEntry,
         DatabaseSpec,
         ModelSpec,
@@ -28,15 +27,14 @@ if TYPE_CHECKING:
         RunConfig,
         Setup,
     )
-    from lasagna_cli.engine.reports._typed import (
+    from lasagna_cli.engine.reports import (
         BenchmarkResult,
         MetricSummary,
         QueryResult,
         Results,
         load_results,
     )
-    from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome
-    from lasagna_cli.engine.run._ray import RayExecutor
+    from lasagna_cli.engine.run import Executor, LocalExecutor, Outcome, RayExecutor
     from lasagna_cli.engine.systems import (
         RetrievedItem,
         Row,
@@ -47,27 +45,27 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
-    "run_benchmark": "lasagna_cli.engine._api",
-    "arun_benchmark": "lasagna_cli.engine._api",
-    "load_results": "lasagna_cli.engine.reports._typed",
-    "Results": "lasagna_cli.engine.reports._typed",
-    "BenchmarkResult": "lasagna_cli.engine.reports._typed",
-    "MetricSummary": "lasagna_cli.engine.reports._typed",
-    "QueryResult": "lasagna_cli.engine.reports._typed",
-    "RunConfig": "lasagna_cli.engine.config._config",
-    "BenchmarkEntry": "lasagna_cli.engine.config._config",
-    "Setup": "lasagna_cli.engine.config._config",
-    "RetrieverSpec": "lasagna_cli.engine.config._config",
-    "ModelSpec": "lasagna_cli.engine.config._config",
-    "ProviderSpec": "lasagna_cli.engine.config._config",
-    "PromptSpec": "lasagna_cli.engine.config._config",
-    "DatabaseSpec": "lasagna_cli.engine.config._config",
-    "Executor": "lasagna_cli.engine.run._executor",
-    "LocalExecutor": "lasagna_cli.engine.run._executor",
-    "Outcome": "lasagna_cli.engine.run._executor",
-    "RayExecutor": "lasagna_cli.engine.run._ray",
-    "EngineError": "lasagna_cli.engine._errors",
-    "EngineUsageError": "lasagna_cli.engine._errors",
+    "run_benchmark": "lasagna_cli.engine",
+    "arun_benchmark": "lasagna_cli.engine",
+    "load_results": "lasagna_cli.engine.reports",
+    "Results": "lasagna_cli.engine.reports",
+    "BenchmarkResult": "lasagna_cli.engine.reports",
+    "MetricSummary": "lasagna_cli.engine.reports",
+    "QueryResult": "lasagna_cli.engine.reports",
+    "RunConfig": "lasagna_cli.engine.config",
+    "BenchmarkEntry": "lasagna_cli.engine.config",
+    "Setup": "lasagna_cli.engine.config",
+    "RetrieverSpec": "lasagna_cli.engine.config",
+    "ModelSpec": "lasagna_cli.engine.config",
+    "ProviderSpec": "lasagna_cli.engine.config",
+    "PromptSpec": "lasagna_cli.engine.config",
+    "DatabaseSpec": "lasagna_cli.engine.config",
+    "Executor": "lasagna_cli.engine.run",
+    "LocalExecutor": "lasagna_cli.engine.run",
+    "Outcome": "lasagna_cli.engine.run",
+    "RayExecutor": "lasagna_cli.engine.run",
+    "EngineError": "lasagna_cli.engine",
+    "EngineUsageError": "lasagna_cli.engine",
     "System": "lasagna_cli.engine.systems",
     "SystemReply": "lasagna_cli.engine.systems",
     "SystemResult": "lasagna_cli.engine.systems",

@@ -17,10 +17,9 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._dry_run import RoleCalls
-    from lasagna_cli.engine.config._config import Setup
-    from lasagna_cli.engine.run._batched import Prefill
-    from lasagna_cli.engine.run._executor import Executor
+    from lasagna_cli.engine import RoleCalls
+    from lasagna_cli.engine.config import Setup
+    from lasagna_cli.engine.run import Executor, Prefill
     from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
 
 BatchOption = Annotated[
@@ -207,7 +206,7 @@ def batching(
 ) -> Executor:
     """`benchmark run | sweep --batch`: `runner` with the run's calls sent through the batch
     APIs first, refused in one line when a setup's model or system has none."""
-    from lasagna_cli.engine.run._batched import BatchingExecutor
+    from lasagna_cli.engine.run import BatchingExecutor
 
     models = [s.generator.name for s in setups if s.generator is not None]
     systems = sum(1 for s in setups if s.system is not None)
@@ -220,7 +219,7 @@ def batch_price_line(
 ) -> str | None:
     """A dry run's line of what its calls cost at most through --batch (the models whose
     provider has a batch API); None when none has."""
-    from lasagna_cli.engine._dry_run import priced
+    from lasagna_cli.engine import priced
     from lasagna_judge import BATCH_PRICE
 
     batchable = [r for r in roles if r.model.partition("/")[0] in BATCH_PROVIDERS]

@@ -178,7 +178,7 @@ def _calibrate(
         correct_at=correct_at,
         unlabelled=others,
     )
-    from lasagna_cli.engine.run._scoring import constant_judge
+    from lasagna_cli.engine.run import constant_judge
 
     warning = constant_judge(
         [

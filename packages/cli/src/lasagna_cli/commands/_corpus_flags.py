@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config._config import ChunkingSpec
+    from lasagna_cli.engine.config import ChunkingSpec
 
 CorpusOption = Annotated[
     str | None,
@@ -34,8 +34,7 @@ ChunkOverlapOption = Annotated[
 
 
 def chunking_from_flags(chunker: str, size: int, overlap: int) -> ChunkingSpec:
-    from lasagna_cli.engine.config._chunking_flags import chunking_spec
-    from lasagna_cli.engine.config._config import ChunkingSpec
+    from lasagna_cli.engine.config import ChunkingSpec, chunking_spec
 
     names = {"chunker": "--chunker", "size": "--chunk-size", "overlap": "--chunk-overlap"}
     values = {"chunker": chunker, "size": size, "overlap": overlap}

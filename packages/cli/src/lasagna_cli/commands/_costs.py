@@ -28,9 +28,8 @@ def cost_line(results: Sequence[Mapping[str, Any]]) -> str:
 def sweep_costs(output: Path, datasets: Path, prices: Mapping[str, tuple[float, float]]) -> None:
     """Print a sweep's cost per setup and keep the table beside its results, where the
     report and the export find it."""
-    from lasagna_cli.engine.records._store import write_json_atomic
-    from lasagna_cli.engine.reports import read_run
-    from lasagna_cli.engine.reports._read_kag import PRICES_FILE
+    from lasagna_cli.engine.records import write_json_atomic
+    from lasagna_cli.engine.reports import PRICES_FILE, read_run
 
     if not output.is_dir():
         return

@@ -11,7 +11,7 @@ import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
@@ -208,7 +208,7 @@ def sample_command(
             mode=mode,
             unit=spec.sampling_unit,
         )
-        from lasagna_cli.engine.records._store import check_writable
+        from lasagna_cli.engine.records import check_writable
 
         check_writable(output, f"-o {output}", "the sample folder")
         written = write_sample(sample, bench, data_dir, output)

@@ -23,7 +23,7 @@ from lasagna_cli.commands._llm import (
 )
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config._config import RetrieverSpec, RunConfig, Setup
+    from lasagna_cli.engine.config import RetrieverSpec, RunConfig, Setup
     from lasagna_judge import Embedder
 
 EMBEDDER_BASE_URL = "LASAGNA_EMBEDDER_BASE_URL"

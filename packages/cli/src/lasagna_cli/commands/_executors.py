@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
-from lasagna_cli.engine.run._executor import Executor, LocalExecutor
+from lasagna_cli.engine.run import Executor, LocalExecutor
 
 ExecutorOption = Annotated[
     str,
@@ -58,7 +58,7 @@ def executor_choice(
         if ray_address is not None:
             raise CliError("--ray-address goes with --executor ray", USAGE_ERROR)
         return LOCAL
-    from lasagna_cli.engine.run._ray import ray_module
+    from lasagna_cli.engine.run import ray_module
 
     ray_module()
     env = os.environ if env is None else env
@@ -112,7 +112,7 @@ def make_executor(
     """The executor of a command's run, `concurrency` tasks in flight in all; `also` names
     variables its Ray workers need beside the model settings."""
     if choice.kind == "ray":
-        from lasagna_cli.engine.run._ray import RayExecutor
+        from lasagna_cli.engine.run import RayExecutor
 
         uv = os.environ.get("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0").lower() in ("1", "true")
         return RayExecutor(

@@ -10,7 +10,7 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._report import DatasetsOption, PricesOption, read_runs
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 
 @benchmark_app.command("export")
@@ -55,8 +55,9 @@ def export(
             )
         if export_format == "parquet" and output is None:
             raise CliError("--format parquet: give the file with -o FILE.parquet", USAGE_ERROR)
-        from lasagna_cli.engine.records._store import check_output_file, write_bytes_atomic
+        from lasagna_cli.engine.records import check_output_file
         from lasagna_cli.engine.reports import export_text, flat_rows, to_parquet
+        from lasagna_synth import write_bytes_atomic
 
         if output is not None:
             check_output_file(output, f"-o {output}")

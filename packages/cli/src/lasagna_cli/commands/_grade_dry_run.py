@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import Rubric
@@ -41,7 +41,7 @@ def grade_dry_run(
     `models`; `bias_check` is --bias-check's N."""
     from lasagna_cli.commands._batch import batch_price_line
     from lasagna_cli.commands._llm import load_prices, resolve_model
-    from lasagna_cli.engine._dry_run import GRADE_REPLY_TOKENS, RoleCalls, role_lines
+    from lasagna_cli.engine import GRADE_REPLY_TOKENS, RoleCalls, role_lines
     from lasagna_judge import BIAS_FILLER, grade_requests, price_for
     from lasagna_synth import count_tokens
 

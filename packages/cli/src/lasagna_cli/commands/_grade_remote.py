@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine.run._executor import Executor, Outcome, Recipe
+from lasagna_cli.engine.run import Executor, Outcome, Recipe
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Grade, Rubric

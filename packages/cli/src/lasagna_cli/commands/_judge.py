@@ -21,7 +21,7 @@ from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
+from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -238,7 +238,7 @@ def _checked_input(
     rows = _read_grade_input(input_path)
     _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
     if out is not None:
-        from lasagna_cli.engine.records._store import check_output_file
+        from lasagna_cli.engine.records import check_output_file
 
         check_output_file(out, f"--out {out}", "its folder")
     return rubric, rows
@@ -379,7 +379,7 @@ def _grade(
     )
     for report in batches:
         lines += _batch.batch_lines(report, llm.model, price_table, prices)
-    from lasagna_cli.engine.run._scoring import constant_judge
+    from lasagna_cli.engine.run import constant_judge
 
     warning = constant_judge([g.score for g in grades if g.status == "ok"])
     if warning:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Rubric

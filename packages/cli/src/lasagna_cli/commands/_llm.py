@@ -168,7 +168,7 @@ def build_llm(
     `requests_per_minute` and `tokens_per_minute` are the run's limits: a Ray worker's LLM
     takes its share of them (`engine.run._rate_share`).
     """
-    from lasagna_cli.engine.run._rate_share import shared
+    from lasagna_cli.engine.run import shared
     from lasagna_judge import JudgeError, make_llm
 
     env = os.environ if env is None else env
@@ -345,7 +345,7 @@ def endpoint_of(
     """The server a model's calls go to, as results record it (scheme, host, port, path;
     never credentials or a query): the flag's or the environment's base URL; None for a
     provider's own endpoint and for in-process models."""
-    from lasagna_cli.engine.config._config import endpoint_url
+    from lasagna_cli.engine.config import endpoint_url
 
     env = os.environ if env is None else env
     provider = model.partition("/")[0]

@@ -13,7 +13,7 @@ from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config._config import ModelSpec
+    from lasagna_cli.engine.config import ModelSpec
     from lasagna_cli.engine.staged import OpenVikingConfig, PipelineOptions
     from lasagna_judge import LLM
 
@@ -64,8 +64,8 @@ def pipeline_options(
 
     from lasagna_cli.commands._llm import cache_setting, proxies_of
     from lasagna_cli.engine.benchmarks import get_benchmark_spec
-    from lasagna_cli.engine.config._config import endpoint_url
-    from lasagna_cli.engine.run._rate_share import shared
+    from lasagna_cli.engine.config import endpoint_url
+    from lasagna_cli.engine.run import shared
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import JudgeError, make_llm
 

@@ -64,12 +64,12 @@ def prepare(
     format with sampling_metadata.json, as the scripts write them. Exit 1 when a dataset's
     raw files are missing (the others are written)."""
     with user_errors():
-        from lasagna_cli.engine.benchmarks._prepare import (
+        from lasagna_cli.engine.benchmarks import (
             OFFICIAL,
             dataset_key,
             prepare_benchmarks,
         )
-        from lasagna_cli.engine.records._store import check_writable
+        from lasagna_cli.engine.records import check_writable
 
         if not raw.is_dir():
             raise CliError(

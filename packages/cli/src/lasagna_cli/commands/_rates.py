@@ -33,6 +33,6 @@ TpmOption = Annotated[
 
 def rate_limits(rpm: object, tpm: object) -> tuple[float | None, float | None]:
     """--rpm and --tpm checked: numbers > 0, or None."""
-    from lasagna_cli.engine.run._rate_share import check_rate
+    from lasagna_cli.engine.run import check_rate
 
     return check_rate(rpm, "--rpm"), check_rate(tpm, "--tpm")

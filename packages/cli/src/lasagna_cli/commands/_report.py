@@ -12,7 +12,7 @@ from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.reports._run_data import RunData
+    from lasagna_cli.engine.reports import RunData
 
 RunFolders = Annotated[
     list[Path],
@@ -68,7 +68,7 @@ def report(
     """Write one self-contained HTML report (no network needed to open it): leaderboards
     with 95% intervals and charts, breakdowns, paired comparisons, and every question with
     each setup's answer, grade, ranking and errors."""
-    from lasagna_cli.engine.reports._collector import collector_paused
+    from lasagna_cli.engine.reports import collector_paused
 
     with user_errors(), collector_paused():
         # In a function of its own, so that the run's millions of objects are freed before
@@ -83,8 +83,8 @@ def _write_report(
     prices: Path | None,
     title: str | None,
 ) -> None:
-    from lasagna_cli.engine.records._store import check_output_file
-    from lasagna_cli.engine.reports._html import report_parts
+    from lasagna_cli.engine.records import check_output_file
+    from lasagna_cli.engine.reports import report_parts
     from lasagna_synth import atomic_writer
 
     target = output if output is not None else folders[0] / "report.html"

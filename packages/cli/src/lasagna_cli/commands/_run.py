@@ -46,7 +46,7 @@ from lasagna_cli.commands._validate import (
     check_data_format,
     check_data_path,
 )
-from lasagna_cli.engine.config._config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
+from lasagna_cli.engine.config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
 
 
 @benchmark_app.command("run")
@@ -290,7 +290,7 @@ def run(
 
         chosen = executor_choice(executor, ray_address)
         requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
-        from lasagna_cli.engine.config._sweepfile import config_from_sweep, is_sweep_file
+        from lasagna_cli.engine.config import config_from_sweep, is_sweep_file
 
         if predictions_from_data and is_sweep_file(path):
             raise CliError(
@@ -315,7 +315,7 @@ def run(
             predictions_from_data=path if predictions_from_data else None,
             data_format=data_format,
         )
-        from lasagna_cli.engine.config._flags import (
+        from lasagna_cli.engine.config import (
             Flags,
             config_from_path,
             parse_filter_flags,

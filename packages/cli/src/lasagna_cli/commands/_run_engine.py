@@ -12,14 +12,14 @@ import typer
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
 from lasagna_cli.commands._llm import OTHER_CONCURRENCY, auto_concurrency
 from lasagna_cli.commands._terminal import echo_err
-from lasagna_cli.engine.run._first_calls import ModelsUnreachable
+from lasagna_cli.engine.run import ModelsUnreachable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine._benchmark import BenchmarkRun
-    from lasagna_cli.engine.config._config import ModelSpec, RunConfig
+    from lasagna_cli.engine import BenchmarkRun
+    from lasagna_cli.engine.config import ModelSpec, RunConfig
     from lasagna_judge import LLM
 
 
@@ -42,9 +42,9 @@ def run_engine(
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine._benchmark import run_benchmarks
+    from lasagna_cli.engine import run_benchmarks
     from lasagna_cli.engine.datasets import DatasetLoader
-    from lasagna_cli.engine.run._runner import Models
+    from lasagna_cli.engine.run import Models
     from lasagna_synth import run_blocking
 
     if config.concurrency is None:
@@ -127,7 +127,7 @@ def checked_base_url(
     server (a sweep file names its own models, so it is taken as it is)."""
     from lasagna_cli.commands._errors import USAGE_ERROR
     from lasagna_cli.commands._llm import run_server
-    from lasagna_cli.engine.config._sweepfile import is_sweep_file
+    from lasagna_cli.engine.config import is_sweep_file
 
     if base_url is None or is_sweep_file(path):
         return base_url
@@ -162,7 +162,7 @@ def jury_flags(judges: list[str]) -> tuple[str | None, tuple[str, ...]]:
 def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:
     """`benchmark run --dry-run`: the plan and its calls (`engine._dry_run`), no call made."""
     from lasagna_cli.commands._llm import text_cache
-    from lasagna_cli.engine._dry_run import dry_run, dry_run_lines
+    from lasagna_cli.engine import dry_run, dry_run_lines
     from lasagna_cli.engine.datasets import DatasetLoader
     from lasagna_judge import price_for
 

@@ -16,7 +16,7 @@ from lasagna_cli.commands._terminal import echo
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine.config._config import ModelSpec
+    from lasagna_cli.engine.config import ModelSpec
     from lasagna_cli.engine.staged import PipelineOptions
     from lasagna_judge import LLM, Rubric
 
@@ -191,7 +191,7 @@ def _run_pipeline(
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine.run._runner import Models
+    from lasagna_cli.engine.run import Models
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 
     check_options(options)

@@ -19,7 +19,7 @@ from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption, nothing_gra
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
+from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.kag import Damaged, Result
@@ -192,7 +192,7 @@ def _report(
         grades = _grade(found, judge, rubric_name, base_url, concurrency, limits, max_chars)
         if graded is not None:
             graded.update(grades)
-        from lasagna_cli.engine.run._scoring import constant_judge
+        from lasagna_cli.engine.run import constant_judge
 
         warning = constant_judge([g.score for g in grades.values() if g.status == "ok"])
         if warning:
@@ -226,7 +226,7 @@ def _grade(
     from lasagna_cli.commands._llm import build_llm
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine.kag import needs_grading
-    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
+    from lasagna_cli.engine.run import judge_references, too_long_to_grade
     from lasagna_judge import grade_batch
 
     rubric = load_rubric_option(rubric_name)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine.config._config import ModelSpec, Setup
+    from lasagna_cli.engine.config import ModelSpec, Setup
     from lasagna_judge import LLM
 
 DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
@@ -34,7 +34,7 @@ def _with_endpoint(setup: Setup) -> Setup:
 
     from lasagna_cli.commands._embedders import with_embedder_endpoint
     from lasagna_cli.commands._llm import endpoint_of
-    from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS
+    from lasagna_cli.engine.config import BUILTIN_PROVIDERS
 
     setup = with_embedder_endpoint(setup)
     model = setup.generator
@@ -211,11 +211,8 @@ def _sweep(
         sweep_tasks,
         task_count,
     )
-    from lasagna_cli.engine.records._folder_lock import FolderLock
-    from lasagna_cli.engine.records._store import check_writable, remove_stale_temp_files
-    from lasagna_cli.engine.run._options import RunOptions
-    from lasagna_cli.engine.run._runner import Models, execute, prepare
-    from lasagna_cli.engine.run._system_tasks import SystemState
+    from lasagna_cli.engine.records import FolderLock, check_writable, remove_stale_temp_files
+    from lasagna_cli.engine.run import Models, RunOptions, SystemState, execute, prepare
 
     if retry_errors and not resume:
         raise CliError("--retry-errors goes with --continue", USAGE_ERROR)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config._config import ProviderSpec, Setup
+    from lasagna_cli.engine.config import ProviderSpec, Setup
     from lasagna_judge import LLM
 
 
@@ -47,8 +47,8 @@ def make_setup_llms(
     import os
 
     from lasagna_cli.commands._llm import build_llm, cache_setting, proxies_of
-    from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS
-    from lasagna_cli.engine.run._rate_share import shared
+    from lasagna_cli.engine.config import BUILTIN_PROVIDERS
+    from lasagna_cli.engine.run import shared
     from lasagna_judge import make_llm
 
     llms: dict[tuple[str, str], LLM] = {}

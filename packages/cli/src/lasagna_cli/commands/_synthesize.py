@@ -179,7 +179,7 @@ def _synthesize(
     from lasagna_synth import check_chunking, parse_mix
 
     if out_format not in WRITE_FORMATS:
-        from lasagna_cli.engine._errors import did_you_mean
+        from lasagna_cli.engine import did_you_mean
 
         raise CliError(
             f"--format: expected one of {', '.join(WRITE_FORMATS)}, found {out_format!r}"
@@ -228,7 +228,7 @@ def _synthesize(
         return
 
     from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.engine.records._store import check_output_file
+    from lasagna_cli.engine.records import check_output_file
 
     # Before any (paid) call: the questions must have somewhere to go.
     check_output_file(out, f"--out {out}", "its folder")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM

@@ -12,7 +12,7 @@ from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -197,8 +197,8 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[lis
     """What validate-data says of the folder of documents the rows are searched in: how
     many documents, and how many rows' passages were found in them; and whether it could
     be read."""
-    from lasagna_cli.engine._errors import EngineError
-    from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
+    from lasagna_cli.engine import EngineError
+    from lasagna_cli.engine.datasets import load_documents, locate_rows
 
     how = "--corpus" if given else "named by the rows"
     try:
@@ -227,7 +227,7 @@ def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
     it may have meant to name."""
     if Path(path).exists():
         return
-    from lasagna_cli.engine._errors import did_you_mean
+    from lasagna_cli.engine import did_you_mean
     from lasagna_cli.engine.benchmarks import benchmark_names
 
     close = did_you_mean(path, benchmark_names())
@@ -255,7 +255,7 @@ DataFormat = Annotated[
 def check_data_format(value: str | None, *, output_format: str | None = None) -> None:
     """--data-format names one of DATA_FORMATS; a data format given to run's --format (the
     output's) is pointed to --data-format."""
-    from lasagna_cli.engine._errors import did_you_mean
+    from lasagna_cli.engine import did_you_mean
 
     if output_format in DATA_FORMATS:
         raise CliError(
@@ -306,7 +306,7 @@ def validate_data(
     """
     with user_errors():
         check_data_format(data_format)
-        from lasagna_cli.engine.config._sweepfile import SWEEP_SUFFIXES
+        from lasagna_cli.engine.config import SWEEP_SUFFIXES
         from lasagna_synth import DataError, load_data_and_outputs
 
         if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():

@@ -1,1 +1,83 @@
-"""The benchmark engine: a library layer (no typer, no rich, no environment variables, no exit codes)."""  # noqa: E501
+"""The benchmark engine: a library layer (no typer, no rich, no environment variables, no exit
+codes).
+
+Its subpackages show the pipeline (`config`, `plan`, `run`, `records`, `reports`) and the
+doors beside it (`kag`, `staged`, `benchmarks`, `datasets`, `systems`, `retrieval`). Each lists
+its public names in `__all__`; the commands import only those (an import-linter contract).
+The names below load on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._api import (
+        arun_benchmark as arun_benchmark,
+    )
+    from lasagna_cli.engine._api import (
+        run_benchmark as run_benchmark,
+    )
+    from lasagna_cli.engine._benchmark import (
+        BenchmarkRun as BenchmarkRun,
+    )
+    from lasagna_cli.engine._benchmark import (
+        run_benchmarks as run_benchmarks,
+    )
+    from lasagna_cli.engine._counts import counted as counted
+    from lasagna_cli.engine._dry_run import (
+        GRADE_REPLY_TOKENS as GRADE_REPLY_TOKENS,
+    )
+    from lasagna_cli.engine._dry_run import (
+        RoleCalls as RoleCalls,
+    )
+    from lasagna_cli.engine._dry_run import (
+        dry_run as dry_run,
+    )
+    from lasagna_cli.engine._dry_run import (
+        dry_run_lines as dry_run_lines,
+    )
+    from lasagna_cli.engine._dry_run import (
+        priced as priced,
+    )
+    from lasagna_cli.engine._dry_run import (
+        role_lines as role_lines,
+    )
+    from lasagna_cli.engine._errors import (
+        EngineError as EngineError,
+    )
+    from lasagna_cli.engine._errors import (
+        EngineUsageError as EngineUsageError,
+    )
+    from lasagna_cli.engine._errors import (
+        did_you_mean as did_you_mean,
+    )
+
+_NAMES = {
+    "arun_benchmark": "_api",
+    "run_benchmark": "_api",
+    "BenchmarkRun": "_benchmark",
+    "run_benchmarks": "_benchmark",
+    "counted": "_counts",
+    "GRADE_REPLY_TOKENS": "_dry_run",
+    "RoleCalls": "_dry_run",
+    "dry_run": "_dry_run",
+    "dry_run_lines": "_dry_run",
+    "priced": "_dry_run",
+    "role_lines": "_dry_run",
+    "EngineError": "_errors",
+    "EngineUsageError": "_errors",
+    "did_you_mean": "_errors",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

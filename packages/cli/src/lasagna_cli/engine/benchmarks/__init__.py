@@ -26,6 +26,7 @@ from lasagna_cli.engine.benchmarks._model import (
     ReadOptions,
     Subset,
 )
+from lasagna_cli.engine.benchmarks._prepare import OFFICIAL, dataset_key, prepare_benchmarks
 from lasagna_cli.engine.benchmarks._registry import (
     ENTRY_POINT_GROUP,
     UnknownBenchmarkError,
@@ -48,6 +49,7 @@ from lasagna_cli.engine.benchmarks._simple import BaseAdapter
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MISSING_ANSWER",
+    "OFFICIAL",
     "SAMPLE_MODES",
     "Adapter",
     "BaseAdapter",
@@ -65,10 +67,12 @@ __all__ = [
     "Subset",
     "UnknownBenchmarkError",
     "benchmark_names",
+    "dataset_key",
     "get_benchmark_spec",
     "is_benchmark",
     "list_benchmarks",
     "load_benchmark",
+    "prepare_benchmarks",
     "register_benchmark",
     "sample_benchmark",
     "write_sample",

@@ -7,6 +7,7 @@
 - `_select`: filters, seeded samples and the first N questions.
 """
 
+from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
 from lasagna_cli.engine.datasets._load import DatasetLoader
 from lasagna_cli.engine.datasets._named import (
     JUDGED_DOCUMENTS,
@@ -35,6 +36,8 @@ __all__ = [
     "data_revision",
     "duplicates_note",
     "file_digests",
+    "load_documents",
+    "locate_rows",
     "named_corpus",
     "named_dataset",
     "own_dataset",

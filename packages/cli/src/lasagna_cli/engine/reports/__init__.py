@@ -30,6 +30,14 @@ _NAMES = {
     "to_parquet": "_export",
     "export_formats": "_export",
     "export_text": "_export",
+    "collector_paused": "_collector",
+    "report_parts": "_html",
+    "PRICES_FILE": "_read_kag",
+    "load_results": "_typed",
+    "Results": "_typed",
+    "BenchmarkResult": "_typed",
+    "MetricSummary": "_typed",
+    "QueryResult": "_typed",
 }
 
 __all__ = sorted(_NAMES)
