@@ -9,7 +9,7 @@ import typer
 
 from lasagna_cli.commands import _batch
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import INTERRUPTED, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -194,38 +194,18 @@ def _sweep(
     limits: tuple[float | None, float | None] = (None, None),
     batch: tuple[bool, dict[str, tuple[float, float]] | None, Path | None] = (False, None, None),
 ) -> int:
-    import asyncio
     import os
-    import time
 
+    from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine.kag import (
-        KagStore,
-        broken_tasks,
-        check_prefix,
-        load_databases,
-        load_sweep,
-        record_broken,
-        refuse_overwrite,
-        sweep_tasks,
-        task_count,
-    )
-    from lasagna_cli.engine.records import FolderLock, check_writable, remove_stale_temp_files
-    from lasagna_cli.engine.run import Models, RunOptions, SystemState, execute, prepare
+    from lasagna_cli.commands._terminal import echo_err
+    from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
+    from lasagna_cli.engine.run import Models
 
-    if retry_errors and not resume:
-        raise CliError("--retry-errors goes with --continue", USAGE_ERROR)
-    if overwrite and resume:
-        raise CliError(
-            "--overwrite runs every task again and --continue keeps finished ones; choose one",
-            USAGE_ERROR,
-        )
-    check_prefix(prefix)
-    if output.exists() and not output.is_dir():
-        raise CliError(
-            f"--output {output}: exists and is not a folder; choose another", USAGE_ERROR
-        )
+    check_sweep_options(
+        output, prefix, resume=resume, retry_failed=retry_errors, overwrite=overwrite
+    )
     # Everything is read and checked before any model is called.
     loaded = load_sweep(
         datasets_path,
@@ -237,123 +217,65 @@ def _sweep(
     ).with_setups(_with_endpoint)
     for note in loaded.notes:
         typer.echo(note, err=True)
-    store = KagStore(output, prefix, loaded.setups)
-    broken = len(broken_tasks(loaded))
-    total = task_count(loaded.plan) + broken
-    if not resume and not overwrite:
-        refuse_overwrite(loaded, store, output)
-    check_writable(output, f"--output {output}")
-    # Held until the sweep ends: a second sweep in this folder would pay for every call again.
-    with FolderLock(output, f"--output {output}"):
-        # Only the sweep's own folders: --output defaults to the working directory.
-        removed = sum(remove_stale_temp_files(output / b.name) for b in loaded.plan)
-        if removed:
-            typer.echo(f"removed {removed} temporary files left by an interrupted sweep", err=True)
+    by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
 
-        from lasagna_cli.commands._embedders import build_embedder, vector_folder
+    def make(spec: ModelSpec, role: str) -> LLM:
+        # Asked for by the runner only for pending tasks, each before any call is made.
+        return make_setup_llms([by_model[spec.key]], parallel, limits, batch[0])[spec.key]
 
-        options = RunOptions(
+    logged = [0]
+
+    def failure(path: Path, error: str) -> None:
+        if logged[0] < MAX_LOGGED_ERRORS:
+            typer.echo(f"task {path}: {error}", err=True)
+        elif logged[0] == MAX_LOGGED_ERRORS:
+            typer.echo("more tasks failed; their errors are in their result files", err=True)
+        logged[0] += 1
+
+    runner = make_executor(parallel, chosen, also=_key_variables(loaded.setups.values()))
+    batch_lines: list[str] = []
+    if batch[0]:  # the answers, then the grades, through the batch APIs first
+        runner = _batch.batching(
+            list(loaded.setups.values()), runner, chosen.kind, output, batch_lines, *batch[1:]
+        )
+    progress = TaskProgress(0, "sweep")
+    with progress:
+        outcome = run_sweep(
+            loaded,
+            output,
+            prefix,
+            executor=runner,
+            models=Models(make, make_embedder=build_embedder),
             resume=resume,
             retry_failed=retry_errors,
-            probe_systems=False,
-            concurrency=parallel,
+            overwrite=overwrite,
             vector_folder=vector_folder(),
+            say=echo_err,
+            on_start=progress.start,
+            on_progress=progress.advance,
+            on_failure=failure,
         )
-        by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
-
-        def make(spec: ModelSpec, role: str) -> LLM:
-            # Asked for by the runner only for pending tasks, each before any call is made.
-            return make_setup_llms([by_model[spec.key]], parallel, limits, batch[0])[spec.key]
-
-        logged = [0]
-
-        def failure(path: Path, error: str) -> None:
-            if logged[0] < MAX_LOGGED_ERRORS:
-                typer.echo(f"task {path}: {error}", err=True)
-            elif logged[0] == MAX_LOGGED_ERRORS:
-                typer.echo("more tasks failed; their errors are in their result files", err=True)
-            logged[0] += 1
-
-        runner = make_executor(parallel, chosen, also=_key_variables(loaded.setups.values()))
-        batch_lines: list[str] = []
-        if batch[0]:  # the answers, then the grades, through the batch APIs first
-            runner = _batch.batching(
-                list(loaded.setups.values()), runner, chosen.kind, output, batch_lines, *batch[1:]
-            )
-        progress = TaskProgress(total, "sweep")
-        start = time.perf_counter()
-        interrupted = False
-        nothing = [False]
-
-        async def main() -> None:
-            state = SystemState()
-            models = Models(make, make_embedder=build_embedder)
-            try:
-                written = record_broken(loaded, store, resume) if broken else 0
-                if broken:
-                    for _ in range(written):
-                        progress.advance("failed")
-                    for _ in range(broken - written):
-                        progress.advance("skipped")
-                    for setup in loaded.broken.values():
-                        typer.echo(f"setup {setup.name}: {setup.error} (recorded)", err=True)
-                if not loaded.plan:
-                    nothing[0] = written == 0
-                    return
-                plan = await prepare(loaded.plan, options, state, lambda line: None)
-                databases = {
-                    s.database.name: s.database for s in loaded.setups.values() if s.database
-                }
-                if databases:
-                    typer.echo(f"indexing {len(databases)} database(s)...", err=True)
-                options.databases = load_databases(databases.values())
-
-                def started(finished: int, total: int) -> None:
-                    nothing[0] = finished == total and written == 0
-
-                await execute(
-                    plan,
-                    sweep_tasks(plan),
-                    store,
-                    runner,
-                    models,
-                    options,
-                    state,
-                    on_progress=progress.advance,
-                    on_failure=failure,
-                    say=lambda line: None,
-                    before_start=started,
-                )
-            finally:
-                await models.aclose()
-                await state.aclose()
-
-        with progress:
-            try:
-                asyncio.run(main())
-            except KeyboardInterrupt:
-                interrupted = True
-        if nothing[0] and not interrupted:
-            typer.echo(f"nothing to do: all {total} results exist in {output}", err=True)
-            return 0
-        for line in batch_lines:
-            typer.echo(line, err=True)
-        seconds = time.perf_counter() - start
-        ran = progress.done + progress.failed
-        rate = ran / seconds if seconds > 0 else 0.0
+    if outcome.nothing_to_do:
+        typer.echo(f"nothing to do: all {outcome.total} results exist in {output}", err=True)
+        return 0
+    for line in batch_lines:
+        typer.echo(line, err=True)
+    ran = outcome.done + outcome.failed
+    rate = ran / outcome.seconds if outcome.seconds > 0 else 0.0
+    typer.echo(
+        f"sweep: {outcome.done} done, {outcome.failed} failed, {outcome.skipped} skipped "
+        f"of {outcome.total} tasks in {outcome.seconds:.1f} s ({rate:.1f} tasks/s); "
+        f"results in {output}",
+        err=True,
+    )
+    if outcome.interrupted:
+        typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
+        return INTERRUPTED
+    if outcome.failed:
         typer.echo(
-            f"sweep: {progress.done} done, {progress.failed} failed, {progress.skipped} skipped "
-            f"of {total} tasks in {seconds:.1f} s ({rate:.1f} tasks/s); results in {output}",
+            f'{outcome.failed} tasks failed (recorded as {{"error": ...}}); run them again '
+            "with --continue --retry-errors",
             err=True,
         )
-        if interrupted:
-            typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
-            return INTERRUPTED
-        if progress.failed:
-            typer.echo(
-                f'{progress.failed} tasks failed (recorded as {{"error": ...}}); run them again '
-                "with --continue --retry-errors",
-                err=True,
-            )
-            return 1
-        return 0
+        return 1
+    return 0

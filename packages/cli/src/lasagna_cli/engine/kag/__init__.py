@@ -8,7 +8,8 @@ its report.
   `retriever` and `database`, checked in kag's order;
 - `_missing`: the setups recorded per task as kag's error (a missing component, Neo4j);
 - `_databases`: the databases' passages, loaded once per sweep;
-- `_sweep`: the door: the files read and checked, the plan, the tasks in kag's order;
+- `_sweep`: the door: the files read and checked, the plan, the tasks in kag's order,
+  and `run_sweep`, the sweep run into the result folder (locked) and counted;
 - `_store`: `<output>/<dataset>/<question>/<prefix><setup>.json`, kag's two shapes;
 - `_result_stats`: kag's own `stats` fields of a result file (serde's layout);
 - `_kag_metrics`: kag's stats figures, JSON and table (OK/WRONG/ERR/TOT, ACC/PREC/COVER);
@@ -30,13 +31,11 @@ from lasagna_cli.engine.kag._stats_text import render_text
 from lasagna_cli.engine.kag._store import KagStore, decode_result, result_path
 from lasagna_cli.engine.kag._sweep import (
     Sweep,
-    broken_tasks,
-    check_prefix,
+    SweepOutcome,
+    check_sweep_options,
     load_sweep,
-    record_broken,
-    refuse_overwrite,
+    run_sweep,
     sweep_tasks,
-    task_count,
 )
 
 __all__ = [
@@ -49,9 +48,9 @@ __all__ = [
     "Result",
     "StatsReport",
     "Sweep",
+    "SweepOutcome",
     "as_datasets",
-    "broken_tasks",
-    "check_prefix",
+    "check_sweep_options",
     "damaged_records",
     "dataset_folders",
     "dataset_of",
@@ -67,13 +66,11 @@ __all__ = [
     "load_setups",
     "load_sweep",
     "needs_grading",
-    "record_broken",
-    "refuse_overwrite",
     "render_text",
     "result_path",
     "run_folder_results",
+    "run_sweep",
     "select_setups",
     "summarize",
     "sweep_tasks",
-    "task_count",
 ]

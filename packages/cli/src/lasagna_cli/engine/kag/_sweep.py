@@ -14,6 +14,7 @@ a Neo4j server.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,11 +22,23 @@ from pathlib import Path
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
 from lasagna_cli.engine.kag._config import Config, load_config
+from lasagna_cli.engine.kag._databases import load_databases
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, load_datasets
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._store import KagStore
 from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, make_tasks
-from lasagna_cli.engine.records._store import dump_task_json, is_finished, write_bytes_atomic
+from lasagna_cli.engine.records._folder_lock import FolderLock
+from lasagna_cli.engine.records._store import (
+    check_writable,
+    dump_task_json,
+    is_finished,
+    remove_stale_temp_files,
+    write_bytes_atomic,
+)
+from lasagna_cli.engine.run._executor import Executor
+from lasagna_cli.engine.run._options import RunOptions
+from lasagna_cli.engine.run._runner import Models, execute, prepare
+from lasagna_cli.engine.run._system_tasks import SystemState
 
 
 @dataclass
@@ -198,4 +211,151 @@ def refuse_overwrite(sweep: Sweep, store: KagStore, output: Path) -> None:
             f"(e.g. {finished[0]}); lasagna does not overwrite them as kag does: pass "
             "--continue to skip them, --overwrite to run them again (kag's behaviour), or "
             "choose another --output or --prefix"
+        )
+
+
+def check_sweep_options(
+    output: Path, prefix: str, *, resume: bool, retry_failed: bool, overwrite: bool
+) -> None:
+    """The sweep's options that contradict each other or cannot name a result file,
+    refused before any file is read."""
+    if retry_failed and not resume:
+        raise EngineUsageError("--retry-errors goes with --continue")
+    if overwrite and resume:
+        raise EngineUsageError(
+            "--overwrite runs every task again and --continue keeps finished ones; choose one"
+        )
+    check_prefix(prefix)
+    if output.exists() and not output.is_dir():
+        raise EngineUsageError(f"--output {output}: exists and is not a folder; choose another")
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What a sweep came to, task by task: the command says it and chooses its exit code."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    seconds: float = 0.0
+    nothing_to_do: bool = False
+    """Every result was there already: no task ran and none was written."""
+    interrupted: bool = False
+    """Ctrl-C ended it; the finished results are whole and kept (`resume` goes on)."""
+
+
+def run_sweep(
+    sweep: Sweep,
+    output: Path,
+    prefix: str = "",
+    *,
+    executor: Executor,
+    models: Models,
+    resume: bool = False,
+    retry_failed: bool = False,
+    overwrite: bool = False,
+    vector_folder: Path | None = None,
+    say: Callable[[str], None] = lambda line: None,
+    on_start: Callable[[int, str], None] = lambda total, description: None,
+    on_progress: Callable[[str], None] = lambda status: None,
+    on_failure: Callable[[Path, str], None] = lambda path, error: None,
+) -> SweepOutcome:
+    """Run every task of `sweep` into kag's result files under `output`, as `benchmark
+    sweep` does, and count what came of them.
+
+    Finished results are refused rather than overwritten unless `resume` (kept; failed ones
+    too unless `retry_failed`) or `overwrite`. The folder is locked for the sweep (a second
+    sweep there would pay for every call again), and temporary files an interrupted sweep
+    left behind are removed first. A broken setup's tasks are recorded as errors and counted
+    as failed. Blocking: it runs its own event loop; Ctrl-C ends it as an outcome
+    (`interrupted`), not an exception, so the counts so far come back.
+    """
+    from lasagna_synth import run_blocking
+
+    check_sweep_options(
+        output, prefix, resume=resume, retry_failed=retry_failed, overwrite=overwrite
+    )
+    store = KagStore(output, prefix, sweep.setups)
+    broken = len(broken_tasks(sweep))
+    total = task_count(sweep.plan) + broken
+    if not resume and not overwrite:
+        refuse_overwrite(sweep, store, output)
+    check_writable(output, f"--output {output}")
+    counts = {"done": 0, "failed": 0, "skipped": 0}
+
+    def advance(status: str) -> None:
+        counts[status] += 1
+        on_progress(status)
+
+    nothing = [False]
+    # Held until the sweep ends: a second sweep in this folder would pay for every call again.
+    with FolderLock(output, f"--output {output}"):
+        # Only the sweep's own folders: the output may be the working directory.
+        removed = sum(remove_stale_temp_files(output / b.name) for b in sweep.plan)
+        if removed:
+            say(f"removed {removed} temporary files left by an interrupted sweep")
+        options = RunOptions(
+            resume=resume,
+            retry_failed=retry_failed,
+            probe_systems=False,
+            concurrency=executor.concurrency,
+            vector_folder=vector_folder,
+        )
+
+        async def main() -> None:
+            state = SystemState()
+            try:
+                written = record_broken(sweep, store, resume) if broken else 0
+                if broken:
+                    for _ in range(written):
+                        advance("failed")
+                    for _ in range(broken - written):
+                        advance("skipped")
+                    for setup in sweep.broken.values():
+                        say(f"setup {setup.name}: {setup.error} (recorded)")
+                if not sweep.plan:
+                    nothing[0] = written == 0
+                    return
+                plan = await prepare(sweep.plan, options, state, lambda line: None)
+                databases = {
+                    s.database.name: s.database for s in sweep.setups.values() if s.database
+                }
+                if databases:
+                    say(f"indexing {len(databases)} database(s)...")
+                options.databases = load_databases(databases.values())
+
+                def started(finished: int, total: int) -> None:
+                    nothing[0] = finished == total and written == 0
+
+                await execute(
+                    plan,
+                    sweep_tasks(plan),
+                    store,
+                    executor,
+                    models,
+                    options,
+                    state,
+                    on_progress=advance,
+                    on_failure=on_failure,
+                    say=lambda line: None,
+                    before_start=started,
+                )
+            finally:
+                await models.aclose()
+                await state.aclose()
+
+        on_start(total, "sweep")
+        start = time.perf_counter()
+        interrupted = False
+        try:
+            run_blocking(main)
+        except KeyboardInterrupt:
+            interrupted = True
+        return SweepOutcome(
+            total,
+            **counts,
+            seconds=time.perf_counter() - start,
+            nothing_to_do=nothing[0] and not interrupted,
+            interrupted=interrupted,
         )
