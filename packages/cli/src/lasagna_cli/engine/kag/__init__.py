@@ -13,6 +13,7 @@ its report.
 - `_store`: `<output>/<dataset>/<question>/<prefix><setup>.json`, kag's two shapes;
 - `_result_stats`: kag's own `stats` fields of a result file (serde's layout);
 - `_kag_metrics`: kag's stats figures, JSON and table (OK/WRONG/ERR/TOT, ACC/PREC/COVER);
+- `_stats_run`: `run_stats`, the stats report in one call (read, judged, summarized);
 - `_stats`, `_run_folder`, `_find`: the stats report (kag's, and lasagna's option
   extraction, EM/F1, judge grades beside it) over a sweep's result files or any run
   folder's task records, and `stats find`.
@@ -27,6 +28,7 @@ from lasagna_cli.engine.kag._result_files import Damaged, Result, dataset_folder
 from lasagna_cli.engine.kag._run_folder import damaged_records, is_run_folder, run_folder_results
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
 from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, summarize
+from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, damaged_failure, run_stats
 from lasagna_cli.engine.kag._stats_text import render_text
 from lasagna_cli.engine.kag._store import KagStore, decode_result, result_path
 from lasagna_cli.engine.kag._sweep import (
@@ -46,11 +48,14 @@ __all__ = [
     "Found",
     "KagStore",
     "Result",
+    "StatsJudge",
     "StatsReport",
+    "StatsRun",
     "Sweep",
     "SweepOutcome",
     "as_datasets",
     "check_sweep_options",
+    "damaged_failure",
     "damaged_records",
     "dataset_folders",
     "dataset_of",
@@ -69,6 +74,7 @@ __all__ = [
     "render_text",
     "result_path",
     "run_folder_results",
+    "run_stats",
     "run_sweep",
     "select_setups",
     "summarize",
