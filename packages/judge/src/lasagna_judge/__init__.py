@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
+from lasagna_judge._fake import SCRIPTED_NOTE, is_scripted, scripted_note
 from lasagna_judge._llm import LLM
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._providers import is_reasoning_model
@@ -80,6 +81,7 @@ _LAZY = {
         (
             "CLAIMS_PROMPT",
             "MAX_CLAIM_CHARS",
+            "SCRIPTED_NOTE",
             "MAX_CLAIMS",
             "ClaimCall",
             "Diagnosis",
@@ -150,6 +152,7 @@ __all__ = [
     "LLM",
     "MAX_CLAIMS",
     "MAX_CLAIM_CHARS",
+    "SCRIPTED_NOTE",
     "Agreement",
     "BatchError",
     "BatchReport",
@@ -196,6 +199,7 @@ __all__ = [
     "grade_requests",
     "is_reasoning_model",
     "is_retryable_status",
+    "is_scripted",
     "judge_label",
     "judge_relevance",
     "jury_agreement",
@@ -211,5 +215,6 @@ __all__ = [
     "parse_score",
     "price_for",
     "run_batch",
+    "scripted_note",
     "summarize_grades",
 ]

@@ -8,7 +8,8 @@
   p-value and the interval that inverts it) and what the setups vary;
 - `_verdict`: a comparison's sentence per metric, and `compare --fail-if-worse`'s gate;
 - `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
-- `_report_payload`, `_html`, `assets/`: the self-contained HTML report.
+- `_report_payload`, `_html`, `assets/`: the self-contained HTML report;
+- `_scripted`: the note every view shows when a scripted `fake/` model made the figures.
 
 Names load on first use, so importing results.json's writer costs nothing more.
 """
@@ -30,6 +31,7 @@ _NAMES = {
     "to_parquet": "_export",
     "export_formats": "_export",
     "export_text": "_export",
+    "scripted_note_of": "_scripted",
 }
 
 __all__ = sorted(_NAMES)
