@@ -79,8 +79,7 @@ PUBLIC = sorted(
         # pricing
         "price_for",
         # the scripted fake/ models, and the note on the figures they make
-        "SCRIPTED_NOTE",
-        "is_scripted",
+            "is_scripted",
         "scripted_note",
         # requests that can wait, at the batch price
         "BATCH_PRICE",

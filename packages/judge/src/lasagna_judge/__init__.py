@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
-from lasagna_judge._fake import SCRIPTED_NOTE, is_scripted, scripted_note
+from lasagna_judge._fake import is_scripted, scripted_note
 from lasagna_judge._llm import LLM
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._providers import is_reasoning_model
@@ -81,8 +81,7 @@ _LAZY = {
         (
             "CLAIMS_PROMPT",
             "MAX_CLAIM_CHARS",
-            "SCRIPTED_NOTE",
-            "MAX_CLAIMS",
+                    "MAX_CLAIMS",
             "ClaimCall",
             "Diagnosis",
             "check_claims",
@@ -152,7 +151,6 @@ __all__ = [
     "LLM",
     "MAX_CLAIMS",
     "MAX_CLAIM_CHARS",
-    "SCRIPTED_NOTE",
     "Agreement",
     "BatchError",
     "BatchReport",

@@ -14,7 +14,7 @@ of its own. A documented "start the fake server, then point OPENAI_BASE_URL at i
 other choice: two terminals and a variable for a first try, and results that record
 `openai/...` like a real model's. Here results record `fake/<name>`, and
 `is_scripted` lets every view of the figures say that they come from a scripted model
-(`SCRIPTED_NOTE`).
+(`scripted_note`).
 
 Replies are drawn from the request (the model's name and the messages): the same request
 always gets the same reply, and `fake/a` and `fake/b` answer a little differently. A `fake/`
@@ -34,12 +34,6 @@ if TYPE_CHECKING:
     from lasagna_judge.testing import FakeLLMServer
 
 FAKE_PROVIDER = "fake"
-SCRIPTED_NOTE = (
-    "scripted: {models} is lasagna's fake model (canned replies, no real model); "
-    "these figures mean nothing"
-)
-"""The note every view of figures shows when a `fake/` model made them (`scripted_note`)."""
-
 _server: FakeLLMServer | None = None
 _server_lock = threading.Lock()
 
@@ -50,13 +44,18 @@ def is_scripted(model: str | None) -> bool:
 
 
 def scripted_note(models: object) -> str | None:
-    """`SCRIPTED_NOTE` for the scripted ones among `models` (names, None or other values
-    are skipped), or None when none is scripted."""
+    """The line every view of figures shows when scripted models made them: "scripted:
+    fake/scripted answers with canned replies ...". `models` is a name or a collection of
+    them (None and other values are skipped); None when none is scripted."""
     names = models if isinstance(models, list | tuple | set | frozenset) else [models]
-    scripted = sorted({str(m) for m in names if isinstance(m, str) and is_scripted(m)})
+    scripted = sorted({m for m in names if isinstance(m, str) and is_scripted(m)})
     if not scripted:
         return None
-    return SCRIPTED_NOTE.format(models=", ".join(scripted))
+    verb = "answers" if len(scripted) == 1 else "answer"
+    return (
+        f"scripted: {', '.join(scripted)} {verb} with canned replies (lasagna's fake model, "
+        "no real model behind it); these figures mean nothing"
+    )
 
 
 def fake_server() -> FakeLLMServer:

@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lasagna_judge.testing._scripted_text import STOP_WORDS, is_whole, seed, sentences, words
+from lasagna_judge.testing._scripted_text import (
+    STOP_WORDS,
+    coverage,
+    is_whole,
+    seed,
+    sentences,
+    words,
+)
 
 _PASSAGE = re.compile(r"<passage>\n(.*?)\n</passage>", re.DOTALL)
 _USE = re.compile(r"this is question (\d+) from it")
@@ -233,7 +240,13 @@ def unanswerable(prompt: str, model: str) -> dict[str, str] | None:
     )
     if not terms:
         return None
-    drawn = seed(model, passages[0])
-    term = terms[(drawn + use - 1) % len(terms)]
-    template = UNANSWERABLE[(drawn + use - 1) % len(UNANSWERABLE)]
-    return {"question": template.format(term=term)}
+    drawn = seed(model, passages[0]) + use - 1
+    tries = [
+        template.format(term=terms[(drawn + i) % len(terms)])
+        for i in range(len(UNANSWERABLE))
+        for template in [UNANSWERABLE[(drawn + i) % len(UNANSWERABLE)]]
+    ]
+    # As a careful writer would: not a question the passage goes some way to answer.
+    lines = sentences(passages[0])
+    fresh = [q for q in tries if all(coverage(q, line) < 0.5 for line in lines)]
+    return {"question": (fresh or tries)[0]}

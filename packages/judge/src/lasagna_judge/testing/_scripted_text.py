@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
+_WORD = re.compile(r"\d+(?:[.,]\d+)*|\w+(?:['’]\w+)*")
 _STOP_TEXT = """a an the of in on at for to from by with and or but nor is are was were be been
 being do does did what which who whom whose when where why how that this these those it its as
 into onto than then there their they them he she his her we you your our i me my not no yes can
@@ -22,8 +22,9 @@ _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*|\[\d+\]\s+)+")
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lower case."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The words of `text`, lower case; a number's thousands separators dropped ("1,577"
+    is "1577")."""
+    return [re.sub(r"(?<=\d),(?=\d{3})", "", w.lower()) for w in _WORD.findall(text)]
 
 
 def content_words(text: str) -> list[str]:
