@@ -90,6 +90,9 @@ PUBLIC = sorted(
         "parse_embedder",
         # pricing
         "price_for",
+        # the scripted fake/ models, and the note on the figures they make
+        "is_scripted",
+        "scripted_note",
         # requests that can wait, at the batch price
         "BATCH_PRICE",
         "BatchError",

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._errors import JudgeError, JudgeUsageError, LLMCallError, MissingExtraError
+from lasagna_judge._fake import is_scripted, scripted_note
 from lasagna_judge._llm import LLM
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._providers import is_reasoning_model
@@ -231,6 +232,7 @@ __all__ = [
     "grade_requests",
     "is_reasoning_model",
     "is_retryable_status",
+    "is_scripted",
     "judge_label",
     "judge_relevance",
     "jury_agreement",
@@ -248,6 +250,7 @@ __all__ = [
     "read_answers",
     "read_jsonl",
     "run_batch",
+    "scripted_note",
     "summarize_grades",
     "ungraded",
 ]

@@ -133,9 +133,9 @@ def price_line(
     from lasagna_judge import BATCH_PRICE, price_for
 
     what = f"{BATCH_PRICE:.0%} of the per-token price"
-    if source is None:
-        return f"batch price: {what} (give --prices FILE to price the tokens)"
     price = price_for(prices, model)
+    if price is None and source is None:
+        return f"batch price: {what} (give --prices FILE to price the tokens)"
     if price is None:
         return f"batch price: {what} (no price for {model} in {source})"
     full = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
@@ -145,7 +145,7 @@ def price_line(
     )
 
 
-BATCH_PROVIDERS = ("openai", "anthropic")
+BATCH_PROVIDERS = ("openai", "anthropic", "fake")
 
 
 def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> None:

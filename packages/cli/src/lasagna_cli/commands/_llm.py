@@ -41,7 +41,7 @@ ENV_VARIABLES = (
     "OLLAMA_HOST",
     "LASAGNA_CACHE_DIR",
 )
-PROVIDERS = ("openai", "anthropic", "ollama", "local")
+PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
 CACHE_FILENAME = "llm-cache.sqlite"
 
 
@@ -71,7 +71,8 @@ def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = 
         raise CliError(
             f"no model: pass {option} provider/name (openai/gpt-4o-mini, anthropic/..., "
             f"ollama/llama3.2) or set MODEL_NAME; {option} local/smollm2 runs on this machine "
-            "with no key and no server",
+            f"with no key and no server, and {option} fake/scripted tries the command in "
+            "seconds (a scripted model)",
             USAGE_ERROR,
         )
     provider, sep, name = chosen.partition("/")
@@ -175,7 +176,8 @@ def build_llm(
     chosen = resolve_model(model, env, flag)
     provider = chosen.partition("/")[0]
     named = _named(chosen, model, flag)
-    local = f"{flag} local/smollm2" if flag else "local/smollm2"
+    given = f"{flag} " if flag else ""
+    local = f"{given}local/smollm2 or {given}fake/scripted (scripted replies, to try things)"
     server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
     if concurrency < 1:
         raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
@@ -186,7 +188,7 @@ def build_llm(
         if not api_key and not base_url:
             raise CliError(
                 f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
-                f"OpenAI-compatible endpoint; or use {local}, which needs neither "
+                f"OpenAI-compatible endpoint; or use {local}, which need neither "
                 f"({_variables_read()})",
                 USAGE_ERROR,
             )
@@ -195,7 +197,7 @@ def build_llm(
         base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
         if not api_key:
             raise CliError(
-                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which needs no key "
+                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
                 f"({_variables_read()})",
                 USAGE_ERROR,
             )
@@ -268,8 +270,9 @@ def text_cache(env: Mapping[str, str] | None = None) -> Path:
 
 def run_server(model: str, base_url: str | None) -> str | None:
     """A run's --base-url for one of its models: every model that calls a server
-    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/) never does."""
-    return base_url if base_url is not None and not model.startswith("local/") else None
+    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/, fake/) never does."""
+    in_process = model.startswith(("local/", "fake/"))
+    return base_url if base_url is not None and not in_process else None
 
 
 HOSTED_CONCURRENCY = 64
@@ -356,4 +359,4 @@ def endpoint_of(
         url = _get(env, "ANTHROPIC_BASE_URL")
     elif url is None and provider == "ollama":
         url = _ollama_base_url(env)
-    return endpoint_url(url) if url and provider != "local" else None
+    return endpoint_url(url) if url and provider not in ("local", "fake") else None

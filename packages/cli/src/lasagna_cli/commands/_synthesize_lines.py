@@ -116,6 +116,11 @@ def summary_lines(
         )
     lines.append(spent)
     lines.append(REMINDER)
+    from lasagna_judge import scripted_note
+
+    note = scripted_note(result.model)
+    if note:
+        lines.insert(1, note)
     return [shown(line) for line in lines]
 
 
