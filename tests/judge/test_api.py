@@ -48,6 +48,10 @@ PUBLIC = sorted(
         "load_rubric",
         "load_toml",
         "load_yaml",
+        # the providers, and which have a batch API
+        "BATCH_PROVIDERS",
+        "PROVIDERS",
+        "has_batch_api",
         # grading a file of answers
         "AnswerRow",
         "FileGrading",

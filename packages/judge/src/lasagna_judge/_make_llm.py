@@ -22,7 +22,12 @@ from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._usage import Meter, Prices
 
+#: The providers a model name may start with (`provider/name`): the one list, which the
+#: command line's checks read too.
 PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
+#: The providers whose backend has a batch API: OpenAI's Batch API (openai/; fake/ through
+#: the scripted server's routes) and Anthropic's Message Batches. Ollama and local/ have none.
+BATCH_PROVIDERS = ("openai", "anthropic", "fake")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
 
@@ -36,6 +41,12 @@ def parse_model(model: str) -> tuple[str, str]:
             f"local/smollm2, fake/scripted), got {model!r}"
         )
     return provider, name
+
+
+def has_batch_api(model: str) -> bool:
+    """Whether `model`'s provider has a batch API (known from its name, before any LLM is
+    built, so that a command refuses `--batch` before any work)."""
+    return model.partition("/")[0] in BATCH_PROVIDERS
 
 
 def make_llm(

@@ -133,7 +133,9 @@ class OpenAICompatBackend(Backend):
     def batch_api(self) -> OpenAIBatchAPI | None:
         """OpenAI's Batch API for openai/ models (at `base_url` when given) and fake/ ones
         (the scripted server's); Ollama has none."""
-        if self.provider not in ("openai", "fake"):
+        from lasagna_judge._make_llm import BATCH_PROVIDERS
+
+        if self.provider not in BATCH_PROVIDERS:
             return None
         return OpenAIBatchAPI(self._client, self.model_id)
 

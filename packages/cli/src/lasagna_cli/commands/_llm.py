@@ -41,7 +41,6 @@ ENV_VARIABLES = (
     "OLLAMA_HOST",
     "LASAGNA_CACHE_DIR",
 )
-PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
 CACHE_FILENAME = "llm-cache.sqlite"
 
 
@@ -75,6 +74,8 @@ def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = 
             "seconds (a scripted model)",
             USAGE_ERROR,
         )
+    from lasagna_judge import PROVIDERS
+
     provider, sep, name = chosen.partition("/")
     if not sep or not name or provider not in PROVIDERS:
         hint = f"; did you mean openai/{chosen}?" if provider not in PROVIDERS and chosen else ""

@@ -9,7 +9,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill
+    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill, batch_prefill
     from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome, Recipe
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _NAMES = {
     "BatchingExecutor": "_batched",
+    "batch_prefill": "_batched",
     "Prefill": "_batched",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
@@ -52,6 +53,7 @@ __all__ = [
     "Recipe",
     "RunOptions",
     "SystemState",
+    "batch_prefill",
     "check_rate",
     "execute",
     "judge_references",
