@@ -215,27 +215,7 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[lis
     return [shown(line) for line in lines], True
 
 
-RUN_ACCEPTS = (
-    "a .jsonl, .csv or SQuAD .json file, a BEIR folder, a sweep file (.yaml/.toml), or a "
-    "registered benchmark's name (`lasagna benchmark list`) with --data-dir"
-)
 DATA_ACCEPTS = "a .jsonl, .csv or SQuAD .json file, or a BEIR folder"
-
-
-def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
-    """A PATH that does not exist is a usage error (exit 2), with the registered benchmark
-    it may have meant to name."""
-    if Path(path).exists():
-        return
-    from lasagna_cli.engine import did_you_mean
-    from lasagna_cli.engine.benchmarks import benchmark_names
-
-    close = did_you_mean(path, benchmark_names())
-    hint = f"{close[:-2]}, a registered benchmark? run it with --data-dir)" if close else ""
-    raise CliError(
-        f"{path}: no such file or folder{hint}; give {accepts}",
-        USAGE_ERROR,
-    )
 
 
 #: How a data file is read: `lasagna_synth.load_data`'s `format=` (kept here so that
@@ -316,6 +296,8 @@ def validate_data(
                 f"{shlex.quote(path)}` checks every benchmark before anything loads",
                 USAGE_ERROR,
             )
+        from lasagna_cli.engine.config import check_data_path
+
         check_data_path(path, DATA_ACCEPTS)
         try:
             data, outputs = load_data_and_outputs(

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._api import arun_benchmark, run_benchmark
-    from lasagna_cli.engine._benchmark import BenchmarkRun, load_judge_rubric, run_benchmarks
+    from lasagna_cli.engine._benchmark import (
+        BenchmarkRun,
+        Door,
+        door_of,
+        run_benchmarks,
+    )
     from lasagna_cli.engine._counts import counted
     from lasagna_cli.engine._dry_run import (
         GRADE_REPLY_TOKENS,
@@ -30,7 +35,8 @@ _NAMES = {
     "arun_benchmark": "_api",
     "run_benchmark": "_api",
     "BenchmarkRun": "_benchmark",
-    "load_judge_rubric": "_benchmark",
+    "Door": "_benchmark",
+    "door_of": "_benchmark",
     "run_benchmarks": "_benchmark",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
@@ -47,15 +53,16 @@ _NAMES = {
 __all__ = [
     "GRADE_REPLY_TOKENS",
     "BenchmarkRun",
+    "Door",
     "EngineError",
     "EngineUsageError",
     "RoleCalls",
     "arun_benchmark",
     "counted",
     "did_you_mean",
+    "door_of",
     "dry_run",
     "dry_run_lines",
-    "load_judge_rubric",
     "priced",
     "role_lines",
     "run_benchmark",

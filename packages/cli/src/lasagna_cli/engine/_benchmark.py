@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.config._config import RunConfig
 from lasagna_cli.engine.datasets import DatasetLoader, duplicates_note
@@ -26,10 +26,11 @@ from lasagna_cli.engine.reports._results import build_results
 from lasagna_cli.engine.run._executor import Executor
 from lasagna_cli.engine.run._options import RunOptions, judge_identity
 from lasagna_cli.engine.run._runner import Models, RunOutcome, execute, plan_tasks, prepare
+from lasagna_cli.engine.run._scoring import load_judge_rubric
 from lasagna_cli.engine.run._system_tasks import SystemState
 
 if TYPE_CHECKING:
-    from lasagna_judge import Rubric
+    pass
 
 
 @dataclass
@@ -39,18 +40,36 @@ class BenchmarkRun:
     out: Path
 
 
-def load_judge_rubric(name: str) -> Rubric:
-    """The rubric --rubric names: a name that is neither built in nor a file is a usage
-    error, a rubric file that cannot be used is bad content. The one reading of --rubric:
-    every command and door takes its rubric from here."""
-    from lasagna_judge import JudgeError, load_rubric
+Door = Literal["openviking", "benchmark", "data"]
 
-    try:
-        return load_rubric(name)
-    except JudgeError as exc:
-        if Path(name).is_file():  # the file is there: what it holds is wrong (bad content)
-            raise EngineError(f"--rubric: {exc}") from None
-        raise EngineUsageError(f"--rubric: {exc}") from None
+
+def door_of(path: str | None, config: Path | None) -> Door:
+    """Which door `benchmark run` goes through, from what PATH is: OpenViking's staged
+    pipeline for `--config CONFIG.yaml` ("openviking"), the staged pipeline of a registered
+    benchmark for a NAME that is not a file or folder here ("benchmark"), else the engine's
+    run of a data path or sweep file ("data"). Neither PATH nor --config, both, or an
+    OpenViking config given as PATH are usage errors."""
+    if config is not None:
+        if path is not None:
+            raise EngineUsageError(
+                f"give PATH ({path}) or --config {config}, not both: the config names its "
+                "dataset (paths.dataset_path)"
+            )
+        return "openviking"
+    if path is None:
+        raise EngineUsageError(
+            "lasagna benchmark run needs PATH (data, a sweep file or a benchmark name) or "
+            "--config CONFIG.yaml (OpenViking's config)"
+        )
+    from lasagna_cli.engine.benchmarks import is_benchmark
+    from lasagna_cli.engine.staged import is_openviking_config
+
+    if is_openviking_config(Path(path)):
+        raise EngineUsageError(
+            f"{path} is OpenViking's config, not a sweep file: run it with --config {path} "
+            f"(or `lasagna benchmark openviking {path}`)"
+        )
+    return "benchmark" if not Path(path).exists() and is_benchmark(path) else "data"
 
 
 def check_output_folder(out: Path, resume: bool, label: str) -> None:

@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.run._rate_share import check_rate, shared
     from lasagna_cli.engine.run._ray import RayExecutor, ray_module
     from lasagna_cli.engine.run._runner import Models, execute, prepare
-    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
+    from lasagna_cli.engine.run._scoring import (
+        judge_references,
+        load_judge_rubric,
+        too_long_to_grade,
+    )
     from lasagna_cli.engine.run._system_tasks import SystemState
 
 _NAMES = {
@@ -37,6 +41,7 @@ _NAMES = {
     "execute": "_runner",
     "prepare": "_runner",
     "judge_references": "_scoring",
+    "load_judge_rubric": "_scoring",
     "too_long_to_grade": "_scoring",
     "SystemState": "_system_tasks",
 }
@@ -57,6 +62,7 @@ __all__ = [
     "check_rate",
     "execute",
     "judge_references",
+    "load_judge_rubric",
     "prepare",
     "ray_module",
     "shared",
