@@ -376,7 +376,16 @@ def run(
 
                 typer.echo(cost_line(results))
             typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
-        from lasagna_cli.commands._run_gaps import say_gaps
-
         if say_gaps(results, out):
             raise typer.Exit(DATA_ERROR)
+
+
+def say_gaps(results: list[dict[str, object]], out: Path) -> bool:
+    """Each gap of the run's results (`engine.gap_lines`) in one line on stderr; True when
+    the run fails."""
+    from lasagna_cli.engine import gap_lines
+
+    lines, fails = gap_lines(results, out)
+    for line in lines:
+        typer.echo(line, err=True)
+    return fails

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         BenchmarkRun,
         Door,
         door_of,
+        gap_lines,
         run_benchmarks,
     )
     from lasagna_cli.engine._counts import counted
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
         role_lines,
     )
     from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+    from lasagna_cli.engine._shown import shown
+    from lasagna_cli.engine._synthesis_lines import (
+        spent_line,
+        synthesis_lines,
+        synthesis_plan_lines,
+    )
 
 _NAMES = {
     "arun_benchmark": "_api",
@@ -37,6 +44,7 @@ _NAMES = {
     "BenchmarkRun": "_benchmark",
     "Door": "_benchmark",
     "door_of": "_benchmark",
+    "gap_lines": "_benchmark",
     "run_benchmarks": "_benchmark",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
@@ -48,6 +56,10 @@ _NAMES = {
     "EngineError": "_errors",
     "EngineUsageError": "_errors",
     "did_you_mean": "_errors",
+    "shown": "_shown",
+    "spent_line": "_synthesis_lines",
+    "synthesis_lines": "_synthesis_lines",
+    "synthesis_plan_lines": "_synthesis_lines",
 }
 
 __all__ = [
@@ -63,10 +75,15 @@ __all__ = [
     "door_of",
     "dry_run",
     "dry_run_lines",
+    "gap_lines",
     "priced",
     "role_lines",
     "run_benchmark",
     "run_benchmarks",
+    "shown",
+    "spent_line",
+    "synthesis_lines",
+    "synthesis_plan_lines",
 ]
 
 
