@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,11 +12,7 @@ from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
-
-
-def _wrap(text: str, indent: str = "  ") -> str:
-    return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent)
+    pass
 
 
 @benchmark_app.command("list")
@@ -71,49 +65,6 @@ def list_command(
         )
 
 
-def _spec_lines(spec: BenchmarkSpec) -> list[str]:
-    lines = [f"{spec.name}: {spec.title}", _wrap(spec.description), ""]
-    lines.append(f"licence:   {spec.licence}")
-    lines.append(f"citation:  {spec.citation}")
-    lines.append(f"homepage:  {spec.homepage}")
-    splits = ", ".join(f"{s} (default)" if s == spec.default_split else s for s in spec.splits)
-    lines.append(f"splits:    {splits}")
-    lines.append(f"judge:     the {spec.rubric} rubric")
-    unit = (
-        "documents (a document keeps its questions)"
-        if spec.sampling_unit == "document"
-        else "questions (the whole corpus is kept)"
-    )
-    lines.append(f"sampling:  by {unit}")
-    lines.append("categories and answer instructions:")
-    for category, meaning in spec.categories.items():
-        lines.append(f"  {category}: {meaning}")
-        if category in spec.instructions:
-            lines.append(_wrap(spec.instructions[category], "      "))
-    lines.append(_wrap(f"other categories: {spec.default_instruction}", "  "))
-    lines.append("files:")
-    lines.append(_wrap(spec.files_help))
-    return lines
-
-
-def _data_lines(bench: LoadedBenchmark) -> list[str]:
-    counts = Counter(q.category for q in bench.questions)
-    without = sum(1 for q in bench.questions if not q.evidence)
-    lines = [
-        "",
-        f"in --data-dir (split {bench.split}): {counted(len(bench.documents), 'document')}, "
-        f"{counted(len(bench.questions), 'question')}",
-    ]
-    for category in sorted(counts):
-        lines.append(f"  {category}: {counts[category]}")
-    for reason, n in bench.skipped.items():
-        lines.append(f"  skipped, {reason}: {n}")
-    if without:
-        lines.append(f"  without evidence (recall counted apart): {without}")
-    lines += [f"  note: {note}" for note in bench.notes]
-    return lines
-
-
 @benchmark_app.command("info")
 def info_command(
     name: Annotated[str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")],
@@ -127,13 +78,17 @@ def info_command(
 ) -> None:
     """Show a benchmark's licence, citation, splits, categories and answer instructions."""
     with user_errors():
-        from lasagna_cli.engine.benchmarks import get_benchmark_spec, load_benchmark
+        from lasagna_cli.engine.benchmarks import (
+            get_benchmark_spec,
+            load_benchmark,
+        )
+        from lasagna_cli.engine.datasets import data_lines, info_lines
 
         spec = get_benchmark_spec(name)
-        lines = _spec_lines(spec)
+        lines = info_lines(spec)
         if data_dir is not None:
             bench = load_benchmark(name, data_dir, split, with_text=False)
-            lines += _data_lines(bench)
+            lines += data_lines(bench)
         typer.echo("\n".join(lines))
 
 

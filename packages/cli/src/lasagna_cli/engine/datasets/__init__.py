@@ -7,6 +7,7 @@
 - `_select`: filters, seeded samples and the first N questions.
 """
 
+from lasagna_cli.engine.datasets._describe import data_lines, info_lines, validation_lines
 from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
 from lasagna_cli.engine.datasets._load import DatasetLoader
 from lasagna_cli.engine.datasets._named import (
@@ -23,7 +24,6 @@ from lasagna_cli.engine.datasets._named import (
 from lasagna_cli.engine.datasets._own import duplicates_note, own_dataset, read_own
 from lasagna_cli.engine.datasets._passages import CHUNK_RULE, chunk_rule, cut_documents
 from lasagna_cli.engine.datasets._select import select_questions
-from lasagna_cli.engine.datasets._validation import validation_lines
 
 __all__ = [
     "CHUNK_RULE",
@@ -34,9 +34,11 @@ __all__ = [
     "DatasetLoader",
     "chunk_rule",
     "cut_documents",
+    "data_lines",
     "data_revision",
     "duplicates_note",
     "file_digests",
+    "info_lines",
     "load_documents",
     "locate_rows",
     "named_corpus",

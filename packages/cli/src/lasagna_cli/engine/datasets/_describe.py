@@ -1,6 +1,7 @@
-"""`validate-data`'s report: is this data runnable, and how? Its counts, the name it runs
-under, the tracks it supports and why, the questions it should not hold, the folder of
-documents its rows are searched in, and the command that runs it.
+"""What the commands say about data. `validate-data`'s report: is this data runnable, and
+how? Its counts, the name it runs under, the tracks it supports and why, the questions it
+should not hold, the folder of documents its rows are searched in, and the command that
+runs it. `benchmark info`'s description of a registered benchmark, and of its files.
 
 Warnings never stop data from running: a legitimate set may hold some on purpose.
 """
@@ -8,6 +9,8 @@ Warnings never stop data from running: a legitimate set may hold some on purpose
 from __future__ import annotations
 
 import shlex
+import textwrap
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +19,7 @@ from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._shown import shown
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
     from lasagna_synth import BenchmarkData, Skipped
 
 
@@ -231,3 +235,53 @@ def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[lis
         f"  Evidence:       {located.note(folder)}",
     ]
     return [shown(line) for line in lines], True
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent)
+
+
+def info_lines(spec: BenchmarkSpec) -> list[str]:
+    """`benchmark info NAME`: what the benchmark is, its licence, splits, rubric, sampling,
+    categories and files."""
+    lines = [f"{spec.name}: {spec.title}", _wrap(spec.description), ""]
+    lines.append(f"licence:   {spec.licence}")
+    lines.append(f"citation:  {spec.citation}")
+    lines.append(f"homepage:  {spec.homepage}")
+    splits = ", ".join(f"{s} (default)" if s == spec.default_split else s for s in spec.splits)
+    lines.append(f"splits:    {splits}")
+    lines.append(f"judge:     the {spec.rubric} rubric")
+    unit = (
+        "documents (a document keeps its questions)"
+        if spec.sampling_unit == "document"
+        else "questions (the whole corpus is kept)"
+    )
+    lines.append(f"sampling:  by {unit}")
+    lines.append("categories and answer instructions:")
+    for category, meaning in spec.categories.items():
+        lines.append(f"  {category}: {meaning}")
+        if category in spec.instructions:
+            lines.append(_wrap(spec.instructions[category], "      "))
+    lines.append(_wrap(f"other categories: {spec.default_instruction}", "  "))
+    lines.append("files:")
+    lines.append(_wrap(spec.files_help))
+    return lines
+
+
+def data_lines(bench: LoadedBenchmark) -> list[str]:
+    """`benchmark info NAME --data-dir`: what its files hold, per category."""
+    counts = Counter(q.category for q in bench.questions)
+    without = sum(1 for q in bench.questions if not q.evidence)
+    lines = [
+        "",
+        f"in --data-dir (split {bench.split}): {counted(len(bench.documents), 'document')}, "
+        f"{counted(len(bench.questions), 'question')}",
+    ]
+    for category in sorted(counts):
+        lines.append(f"  {category}: {counts[category]}")
+    for reason, n in bench.skipped.items():
+        lines.append(f"  skipped, {reason}: {n}")
+    if without:
+        lines.append(f"  without evidence (recall counted apart): {without}")
+    lines += [f"  note: {note}" for note in bench.notes]
+    return lines
