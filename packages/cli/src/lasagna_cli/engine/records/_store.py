@@ -9,7 +9,7 @@ resumed run runs that task again. A killed writer can leave its temporary file b
 
 A `RecordStore` says where a task's record lives and how it is encoded: `RunStore` is
 lasagna's layout (`<out>/tasks/<dataset>/<setup>/<item>.json`, the record as it is), kag's
-sweep layout is in `kag/_store.py`. The runner is the one writer of either.
+sweep layout is in `kag/_results.py`. The runner is the one writer of either.
 
 A store that is `batched` (`RunStore`) also takes the records of tasks that call no model
 (retrieval only, or a predictions file's answers with no judge) a batch at a time:
