@@ -4,7 +4,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
-from lasagna_judge._errors import JudgeError, LLMCallError, MissingExtraError
+from lasagna_judge._errors import JudgeError, JudgeUsageError, LLMCallError, MissingExtraError
 from lasagna_judge._llm import LLM
 from lasagna_judge._make_llm import make_llm, parse_model
 from lasagna_judge._providers import is_reasoning_model
@@ -43,6 +43,18 @@ if TYPE_CHECKING:
         judge_relevance,
     )
     from lasagna_judge._embed import Embedder
+    from lasagna_judge._grade_file import (
+        AnswerRow,
+        FileGrading,
+        JuryGrading,
+        constant_judge,
+        did_you_mean_field,
+        grade_answers,
+        grade_answers_by_jury,
+        read_answers,
+        read_jsonl,
+        ungraded,
+    )
     from lasagna_judge._grading import (
         GRADE_FIELDS,
         Grade,
@@ -91,6 +103,21 @@ _LAZY = {
         "lasagna_judge._claims",
     ),
     "Embedder": "lasagna_judge._embed",
+    **dict.fromkeys(
+        (
+            "AnswerRow",
+            "FileGrading",
+            "JuryGrading",
+            "constant_judge",
+            "did_you_mean_field",
+            "grade_answers",
+            "grade_answers_by_jury",
+            "read_answers",
+            "read_jsonl",
+            "ungraded",
+        ),
+        "lasagna_judge._grade_file",
+    ),
     **dict.fromkeys(
         (
             "GRADE_FIELDS",
@@ -151,6 +178,7 @@ __all__ = [
     "MAX_CLAIMS",
     "MAX_CLAIM_CHARS",
     "Agreement",
+    "AnswerRow",
     "BatchError",
     "BatchReport",
     "BatchRequest",
@@ -162,12 +190,15 @@ __all__ = [
     "Completion",
     "Diagnosis",
     "Embedder",
+    "FileGrading",
     "Grade",
     "GradeItem",
     "GradeModel",
     "GradeSummary",
     "JudgeError",
+    "JudgeUsageError",
     "JuryAgreement",
+    "JuryGrading",
     "LLMCallError",
     "MissingExtraError",
     "ParsedScore",
@@ -186,11 +217,15 @@ __all__ = [
     "check_bias",
     "check_claims",
     "check_items",
+    "constant_judge",
     "default_cache_path",
     "diagnose",
+    "did_you_mean_field",
     "error_grade",
     "extract_claims",
     "grade",
+    "grade_answers",
+    "grade_answers_by_jury",
     "grade_batch",
     "grade_jury",
     "grade_requests",
@@ -210,6 +245,9 @@ __all__ = [
     "parse_retry_after",
     "parse_score",
     "price_for",
+    "read_answers",
+    "read_jsonl",
     "run_batch",
     "summarize_grades",
+    "ungraded",
 ]

@@ -3,6 +3,7 @@
     JudgeError                 base: a problem talking to a model or grading
      +-- LLMCallError          a call failed after every transport retry (or cannot be retried)
      +-- MissingExtraError     a provider needs an optional dependency that is not installed
+     +-- JudgeUsageError       a file named by the user is not there (or is a folder)
 
 Messages say what was expected, what was found and what to do, and never contain an API key.
 """
@@ -40,3 +41,8 @@ class MissingExtraError(JudgeError):
             + ("; in a lasagna checkout: `uv run --group local ...`)" if extra == "local" else ")")
         )
         self.extra = extra
+
+
+class JudgeUsageError(JudgeError):
+    """A file the user named is not there, or is a folder (the CLI reports it as a usage
+    error, not as bad data)."""

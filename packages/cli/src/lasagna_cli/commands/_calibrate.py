@@ -10,15 +10,16 @@ import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import judge_app
-from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines
 
 if TYPE_CHECKING:
     from lasagna_judge import Calibration
 
 
 def _read_labels(path: Path, id_field: str, label_field: str) -> dict[str, tuple[int, object]]:
+    from lasagna_judge import did_you_mean_field, read_jsonl
+
     labels: dict[str, tuple[int, object]] = {}
-    for number, data in json_lines(path, "labels file"):
+    for number, data in read_jsonl(path, "labels file"):
         for name in (id_field, label_field):
             if name not in data:
                 raise CliError(
@@ -37,7 +38,9 @@ def _read_labels(path: Path, id_field: str, label_field: str) -> dict[str, tuple
 
 
 def _read_graded(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    rows = list(json_lines(path, "graded file"))
+    from lasagna_judge import read_jsonl
+
+    rows = list(read_jsonl(path, "graded file"))
     for number, data in rows:
         for name in ("id", "prediction", "score", "status"):
             if name not in data:
@@ -178,7 +181,7 @@ def _calibrate(
         correct_at=correct_at,
         unlabelled=others,
     )
-    from lasagna_cli.engine.run import constant_judge
+    from lasagna_judge import constant_judge
 
     warning = constant_judge(
         [

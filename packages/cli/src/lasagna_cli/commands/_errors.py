@@ -2,8 +2,9 @@
 
 Exit codes: 1 for bad data (a file that cannot be used), 2 for bad usage (a flag, a
 missing file named on the command line), 130 for Ctrl-C. The libraries' errors carry no
-exit code: their usage errors (`EngineUsageError`, `SynthUsageError`, `MissingExtraError`)
-exit 2, everything else of theirs is bad data; a command's own `CliError` says its code.
+exit code: their usage errors (`EngineUsageError`, `SynthUsageError`, `JudgeUsageError`,
+`MissingExtraError`) exit 2, everything else of theirs is bad data; a command's own
+`CliError` says its code.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ _USAGE_ERRORS = (
     ("lasagna_cli.engine._errors", "EngineUsageError"),
     ("lasagna_synth", "SynthUsageError"),
     ("lasagna_judge", "MissingExtraError"),
+    ("lasagna_judge", "JudgeUsageError"),
 )
 
 

@@ -157,21 +157,3 @@ def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Pat
         for row in graded:
             typer.echo(json.dumps(row, ensure_ascii=False))
         typer.echo("\n".join(lines), err=True)
-
-
-def nothing_graded(n: int, by_status: Mapping[str, int], first_error: str | None) -> CliError:
-    """The one line of a grading where no answer got a grade (exit 1): what came back, and
-    what to do for each kind of failure."""
-    found = _counts({k: v for k, v in by_status.items() if v and k != "ok"})
-    todo = []
-    if by_status.get("unparsed"):
-        todo.append(
-            "unparsed: the judge's replies held no score the rubric allows (each row's "
-            '"raw" says what it sent); check --model and --rubric'
-        )
-    if by_status.get("error"):
-        todo.append(
-            f"error (first: {first_error}): run the same command again to retry, finished "
-            "calls are cached"
-        )
-    return CliError(f"none of the {n} answers got a grade (grades: {found}); " + "; ".join(todo))

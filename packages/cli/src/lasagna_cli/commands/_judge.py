@@ -6,7 +6,6 @@ so `lasagna --help` stays instant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,97 +17,15 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_dry_run import GradeDryRunOption, grade_dry_run
 from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
-from lasagna_cli.commands._jsonl import did_you_mean_field, json_lines, reference_text
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import BatchReport, Grade, Rubric
-
-
-def load_rubric_option(name: str, flag: str = "--rubric") -> Rubric:
-    """The rubric --rubric names: a name that is neither built in nor a file is a usage
-    error (exit 2), a rubric file that cannot be used is bad content (exit 1)."""
-    from lasagna_judge import JudgeError, load_rubric
-
-    try:
-        return load_rubric(name)
-    except JudgeError as exc:
-        code = DATA_ERROR if Path(name).is_file() else USAGE_ERROR
-        raise CliError(f"{flag}: {exc}", code) from None
-
-
-@dataclass
-class _Row:
-    line: int
-    data: dict[str, Any]
-    question: str
-    references: list[str]
-    prediction: str
-
-
-#: The judge's limit, the same as `benchmark run --max-chars`'s.
-MAX_ROW_CHARS = JUDGE_MAX_CHARS
-
-
-def _check_sizes(path: Path, rows: list[_Row], limit: int) -> None:
-    for row in rows:
-        size = len(row.question) + len(row.prediction) + sum(len(r) for r in row.references)
-        if size > limit:
-            raise CliError(
-                f"{path}:{row.line} (id {row.data['id']!r}): {size:,} characters in question, "
-                f"answers and prediction, over the limit of {limit:,} (about {size // 4:,} "
-                "tokens would go to the judge); shorten the row, or raise --max-chars",
-                DATA_ERROR,
-            )
-
-
-def _read_grade_input(path: Path) -> list[_Row]:
-    rows: list[_Row] = []
-    first_line: dict[str, int] = {}
-    for number, data in json_lines(path, "input file"):
-        where = f"{path}:{number}"
-        for name in ("id", "question", "answers", "prediction"):
-            if name not in data:
-                raise CliError(
-                    f"{where}: missing field {name!r}{did_you_mean_field(name, data)}; each row "
-                    "needs id, question, answers (a string or a list of strings) and prediction"
-                )
-        row_id = data["id"]
-        if isinstance(row_id, bool) or not isinstance(row_id, str | int) or row_id == "":
-            raise CliError(
-                f"{where}: field 'id' must be a non-empty string or an integer, found {row_id!r}"
-            )
-        key = str(row_id)
-        if key in first_line:
-            raise CliError(
-                f"{where}: duplicate id {row_id!r} (first on line {first_line[key]}); ids "
-                "must be unique so that grades can be matched to labels"
-            )
-        first_line[key] = number
-        for name in ("question", "prediction"):
-            if not isinstance(data[name], str):
-                raise CliError(
-                    f"{where}: field {name!r} must be a string, found "
-                    f"{type(data[name]).__name__} ({data[name]!r:.60})"
-                )
-        answers = data["answers"]
-        raw = answers if isinstance(answers, list) else [answers]
-        references = [reference_text(a) for a in raw]
-        texts = [r for r in references if r is not None]
-        if len(texts) != len(references) or not any(t.strip() for t in texts):
-            raise CliError(
-                f"{where}: field 'answers' must be a non-empty string or a list of them, "
-                f"found {answers!r:.80}"
-            )
-        rows.append(_Row(number, data, data["question"], texts, data["prediction"]))
-    if not rows:
-        raise CliError(f"{path}: no rows; expected one JSON object per line")
-    return rows
+    from lasagna_judge import AnswerRow, Grade, Rubric
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -175,7 +92,7 @@ def grade_command(
             help="Refuse a row whose question, answers and prediction hold more characters "
             "than this (a judge would be sent all of it, and billed for it).",
         ),
-    ] = MAX_ROW_CHARS,
+    ] = JUDGE_MAX_CHARS,
     bias_check: Annotated[
         int,
         typer.Option(
@@ -229,14 +146,16 @@ def grade_command(
 
 def _checked_input(
     input_path: Path, rubric_name: str, out: Path | None, max_chars: int
-) -> tuple[Rubric, list[_Row]]:
+) -> tuple[Rubric, list[AnswerRow]]:
     """The rubric and the rows, checked before any call, and --out checked writable (the
     grades must have somewhere to go)."""
-    rubric = load_rubric_option(rubric_name)
+    from lasagna_cli.engine import load_judge_rubric
+    from lasagna_judge import read_answers
+
+    rubric = load_judge_rubric(rubric_name)
     if out is not None and out.is_dir():
         raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
-    rows = _read_grade_input(input_path)
-    _check_sizes(input_path, rows, max_chars or MAX_ROW_CHARS)
+    rows = read_answers(input_path, max_chars or JUDGE_MAX_CHARS)
     if out is not None:
         from lasagna_cli.engine.records import check_output_file
 
@@ -272,20 +191,22 @@ def _grade_jury(
     )  # fmt: skip
 
 
-async def _grade_remotely(
-    chosen: ExecutorChoice,
-    llm_settings: dict[str, Any],
-    rubric: Rubric,
-    items: list[dict[str, Any]],
-    on_grade: Callable[[int, Grade], None],
-) -> list[Grade]:
-    from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._grade_remote import GradeRecipe, grade_on
-    from lasagna_judge import check_items
+def _remotely(
+    chosen: ExecutorChoice, llm_settings: dict[str, Any], rubric: Rubric
+) -> Callable[[list[dict[str, Any]], Callable[[int, Grade], None]], Awaitable[list[Grade]]]:
+    """`--executor ray`: each answer graded on a worker by the judge it builds from the
+    command's settings."""
 
-    check_items(items)  # bad input fails before any worker starts, as locally
-    executor = make_executor(int(llm_settings["concurrency"]), chosen)
-    return await grade_on(executor, GradeRecipe(items, rubric, llm_settings), on_grade)
+    async def grade(
+        items: list[dict[str, Any]], on_grade: Callable[[int, Grade], None]
+    ) -> list[Grade]:
+        from lasagna_cli.commands._executors import make_executor
+        from lasagna_cli.commands._grade_remote import GradeRecipe, grade_on
+
+        executor = make_executor(int(llm_settings["concurrency"]), chosen)
+        return await grade_on(executor, GradeRecipe(items, rubric, llm_settings), on_grade)
+
+    return grade
 
 
 def _grade(
@@ -304,15 +225,10 @@ def _grade(
     batch: bool = False,
 ) -> None:
     from lasagna_cli.commands import _batch
-    from lasagna_cli.commands._grade_summary import (
-        bias_lines,
-        nothing_graded,
-        run_grading,
-        write_graded,
-    )
+    from lasagna_cli.commands._grade_summary import bias_lines, run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_judge import BiasCheck, Usage, check_bias, grade_batch, summarize_grades
+    from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
@@ -328,71 +244,45 @@ def _grade(
     llm = build_llm(**llm_settings)
     if batch:
         _batch.check_batch(llm, no_cache)
-    items = [
-        {"question": r.question, "references": r.references, "prediction": r.prediction}
-        for r in rows
-    ]
-    progress = TaskProgress(len(items), f"grading with {llm.model}")
+    progress = TaskProgress(len(rows), f"grading with {llm.model}")
 
     def on_grade(index: int, grade: Grade) -> None:
         progress.advance("failed" if grade.status == "error" else "done")
 
-    checks: list[BiasCheck] = []
-    graded_usage: list[tuple[Usage, int]] = []  # before the bias check's calls
     batches: list[BatchReport] = []
+    remote = chosen is not None and chosen.kind != "local"
 
-    async def run() -> list[Grade]:
-        try:
-            if batch:  # the answers into the cache; grade_batch then reads them there
+    async def run() -> FileGrading:
+        if batch:  # the answers into the cache; the grading then reads them there
+            try:
+                items = [row.item() for row in rows]
                 batches.append(await _batch.grading(llm, rubric, items, out or input_path))
-            if chosen is not None and chosen.kind != "local":
-                found = await _grade_remotely(chosen, llm_settings, rubric, items, on_grade)
-            else:
-                found = await grade_batch(
-                    llm, rubric, items, concurrency=concurrency, on_grade=on_grade
-                )
-            graded_usage.append((llm.usage, llm.calls_made))
-            if bias_check:
-                checks.extend(
-                    await check_bias(
-                        llm, rubric, items, found, sample=bias_check, concurrency=concurrency
-                    )
-                )
-            return found
-        finally:
-            await llm.aclose()
+            except BaseException:
+                await llm.aclose()
+                raise
+        return await grade_answers(
+            llm,
+            rubric,
+            rows,
+            concurrency=concurrency,
+            on_grade=on_grade,
+            bias_check=bias_check,
+            remote=_remotely(chosen, llm_settings, rubric) if remote and chosen else None,
+        )
 
-    grades = run_grading(progress, run)
-
-    graded = [{**row.data, **g.to_dict()} for row, g in zip(rows, grades, strict=True)]
-    summary = summarize_grades(grades)
-    spent, calls = graded_usage[0]
-    if chosen is not None and chosen.kind != "local":  # the workers' calls, from their grades
-        fresh = [g for g in grades if not g.cached and g.prompt_sha256 is not None]
-        spent = Usage(sum(g.input_tokens for g in fresh), sum(g.output_tokens for g in fresh))
-        calls = len(fresh)
+    found = run_grading(progress, run)
+    spent = found.spent
     lines = summary_lines(
-        summary,
+        found.summary,
         spent=(spent.input_tokens, spent.output_tokens),
-        calls=calls,
-        cost=cost_line(llm, grades, prices, llm.cost_of(spent, batch=llm.batch_usage)),
+        calls=found.calls,
+        cost=cost_line(llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage)),
     )
     for report in batches:
         lines += _batch.batch_lines(report, llm.model, price_table, prices)
-    from lasagna_cli.engine.run import constant_judge
-
-    warning = constant_judge([g.score for g in grades if g.status == "ok"])
-    if warning:
-        lines.append(f"warning: {warning}")
-    lines += bias_lines(checks, llm.calls_made - graded_usage[0][1])
-    write_graded(graded, lines, out)
-    errors = summary.by_status.get("error", 0)
-    first = next((g.error for g in grades if g.status == "error"), None)
-    if summary.n and not summary.scored:
-        raise nothing_graded(summary.n, summary.by_status, first)
-    if errors:
-        raise CliError(
-            f"{errors} of {summary.n} answers could not be graded (status error; first: "
-            f"{first}); run the same command again to retry them, finished calls are cached",
-            DATA_ERROR,
-        )
+    if found.warning:
+        lines.append(f"warning: {found.warning}")
+    lines += bias_lines(found.bias, found.bias_calls)
+    write_graded(found.rows, lines, out)
+    if found.failure is not None:
+        raise CliError(found.failure, DATA_ERROR)

@@ -13,13 +13,13 @@ from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
-    from lasagna_judge import LLM, Rubric
+    from lasagna_judge import LLM, AnswerRow, Rubric
 
 
 def grade_with_jury(
     models: Sequence[str],
     rubric: Rubric,
-    rows: Sequence[Any],
+    rows: Sequence[AnswerRow],
     *,
     base_url: str | None,
     concurrency: int,
@@ -28,18 +28,17 @@ def grade_with_jury(
     out: Path | None,
     limits: tuple[float | None, float | None] = (None, None),
 ) -> None:
-    """Grade `rows` (`_judge._Row`) with every model of `models` and write the rows."""
+    """Grade `rows` with every model of `models` and write the rows."""
 
     from lasagna_cli.commands._grade_summary import (
         cost_line,
-        nothing_graded,
         run_grading,
         summary_lines,
         write_graded,
     )
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_judge import grade_jury, jury_agreement, summarize_grades
+    from lasagna_judge import grade_answers_by_jury, jury_agreement, summarize_grades
 
     if len(set(models)) < len(models):
         raise CliError(
@@ -60,29 +59,20 @@ def grade_with_jury(
         )
         for m in models
     ]
-    items = [
-        {"question": r.question, "references": r.references, "prediction": r.prediction}
-        for r in rows
-    ]
-    progress = TaskProgress(len(items) * len(llms), f"grading with a jury of {len(llms)}")
-
-    async def run() -> list[Any]:
-        try:
-            return await grade_jury(
-                llms,
-                rubric,
-                items,
-                concurrency=concurrency,
-                on_grade=lambda _j, _i, g: progress.advance(
-                    "failed" if g.status == "error" else "done"
-                ),
-            )
-        finally:
-            for llm in llms:
-                await llm.aclose()
-
-    verdicts = run_grading(progress, run)
-
+    progress = TaskProgress(len(rows) * len(llms), f"grading with a jury of {len(llms)}")
+    found = run_grading(
+        progress,
+        lambda: grade_answers_by_jury(
+            llms,
+            rubric,
+            rows,
+            concurrency=concurrency,
+            on_grade=lambda _j, _i, g: progress.advance(
+                "failed" if g.status == "error" else "done"
+            ),
+        ),
+    )
+    verdicts = found.verdicts
     lines: list[str] = []
     for j, llm in enumerate(llms):
         grades = [v.grades[j] for v in verdicts]
@@ -96,19 +86,9 @@ def grade_with_jury(
             cost=cost_line(llm, grades, prices, llm.cost_of(spent)),
         )
     lines += _jury_lines(verdicts, jury_agreement(verdicts))
-    graded = [{**row.data, **v.to_dict()} for row, v in zip(rows, verdicts, strict=True)]
-    write_graded(graded, lines, out)
-    if verdicts and all(v.score is None for v in verdicts):
-        every = [g for v in verdicts for g in v.grades]
-        first = next((g.error for g in every if g.status == "error"), None)
-        raise nothing_graded(len(verdicts), summarize_grades(every).by_status, first)
-    failed = sum(1 for v in verdicts if any(g.status == "error" for g in v.grades))
-    if failed:
-        raise CliError(
-            f"{failed} of {len(verdicts)} answers have a judge whose call failed (status "
-            "error); run the same command again to retry them, finished calls are cached",
-            DATA_ERROR,
-        )
+    write_graded(found.rows, lines, out)
+    if found.failure is not None:
+        raise CliError(found.failure, DATA_ERROR)
 
 
 def _jury_lines(verdicts: Sequence[Any], agreement: Any) -> list[str]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine.config import ModelSpec
     from lasagna_cli.engine.staged import PipelineOptions
-    from lasagna_judge import LLM, Rubric
+    from lasagna_judge import LLM
 
 #: Options of `benchmark run` that mean nothing to the staged pipeline.
 _NOT_FOR_PIPELINE = (
@@ -61,17 +61,6 @@ def _given(ctx: typer.Context, name: str) -> bool:
 
 def _flag(ctx: typer.Context, name: str) -> str:
     return next(p.opts[0] for p in ctx.command.params if p.name == name)
-
-
-def _load_rubric(name: str) -> Rubric:
-    from lasagna_judge import JudgeError, load_rubric
-
-    try:
-        return load_rubric(name)
-    except JudgeError as exc:
-        raise CliError(
-            f"--rubric: {exc}", DATA_ERROR if Path(name).exists() else USAGE_ERROR
-        ) from None
 
 
 def _endpoints(base_url: str | None) -> dict[str, str]:
@@ -191,6 +180,7 @@ def _run_pipeline(
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine import load_judge_rubric
     from lasagna_cli.engine.run import Models
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 
@@ -232,7 +222,7 @@ def _run_pipeline(
                     options,
                     executor=make_executor(options.concurrency, chosen or LOCAL),
                     models=models,
-                    load_rubric=_load_rubric,
+                    load_rubric=load_judge_rubric,
                     text_cache=text_cache(),
                     say=echo,
                     reporter=reporter,

@@ -13,51 +13,24 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._api import (
-        arun_benchmark as arun_benchmark,
-    )
-    from lasagna_cli.engine._api import (
-        run_benchmark as run_benchmark,
-    )
-    from lasagna_cli.engine._benchmark import (
-        BenchmarkRun as BenchmarkRun,
-    )
-    from lasagna_cli.engine._benchmark import (
-        run_benchmarks as run_benchmarks,
-    )
-    from lasagna_cli.engine._counts import counted as counted
+    from lasagna_cli.engine._api import arun_benchmark, run_benchmark
+    from lasagna_cli.engine._benchmark import BenchmarkRun, load_judge_rubric, run_benchmarks
+    from lasagna_cli.engine._counts import counted
     from lasagna_cli.engine._dry_run import (
-        GRADE_REPLY_TOKENS as GRADE_REPLY_TOKENS,
+        GRADE_REPLY_TOKENS,
+        RoleCalls,
+        dry_run,
+        dry_run_lines,
+        priced,
+        role_lines,
     )
-    from lasagna_cli.engine._dry_run import (
-        RoleCalls as RoleCalls,
-    )
-    from lasagna_cli.engine._dry_run import (
-        dry_run as dry_run,
-    )
-    from lasagna_cli.engine._dry_run import (
-        dry_run_lines as dry_run_lines,
-    )
-    from lasagna_cli.engine._dry_run import (
-        priced as priced,
-    )
-    from lasagna_cli.engine._dry_run import (
-        role_lines as role_lines,
-    )
-    from lasagna_cli.engine._errors import (
-        EngineError as EngineError,
-    )
-    from lasagna_cli.engine._errors import (
-        EngineUsageError as EngineUsageError,
-    )
-    from lasagna_cli.engine._errors import (
-        did_you_mean as did_you_mean,
-    )
+    from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 
 _NAMES = {
     "arun_benchmark": "_api",
     "run_benchmark": "_api",
     "BenchmarkRun": "_benchmark",
+    "load_judge_rubric": "_benchmark",
     "run_benchmarks": "_benchmark",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
@@ -71,7 +44,23 @@ _NAMES = {
     "did_you_mean": "_errors",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = [
+    "GRADE_REPLY_TOKENS",
+    "BenchmarkRun",
+    "EngineError",
+    "EngineUsageError",
+    "RoleCalls",
+    "arun_benchmark",
+    "counted",
+    "did_you_mean",
+    "dry_run",
+    "dry_run_lines",
+    "load_judge_rubric",
+    "priced",
+    "role_lines",
+    "run_benchmark",
+    "run_benchmarks",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -40,6 +40,9 @@ class BenchmarkRun:
 
 
 def load_judge_rubric(name: str) -> Rubric:
+    """The rubric --rubric names: a name that is neither built in nor a file is a usage
+    error, a rubric file that cannot be used is bad content. The one reading of --rubric:
+    every command and door takes its rubric from here."""
     from lasagna_judge import JudgeError, load_rubric
 
     try:

@@ -9,66 +9,32 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config._chunking_flags import chunking_spec as chunking_spec
+    from lasagna_cli.engine.config._chunking_flags import chunking_spec
     from lasagna_cli.engine.config._config import (
-        BUILTIN_PROVIDERS as BUILTIN_PROVIDERS,
-    )
-    from lasagna_cli.engine.config._config import (
-        DEFAULT_TOP_K as DEFAULT_TOP_K,
-    )
-    from lasagna_cli.engine.config._config import (
-        JUDGE_MAX_CHARS as JUDGE_MAX_CHARS,
-    )
-    from lasagna_cli.engine.config._config import (
-        BenchmarkEntry as BenchmarkEntry,
-    )
-    from lasagna_cli.engine.config._config import (
-        ChunkingSpec as ChunkingSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        DatabaseSpec as DatabaseSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        ModelSpec as ModelSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        PromptSpec as PromptSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        ProviderSpec as ProviderSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        RetrieverSpec as RetrieverSpec,
-    )
-    from lasagna_cli.engine.config._config import (
-        RunConfig as RunConfig,
-    )
-    from lasagna_cli.engine.config._config import (
-        Setup as Setup,
-    )
-    from lasagna_cli.engine.config._config import (
-        endpoint_url as endpoint_url,
+        BUILTIN_PROVIDERS,
+        DEFAULT_TOP_K,
+        JUDGE_MAX_CHARS,
+        BenchmarkEntry,
+        ChunkingSpec,
+        DatabaseSpec,
+        ModelSpec,
+        PromptSpec,
+        ProviderSpec,
+        RetrieverSpec,
+        RunConfig,
+        Setup,
+        endpoint_url,
     )
     from lasagna_cli.engine.config._flags import (
-        Flags as Flags,
-    )
-    from lasagna_cli.engine.config._flags import (
-        config_from_path as config_from_path,
-    )
-    from lasagna_cli.engine.config._flags import (
-        parse_filter_flags as parse_filter_flags,
-    )
-    from lasagna_cli.engine.config._flags import (
-        parse_tracks as parse_tracks,
+        Flags,
+        config_from_path,
+        parse_filter_flags,
+        parse_tracks,
     )
     from lasagna_cli.engine.config._sweepfile import (
-        SWEEP_SUFFIXES as SWEEP_SUFFIXES,
-    )
-    from lasagna_cli.engine.config._sweepfile import (
-        config_from_sweep as config_from_sweep,
-    )
-    from lasagna_cli.engine.config._sweepfile import (
-        is_sweep_file as is_sweep_file,
+        SWEEP_SUFFIXES,
+        config_from_sweep,
+        is_sweep_file,
     )
 
 _NAMES = {
@@ -95,7 +61,29 @@ _NAMES = {
     "is_sweep_file": "_sweepfile",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = [
+    "BUILTIN_PROVIDERS",
+    "DEFAULT_TOP_K",
+    "JUDGE_MAX_CHARS",
+    "SWEEP_SUFFIXES",
+    "BenchmarkEntry",
+    "ChunkingSpec",
+    "DatabaseSpec",
+    "Flags",
+    "ModelSpec",
+    "PromptSpec",
+    "ProviderSpec",
+    "RetrieverSpec",
+    "RunConfig",
+    "Setup",
+    "chunking_spec",
+    "config_from_path",
+    "config_from_sweep",
+    "endpoint_url",
+    "is_sweep_file",
+    "parse_filter_flags",
+    "parse_tracks",
+]
 
 
 def __getattr__(name: str) -> Any:

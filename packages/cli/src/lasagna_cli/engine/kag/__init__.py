@@ -16,7 +16,8 @@ its report.
   records read as the same results;
 - `_stats`: the stats report (kag's figures, JSON and table: OK/WRONG/ERR/TOT,
   ACC/PREC/COVER; lasagna's option extraction, EM/F1 and judge grades beside them) over
-  a sweep's result files or any run folder's task records, and `stats find`.
+  a sweep's result files or any run folder's task records, and `stats find`;
+- `_stats_run`: `run_stats`, the stats report in one call (read, judged, summarized).
 """
 
 from lasagna_cli.engine.kag._config import Config, load_config
@@ -44,6 +45,7 @@ from lasagna_cli.engine.kag._stats import (
     render_text,
     summarize,
 )
+from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, damaged_failure, run_stats
 from lasagna_cli.engine.kag._sweep import (
     Sweep,
     SweepOutcome,
@@ -62,11 +64,14 @@ __all__ = [
     "Found",
     "KagStore",
     "Result",
+    "StatsJudge",
     "StatsReport",
+    "StatsRun",
     "Sweep",
     "SweepOutcome",
     "as_datasets",
     "check_sweep_options",
+    "damaged_failure",
     "damaged_records",
     "dataset_folders",
     "dataset_of",
@@ -85,6 +90,7 @@ __all__ = [
     "render_text",
     "result_path",
     "run_folder_results",
+    "run_stats",
     "run_sweep",
     "select_setups",
     "summarize",

@@ -9,18 +9,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.records._folder_lock import FolderLock as FolderLock
+    from lasagna_cli.engine.records._folder_lock import FolderLock
     from lasagna_cli.engine.records._store import (
-        check_output_file as check_output_file,
-    )
-    from lasagna_cli.engine.records._store import (
-        check_writable as check_writable,
-    )
-    from lasagna_cli.engine.records._store import (
-        remove_stale_temp_files as remove_stale_temp_files,
-    )
-    from lasagna_cli.engine.records._store import (
-        write_json_atomic as write_json_atomic,
+        check_output_file,
+        check_writable,
+        remove_stale_temp_files,
+        write_json_atomic,
     )
 
 _NAMES = {
@@ -31,7 +25,13 @@ _NAMES = {
     "write_json_atomic": "_store",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = [
+    "FolderLock",
+    "check_output_file",
+    "check_writable",
+    "remove_stale_temp_files",
+    "write_json_atomic",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,49 +9,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.run._batched import (
-        BatchingExecutor as BatchingExecutor,
-    )
-    from lasagna_cli.engine.run._batched import (
-        Prefill as Prefill,
-    )
-    from lasagna_cli.engine.run._executor import (
-        Executor as Executor,
-    )
-    from lasagna_cli.engine.run._executor import (
-        LocalExecutor as LocalExecutor,
-    )
-    from lasagna_cli.engine.run._executor import (
-        Outcome as Outcome,
-    )
-    from lasagna_cli.engine.run._executor import (
-        Recipe as Recipe,
-    )
-    from lasagna_cli.engine.run._first_calls import ModelsUnreachable as ModelsUnreachable
-    from lasagna_cli.engine.run._options import RunOptions as RunOptions
-    from lasagna_cli.engine.run._rate_share import check_rate as check_rate
-    from lasagna_cli.engine.run._rate_share import shared as shared
-    from lasagna_cli.engine.run._ray import RayExecutor as RayExecutor
-    from lasagna_cli.engine.run._ray import ray_module as ray_module
-    from lasagna_cli.engine.run._runner import (
-        Models as Models,
-    )
-    from lasagna_cli.engine.run._runner import (
-        execute as execute,
-    )
-    from lasagna_cli.engine.run._runner import (
-        prepare as prepare,
-    )
-    from lasagna_cli.engine.run._scoring import (
-        constant_judge as constant_judge,
-    )
-    from lasagna_cli.engine.run._scoring import (
-        judge_references as judge_references,
-    )
-    from lasagna_cli.engine.run._scoring import (
-        too_long_to_grade as too_long_to_grade,
-    )
-    from lasagna_cli.engine.run._system_tasks import SystemState as SystemState
+    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill
+    from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome, Recipe
+    from lasagna_cli.engine.run._first_calls import ModelsUnreachable
+    from lasagna_cli.engine.run._options import RunOptions
+    from lasagna_cli.engine.run._rate_share import check_rate, shared
+    from lasagna_cli.engine.run._ray import RayExecutor, ray_module
+    from lasagna_cli.engine.run._runner import Models, execute, prepare
+    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
+    from lasagna_cli.engine.run._system_tasks import SystemState
 
 _NAMES = {
     "BatchingExecutor": "_batched",
@@ -69,13 +35,31 @@ _NAMES = {
     "Models": "_runner",
     "execute": "_runner",
     "prepare": "_runner",
-    "constant_judge": "_scoring",
     "judge_references": "_scoring",
     "too_long_to_grade": "_scoring",
     "SystemState": "_system_tasks",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = [
+    "BatchingExecutor",
+    "Executor",
+    "LocalExecutor",
+    "Models",
+    "ModelsUnreachable",
+    "Outcome",
+    "Prefill",
+    "RayExecutor",
+    "Recipe",
+    "RunOptions",
+    "SystemState",
+    "check_rate",
+    "execute",
+    "judge_references",
+    "prepare",
+    "ray_module",
+    "shared",
+    "too_long_to_grade",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -240,26 +240,3 @@ def span_scores(
     if recalled is not None:
         metrics["evidence_recall"], metrics["evidence_recall_strict"] = recalled
     return metrics
-
-
-def constant_judge(
-    scores: Sequence[float | int | None], *, against_labels: bool = False
-) -> str | None:
-    """A warning when a judge gave every answer of a set the same grade (SmolLM2 gives 4 to
-    every answer, "Sydney is the capital of France" included): such a judge measures
-    nothing. None when the grades differ, or there are too few to tell (fewer than 3).
-    `against_labels`: said while checking it against human labels (`judge calibrate`), so
-    the advice is not to do what is being done."""
-    given = [s for s in scores if s is not None]
-    if len(given) < 3 or len(set(given)) != 1:
-        return None
-    advice = (
-        "the agreement below cannot be better than chance; use a stronger judge model"
-        if against_labels
-        else "check it against human labels with `lasagna judge calibrate`, or use a stronger "
-        "judge model"
-    )
-    return (
-        f"the judge gave all {len(given)} graded answers the same grade ({given[0]:g}): such a "
-        f"judge measures nothing; {advice}"
-    )

@@ -36,7 +36,7 @@ from lasagna_cli.engine.records._store import (
 )
 from lasagna_cli.engine.run._executor import Executor
 from lasagna_cli.engine.run._runner import Models, Reporter, grade_records
-from lasagna_cli.engine.run._scoring import NO_ANSWER, answer_fields, constant_judge
+from lasagna_cli.engine.run._scoring import NO_ANSWER, answer_fields
 from lasagna_cli.engine.run._tasks import TaskContext
 from lasagna_cli.engine.staged._log import eval_lines
 from lasagna_cli.engine.staged._openviking import dataset_spelling
@@ -66,6 +66,7 @@ from lasagna_cli.engine.staged._report import (
     update_report,
 )
 from lasagna_cli.engine.staged._views import REFUSAL_HEURISTIC, evaluated_item
+from lasagna_judge import constant_judge
 
 Say = Callable[[str], None]
 
