@@ -30,7 +30,7 @@ _NAMES = {
     "to_parquet": "_export",
     "export_formats": "_export",
     "export_text": "_export",
-    "collector_paused": "_collector",
+    "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
     "load_results": "_typed",
