@@ -56,7 +56,7 @@ class KagStore:
     def __init__(self, root: Path, prefix: str, setups: Mapping[str, Setup]) -> None:
         self.root = root
         self.prefix = prefix
-        # Each setup's description is the same in all its files: encoded once (half of a
+        # Each setup's description is the same in all its files: encoded once (much of a
         # file's encoding).
         self._described = {name: task_json(describe_setup(setup)) for name, setup in setups.items()}
         self._top_k = {name: setup.top_k for name, setup in setups.items()}

@@ -363,7 +363,7 @@ def render_text(report: StatsReport) -> str:
 # -- kag's figures ----------------------------------------------------------------------------
 #
 # kag's `stats` figures, JSON and table, as kag 0.2 computes them
-# (`src/subcommand/stats/metric.rs` and `mod.rs`, commit 12389ee).
+# (`src/subcommand/stats/metric.rs` and `mod.rs`).
 #
 # - An MCQ result is correct when its trimmed response equals the `answer` ignoring ASCII
 #   case (`str::trim`, `eq_ignore_ascii_case`), incorrect otherwise; an `{"error"}` file is

@@ -347,10 +347,9 @@ def _top_k(
     """The k highest values, ties broken by document position (`docs` ascending), without
     sorting them all.
 
-    numpy's partition slows 10 to 100-fold when the k-th value sits in a large block of equal
-    scores (short passages sharing one query term: 0.15 ms instead of 15 us a query over
-    2,000 of them); sorting what reaches a sample's floor does not, and the tie block is
-    cut by position rather than sorted."""
+    numpy's partition slows down by orders of magnitude when the k-th value sits in a large
+    block of equal scores (short passages sharing one query term); sorting what reaches a
+    sample's floor does not, and the tie block is cut by position rather than sorted."""
     import numpy as np
 
     if len(values) > k:
@@ -392,7 +391,7 @@ class TermMatrix:
         docs = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
         # One key per (term, document): sorting groups a term's documents, ascending, and
         # puts a document's repeats of a term side by side (sorted in place: np.unique
-        # would be ten times slower here).
+        # would be much slower here).
         keys = term_ids * max(n_docs, 1) + docs
         keys.sort()
         starts = np.flatnonzero(np.diff(keys)) + 1 if len(keys) else np.zeros(0, np.int64)
