@@ -73,11 +73,6 @@ def _modules() -> list[Path]:
 # A module is split by job, never by a line count: a stem that is another module's of the same
 # folder plus one of these says only that the file grew too long.
 SIZE_SUFFIX = re.compile(r"_?(\d+|gaps|more|rest|extra|cont|continued|overflow|part\d*)")
-SPLIT_BY_SIZE_TO_MERGE = {
-    # issue 45: the end lines of `benchmark run`, cut out of _run.py to keep it under the old
-    # 400-line cap; merged back when the command is thinned (commands/ is that work's).
-    "packages/cli/src/lasagna_cli/commands/_run_gaps.py",
-}
 
 
 def _split_by_size(paths: list[Path]) -> list[str]:
@@ -104,13 +99,10 @@ def test_the_rule_for_split_by_size_finds_a_continuation() -> None:
 
 
 def test_no_module_is_split_from_another_only_by_size() -> None:
-    found = set(_split_by_size(_modules()))
-    assert found <= SPLIT_BY_SIZE_TO_MERGE, (
-        f"{sorted(found - SPLIT_BY_SIZE_TO_MERGE)}: named as the rest of another module; a module "
-        "has one job and a name that says it: merge it back, or name it by what it does"
+    assert _split_by_size(_modules()) == [], (
+        "named as the rest of another module; a module has one job and a name that says it: "
+        "merge it back, or name it by what it does"
     )
-    merged = SPLIT_BY_SIZE_TO_MERGE - found
-    assert not merged, f"{sorted(merged)} merged or renamed: take it off SPLIT_BY_SIZE_TO_MERGE"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -11,6 +11,7 @@ import pytest
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 from lasagna_cli.commands._llm import ENV_VARIABLES, auto_concurrency, build_llm, load_prices
+from lasagna_cli.engine.config import RunConfig
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer
 
@@ -223,8 +224,15 @@ def test_the_default_concurrency_follows_where_the_calls_go(
     assert auto_concurrency(models, base_url, env) == expected
 
 
+def run_concurrency(config: RunConfig, base_url: None) -> int:
+    """A run's default concurrency as `benchmark run` chooses it once its models are located
+    (these configs name their servers, and the tests give no --base-url)."""
+    from lasagna_cli.engine.config import default_concurrency
+
+    return default_concurrency(config)
+
+
 def test_a_run_asking_a_users_system_keeps_8(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lasagna_cli.commands._run_engine import run_concurrency
     from lasagna_cli.engine.config._config import BenchmarkEntry, ModelSpec, RunConfig, Setup
     from lasagna_cli.engine.systems import SystemSpec
 
@@ -242,7 +250,7 @@ def test_a_run_asking_a_users_system_keeps_8(monkeypatch: pytest.MonkeyPatch) ->
 def test_every_judge_of_a_jury_counts_for_base_url_and_the_default_concurrency(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lasagna_cli.commands._run_engine import checked_base_url, run_concurrency
+    from lasagna_cli.commands._run_engine import checked_base_url
     from lasagna_cli.engine.config._config import BenchmarkEntry, ModelSpec, RunConfig, Setup
 
     server = "http://127.0.0.1:8000/v1"

@@ -224,7 +224,7 @@ def test_from_python(tmp_path: Path) -> None:
 def test_claims_cut_to_the_judges_bounds_are_said_in_a_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from lasagna_cli.commands._run_gaps import say_gaps
+    from lasagna_cli.commands._run import say_gaps
 
     calls = {"answers": 2, "made": 12, "unparsed": 0, "error": 0, "claims_cut": 9_996}
     result = {

@@ -48,6 +48,10 @@ PUBLIC = sorted(
         "load_rubric",
         "load_toml",
         "load_yaml",
+        # the providers, and which have a batch API
+        "BATCH_PROVIDERS",
+        "PROVIDERS",
+        "has_batch_api",
         # grading a file of answers
         "AnswerRow",
         "FileGrading",
@@ -90,6 +94,9 @@ PUBLIC = sorted(
         "parse_embedder",
         # pricing
         "price_for",
+        # the scripted fake/ models, and the note on the figures they make
+        "is_scripted",
+        "scripted_note",
         # requests that can wait, at the batch price
         "BATCH_PRICE",
         "BatchError",

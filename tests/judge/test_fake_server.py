@@ -224,4 +224,5 @@ def test_the_testing_module_exports() -> None:
         "Reply",
         "hashed_embedding",
         "lognormal_latency",
+        "scripted_reply",
     ]

@@ -5,8 +5,15 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._errors import JudgeError, JudgeUsageError, LLMCallError, MissingExtraError
+from lasagna_judge._fake import is_scripted, scripted_note
 from lasagna_judge._llm import LLM
-from lasagna_judge._make_llm import make_llm, parse_model
+from lasagna_judge._make_llm import (
+    BATCH_PROVIDERS,
+    PROVIDERS,
+    has_batch_api,
+    make_llm,
+    parse_model,
+)
 from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
@@ -168,6 +175,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BATCH_PRICE",
+    "BATCH_PROVIDERS",
     "BIAS_FILLER",
     "BUILTIN_RUBRICS",
     "CLAIMS_PROMPT",
@@ -177,6 +185,7 @@ __all__ = [
     "LLM",
     "MAX_CLAIMS",
     "MAX_CLAIM_CHARS",
+    "PROVIDERS",
     "Agreement",
     "AnswerRow",
     "BatchError",
@@ -229,8 +238,10 @@ __all__ = [
     "grade_batch",
     "grade_jury",
     "grade_requests",
+    "has_batch_api",
     "is_reasoning_model",
     "is_retryable_status",
+    "is_scripted",
     "judge_label",
     "judge_relevance",
     "jury_agreement",
@@ -248,6 +259,7 @@ __all__ = [
     "read_answers",
     "read_jsonl",
     "run_batch",
+    "scripted_note",
     "summarize_grades",
     "ungraded",
 ]

@@ -22,7 +22,12 @@ from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._usage import Meter, Prices
 
-PROVIDERS = ("openai", "anthropic", "ollama", "local")
+#: The providers a model name may start with (`provider/name`): the one list, which the
+#: command line's checks read too.
+PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
+#: The providers whose backend has a batch API: OpenAI's Batch API (openai/; fake/ through
+#: the scripted server's routes) and Anthropic's Message Batches. Ollama and local/ have none.
+BATCH_PROVIDERS = ("openai", "anthropic", "fake")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
 
@@ -33,9 +38,15 @@ def parse_model(model: str) -> tuple[str, str]:
         raise JudgeError(
             f"expected a model named provider/model with provider one of {', '.join(PROVIDERS)} "
             f"(e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, ollama/llama3.2, "
-            f"local/smollm2), got {model!r}"
+            f"local/smollm2, fake/scripted), got {model!r}"
         )
     return provider, name
+
+
+def has_batch_api(model: str) -> bool:
+    """Whether `model`'s provider has a batch API (known from its name, before any LLM is
+    built, so that a command refuses `--batch` before any work)."""
+    return model.partition("/")[0] in BATCH_PROVIDERS
 
 
 def make_llm(
@@ -70,6 +81,9 @@ def make_llm(
     - `anthropic/<model>`: Anthropic (extra `anthropic`); needs `api_key`.
     - `local/smollm2` or `local/<path.gguf>`: an embedded llama.cpp model (extra `local`),
       no server, no key.
+    - `fake/<name>` (`fake/scripted`): a scripted model, served in this process by
+      lasagna's fake server through the same SDK path (`_fake`): no key, no server, no
+      download, output that looks real and means nothing. Takes no `base_url` or `wire`.
 
     `cache`: True for the default file (`<user cache dir>/lasagna/llm-cache.sqlite`), a
     path for that file, False for none. `concurrency` bounds requests in flight;
@@ -121,6 +135,11 @@ def make_llm(
         raise JudgeError(f"mode must be one of {', '.join(STRUCTURED_MODES)}, got {mode!r}")
     if provider == "anthropic" and mode not in (None, "tools", "json"):
         raise JudgeError(f"anthropic models take mode 'tools' or 'json', got {mode!r}")
+    if provider == "fake" and base_url is not None:
+        raise JudgeError(
+            f"{model} is served in this process by lasagna's scripted server; it takes no "
+            "base_url (for a server of your own, name the model openai/<name>)"
+        )
     if base_url is not None:
         _check_base_url(base_url)
     _check_wire(provider, wire)
@@ -144,7 +163,8 @@ def make_llm(
         if provider == "openai" and not api_key and not base_url:
             raise JudgeError(
                 f"{model} needs an API key: pass api_key=..., or base_url=... for an "
-                "OpenAI-compatible server; or use local/smollm2, which needs neither"
+                "OpenAI-compatible server; or use local/smollm2 (a real model, in-process) or "
+                "fake/scripted (a scripted one, to try things), which need neither"
             )
         if provider == "anthropic":
             from lasagna_judge._anthropic import check_anthropic_installed
@@ -152,8 +172,8 @@ def make_llm(
             check_anthropic_installed()
             if not api_key:
                 raise JudgeError(
-                    f"{model} needs an API key: pass api_key=...; or use local/smollm2, "
-                    "which needs none"
+                    f"{model} needs an API key: pass api_key=...; or use local/smollm2 (a real "
+                    "model, in-process) or fake/scripted (a scripted one), which need none"
                 )
         limiter = (
             RateLimiter(requests_per_minute, tokens_per_minute)
@@ -166,9 +186,20 @@ def make_llm(
         from lasagna_judge._sdk import Wire
 
         links = Wire.of(sender, timeout, deadline or 5 * timeout)
-        backend = _sdk_backend(
-            provider, name, api_key=api_key, base_url=base_url, wire=links, mode=mode, choice=wire
-        )
+        if provider == "fake":
+            from lasagna_judge._fake import fake_backend
+
+            backend = fake_backend(name, wire=links, mode=mode)
+        else:
+            backend = _sdk_backend(
+                provider,
+                name,
+                api_key=api_key,
+                base_url=base_url,
+                wire=links,
+                mode=mode,
+                choice=wire,
+            )
         if provider == "ollama" and wire != "ollama-chat":
             base_url = base_url or OLLAMA_DEFAULT_BASE_URL
 
@@ -187,7 +218,7 @@ def make_llm(
         temperature=temperature,
         prices=prices,
         secrets=[api_key] if api_key else [],
-        endpoint=base_url if provider != "local" else None,
+        endpoint=base_url if provider not in ("local", "fake") else None,
     )
 
 

@@ -131,8 +131,11 @@ class OpenAICompatBackend(Backend):
     # -- the batch API (OpenAI's; see `_batch`) ---------------------------------------------
 
     def batch_api(self) -> OpenAIBatchAPI | None:
-        """OpenAI's Batch API for openai/ models (at `base_url` when given); Ollama has none."""
-        if self.provider != "openai":
+        """OpenAI's Batch API for openai/ models (at `base_url` when given) and fake/ ones
+        (the scripted server's); Ollama has none."""
+        from lasagna_judge._make_llm import BATCH_PROVIDERS
+
+        if self.provider not in BATCH_PROVIDERS:
             return None
         return OpenAIBatchAPI(self._client, self.model_id)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from lasagna_judge._fake import is_scripted
 from lasagna_judge._types import Usage
 
 Prices = Mapping[str, tuple[float, float]]
@@ -153,7 +154,10 @@ def usage_from_body(body: object) -> Usage | None:
 
 def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] | None:
     """The (input, output) USD per 1M tokens for `provider/name`, looked up by the full id
-    first, then by the bare name; None without a table, a model or a price."""
+    first, then by the bare name; None without a table, a model or a price. A scripted
+    `fake/` model is free, whatever the table says."""
+    if is_scripted(model):
+        return (0.0, 0.0)
     if not prices or not model:
         return None
     if model in prices:

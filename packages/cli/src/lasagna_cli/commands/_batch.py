@@ -19,7 +19,7 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 if TYPE_CHECKING:
     from lasagna_cli.engine import RoleCalls
     from lasagna_cli.engine.config import Setup
-    from lasagna_cli.engine.run import Executor, Prefill
+    from lasagna_cli.engine.run import Executor
     from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
 
 BatchOption = Annotated[
@@ -71,16 +71,11 @@ def state_path(beside: Path, role: str = "") -> Path:
     return beside.with_name(f"{beside.name}.{name}")
 
 
-async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> BatchReport:
-    """Answer `requests` through the batch into `llm`'s cache, saying on stderr which batch
-    it follows and how to resume it."""
-    from lasagna_judge import BatchState, run_batch
-    from lasagna_synth import write_bytes_atomic
-
-    seconds = poll_seconds()
+def status_teller(seconds: float) -> Callable[[LLM, BatchStatus, Path], None]:
+    """Says on stderr, once per batch, which batch a command follows and how to resume it."""
     told: set[str] = set()
 
-    def on_status(status: BatchStatus) -> None:
+    def on_status(llm: LLM, status: BatchStatus, state: Path) -> None:
         if status.id not in told:
             told.add(status.id)
             typer.echo(
@@ -89,12 +84,23 @@ async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> Ba
                 err=True,
             )
 
+    return on_status
+
+
+async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> BatchReport:
+    """Answer `requests` through the batch into `llm`'s cache, saying on stderr which batch
+    it follows and how to resume it."""
+    from lasagna_judge import BatchState, run_batch
+    from lasagna_synth import write_bytes_atomic
+
+    seconds = poll_seconds()
+    tell = status_teller(seconds)
     return await run_batch(
         llm,
         requests,
         state=BatchState(state, write_bytes_atomic),
         poll_interval=seconds,
-        on_status=on_status,
+        on_status=lambda status: tell(llm, status, state),
     )
 
 
@@ -133,9 +139,9 @@ def price_line(
     from lasagna_judge import BATCH_PRICE, price_for
 
     what = f"{BATCH_PRICE:.0%} of the per-token price"
-    if source is None:
-        return f"batch price: {what} (give --prices FILE to price the tokens)"
     price = price_for(prices, model)
+    if price is None and source is None:
+        return f"batch price: {what} (give --prices FILE to price the tokens)"
     if price is None:
         return f"batch price: {what} (no price for {model} in {source})"
     full = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
@@ -143,9 +149,6 @@ def price_line(
         f"batch price: ${full * BATCH_PRICE:.4f} for {usage.input_tokens:,} in, "
         f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
     )
-
-
-BATCH_PROVIDERS = ("openai", "anthropic")
 
 
 def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> None:
@@ -160,8 +163,10 @@ def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> No
             "run them without --batch",
             USAGE_ERROR,
         )
+    from lasagna_judge import has_batch_api
+
     for model in models:
-        if model.partition("/")[0] not in BATCH_PROVIDERS:
+        if not has_batch_api(model):
             raise CliError(
                 f"--batch: {model} has no batch API: batches go through OpenAI's Batch API "
                 "(openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
@@ -176,24 +181,6 @@ def refuse_named_batch(batch: bool, path: str) -> None:
         raise CliError(f"--batch runs data files and sweep files, not {path}", USAGE_ERROR)
 
 
-def run_prefill(
-    folder: Path,
-    lines: list[str],
-    prices: Mapping[str, tuple[float, float]] | None,
-    source: Path | None,
-) -> Prefill:
-    """The engine's `prefill` for a run or sweep writing into `folder`: one state file per
-    model role there; each batch's summary lines appended to `lines`."""
-
-    async def prefill_role(llm: LLM, requests: Sequence[BatchRequest], role: str) -> None:
-        check_batch(llm, no_cache=False)
-        report = await prefill(llm, requests, folder / f".lasagna-batch-{role}.json")
-        if report.requests:
-            lines.extend(batch_lines(report, llm.model, prices, source))
-
-    return prefill_role
-
-
 def batching(
     setups: Sequence[Setup],
     runner: Executor,
@@ -206,12 +193,19 @@ def batching(
 ) -> Executor:
     """`benchmark run | sweep --batch`: `runner` with the run's calls sent through the batch
     APIs first, refused in one line when a setup's model or system has none."""
-    from lasagna_cli.engine.run import BatchingExecutor
+    from lasagna_cli.engine.run import BatchingExecutor, batch_prefill
 
     models = [s.generator.name for s in setups if s.generator is not None]
     systems = sum(1 for s in setups if s.system is not None)
     refuse_unbatchable([*models, *judges], systems, kind)
-    return BatchingExecutor(runner, run_prefill(out, lines, prices, source))
+    seconds = poll_seconds()
+    prefill = batch_prefill(
+        out,
+        poll_interval=seconds,
+        on_status=status_teller(seconds),
+        on_report=lambda llm, report: lines.extend(batch_lines(report, llm.model, prices, source)),
+    )
+    return BatchingExecutor(runner, prefill)
 
 
 def batch_price_line(
@@ -220,9 +214,9 @@ def batch_price_line(
     """A dry run's line of what its calls cost at most through --batch (the models whose
     provider has a batch API); None when none has."""
     from lasagna_cli.engine import priced
-    from lasagna_judge import BATCH_PRICE
+    from lasagna_judge import BATCH_PRICE, has_batch_api
 
-    batchable = [r for r in roles if r.model.partition("/")[0] in BATCH_PROVIDERS]
+    batchable = [r for r in roles if has_batch_api(r.model)]
     if not batchable:
         return None
     most, _ = priced(batchable, price_of)

@@ -1,5 +1,5 @@
 """The embedder of a dense or hybrid retriever, from its name and the environment (the one
-place commands read embedding keys and servers), and the servers a run's calls go to.
+place commands read embedding keys and servers).
 
 `openai/...` reads OPENAI_API_KEY and its server from LASAGNA_EMBEDDER_BASE_URL, else
 OPENAI_BASE_URL (a generator and an embedder often live on different servers);
@@ -23,7 +23,7 @@ from lasagna_cli.commands._llm import (
 )
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.config import RetrieverSpec, RunConfig, Setup
+    from lasagna_cli.engine.config import RetrieverSpec
     from lasagna_judge import Embedder
 
 EMBEDDER_BASE_URL = "LASAGNA_EMBEDDER_BASE_URL"
@@ -41,23 +41,9 @@ def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
 def embedder_endpoint(model: str, env: Mapping[str, str] | None = None) -> str | None:
     """The embedding server a model's calls go to, as results record it (no credentials,
     no query); None for OpenAI's own and for in-process embedders."""
-    from lasagna_cli.commands._llm import endpoint_of
+    from lasagna_cli.commands._llm import servers
 
-    env = os.environ if env is None else env
-    url = embedder_base_url(model, env)
-    return endpoint_of(model, env, url) if url else None
-
-
-def with_embedder_endpoint(setup: Setup, env: Mapping[str, str] | None = None) -> Setup:
-    """A dense or hybrid setup with the server its embedding calls go to (recorded, and
-    part of its fingerprint and comparability key; never a credential)."""
-    from dataclasses import replace
-
-    spec = setup.retriever
-    if spec is None or not spec.uses_vectors or spec.embedder is None:
-        return setup
-    endpoint = embedder_endpoint(spec.embedder, env)
-    return replace(setup, retriever=replace(spec, embedder_endpoint=endpoint))
+    return servers(env).embedder_endpoint(model)
 
 
 def build_embedder(
@@ -108,32 +94,3 @@ def _say(line: str) -> None:
 def vector_folder(env: Mapping[str, str] | None = None) -> Path:
     """Where corpus vectors are kept between runs: beside the LLM cache."""
     return cache_folder("vectors", env)
-
-
-def with_endpoints(
-    config: RunConfig, env: Mapping[str, str] | None = None, base_url: str | None = None
-) -> RunConfig:
-    """The run's models with the servers their calls will go to (see `endpoint_of`;
-    `base_url`: the command's --base-url, see `run_server`)."""
-    from dataclasses import replace
-
-    from lasagna_cli.commands._llm import endpoint_of, run_server
-
-    def located(setup: Setup) -> Setup:
-        if setup.generator is not None and setup.generator.provider is None:
-            name = setup.generator.name
-            endpoint = endpoint_of(name, env, run_server(name, base_url))
-            setup = replace(setup, generator=replace(setup.generator, endpoint=endpoint))
-        return with_embedder_endpoint(setup, env)
-
-    setups = tuple(located(s) for s in config.setups)
-    judge = (
-        endpoint_of(config.judge, env, run_server(config.judge, base_url))
-        if config.judge is not None
-        else None
-    )
-    jury = tuple(
-        replace(j, endpoint=endpoint_of(j.name, env, run_server(j.name, base_url)))
-        for j in config.jury
-    )
-    return replace(config, setups=setups, judge_endpoint=judge, jury=jury)

@@ -54,7 +54,7 @@ def cost_line(llm: LLM, grades: Sequence[Grade], prices: Path | None, spent: flo
     too; those a batch answered at the batch price, as it billed them)."""
     from lasagna_judge import Usage
 
-    if prices is None:
+    if spent is None and prices is None:
         return "cost: n/a (give --prices FILE to price the tokens)"
     if spent is None:
         return f"cost: n/a (no price for {llm.model} in {prices})"
@@ -81,9 +81,13 @@ def summary_lines(
     came = f"{summary.cached} answers from the cache"
     if summary.batch:  # read back from the cache, but answered (and paid for) this run
         came = f"{summary.batch} answers from the batch, {summary.cached} from the cache"
+    from lasagna_judge import scripted_note
+
+    note = scripted_note(summary.models)
     lines = [
         f"graded {summary.n} answers with {', '.join(summary.models) or 'no model call'}, "
         f"rubric {summary.rubric}",
+        *([note] if note else []),
         mean,
         f"status: {_counts(summary.by_status)}",
         f"path: {_counts(summary.by_path)}",

@@ -149,7 +149,7 @@ def _checked_input(
 ) -> tuple[Rubric, list[AnswerRow]]:
     """The rubric and the rows, checked before any call, and --out checked writable (the
     grades must have somewhere to go)."""
-    from lasagna_cli.engine import load_judge_rubric
+    from lasagna_cli.engine.run import load_judge_rubric
     from lasagna_judge import read_answers
 
     rubric = load_judge_rubric(rubric_name)

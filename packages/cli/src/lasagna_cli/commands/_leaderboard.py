@@ -141,6 +141,11 @@ def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
         console.print(table)
     for line in jury_lines(results):
         console.print(line, markup=False, highlight=False)
+    from lasagna_cli.engine.reports import scripted_note_of
+
+    note = scripted_note_of(results)
+    if note:
+        console.print(note, style="bold yellow", markup=False, highlight=False)
 
 
 def jury_lines(results: Sequence[Mapping[str, Any]]) -> list[str]:

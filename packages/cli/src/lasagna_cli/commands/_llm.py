@@ -29,6 +29,7 @@ from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
 from lasagna_metrics import parse_json
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.config import Servers
     from lasagna_judge import LLM, Proxies
 
 ENV_VARIABLES = (
@@ -41,7 +42,6 @@ ENV_VARIABLES = (
     "OLLAMA_HOST",
     "LASAGNA_CACHE_DIR",
 )
-PROVIDERS = ("openai", "anthropic", "ollama", "local")
 CACHE_FILENAME = "llm-cache.sqlite"
 
 
@@ -71,9 +71,12 @@ def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = 
         raise CliError(
             f"no model: pass {option} provider/name (openai/gpt-4o-mini, anthropic/..., "
             f"ollama/llama3.2) or set MODEL_NAME; {option} local/smollm2 runs on this machine "
-            "with no key and no server",
+            f"with no key and no server, and {option} fake/scripted tries the command in "
+            "seconds (a scripted model)",
             USAGE_ERROR,
         )
+    from lasagna_judge import PROVIDERS
+
     provider, sep, name = chosen.partition("/")
     if not sep or not name or provider not in PROVIDERS:
         hint = f"; did you mean openai/{chosen}?" if provider not in PROVIDERS and chosen else ""
@@ -175,7 +178,8 @@ def build_llm(
     chosen = resolve_model(model, env, flag)
     provider = chosen.partition("/")[0]
     named = _named(chosen, model, flag)
-    local = f"{flag} local/smollm2" if flag else "local/smollm2"
+    given = f"{flag} " if flag else ""
+    local = f"{given}local/smollm2 or {given}fake/scripted (scripted replies, to try things)"
     server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
     if concurrency < 1:
         raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
@@ -186,7 +190,7 @@ def build_llm(
         if not api_key and not base_url:
             raise CliError(
                 f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
-                f"OpenAI-compatible endpoint; or use {local}, which needs neither "
+                f"OpenAI-compatible endpoint; or use {local}, which need neither "
                 f"({_variables_read()})",
                 USAGE_ERROR,
             )
@@ -195,7 +199,7 @@ def build_llm(
         base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
         if not api_key:
             raise CliError(
-                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which needs no key "
+                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
                 f"({_variables_read()})",
                 USAGE_ERROR,
             )
@@ -266,16 +270,35 @@ def text_cache(env: Mapping[str, str] | None = None) -> Path:
     return cache_folder("pdf-text", env)
 
 
+def servers(env: Mapping[str, str] | None = None, base_url: str | None = None) -> Servers:
+    """The servers model calls go to, read from the environment (OPENAI_BASE_URL,
+    ANTHROPIC_BASE_URL, OLLAMA_BASE_URL or OLLAMA_HOST; for embeddings
+    LASAGNA_EMBEDDER_BASE_URL first), with the command's --base-url."""
+    from lasagna_cli.commands._embedders import embedder_base_url
+    from lasagna_cli.engine.config import Servers
+
+    env = os.environ if env is None else env
+    urls = {
+        "openai": _get(env, "OPENAI_BASE_URL"),
+        "anthropic": _get(env, "ANTHROPIC_BASE_URL"),
+        "ollama": _ollama_base_url(env),
+    }
+    embedder_urls = {p: embedder_base_url(f"{p}/", env) for p in ("openai", "ollama")}
+    return Servers(
+        {p: u for p, u in urls.items() if u},
+        {p: u for p, u in embedder_urls.items() if u},
+        base_url,
+    )
+
+
 def run_server(model: str, base_url: str | None) -> str | None:
     """A run's --base-url for one of its models: every model that calls a server
-    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/) never does."""
-    return base_url if base_url is not None and not model.startswith("local/") else None
+    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/, fake/) never does."""
+    from lasagna_cli.engine.config import Servers
+
+    return Servers(base_url=base_url).server(model)
 
 
-HOSTED_CONCURRENCY = 64
-"""`--concurrency`'s default when every model is OpenAI's or Anthropic's own API."""
-OTHER_CONCURRENCY = 8
-"""`--concurrency`'s default for any other server, an in-process model or a user's system."""
 CONCURRENCY_HELP = (
     "default: 64 when every model is OpenAI's or Anthropic's own API (the adaptive pace finds "
     "its rate limit), else 8"
@@ -302,18 +325,16 @@ def auto_concurrency(
     `--base-url` or OPENAI_BASE_URL server, Ollama, an in-process model): a self-hosted
     server queues what it cannot serve, and a call queued past the idle timeout fails.
     `base_url` is the command's --base-url; a model left None is the environment's."""
-    env = os.environ if env is None else env
+    from lasagna_cli.engine.config import HOSTED_CONCURRENCY, OTHER_CONCURRENCY, is_hosted
+
+    located = servers(env, base_url)
     names = []
     for model in models:
         try:
-            names.append(resolve_model(model, env, None))
+            names.append(resolve_model(model, os.environ if env is None else env, None))
         except CliError:  # no model configured: the command's own check says so
             return OTHER_CONCURRENCY
-    hosted = bool(names) and all(
-        name.partition("/")[0] in ("openai", "anthropic")
-        and endpoint_of(name, env, run_server(name, base_url)) is None
-        for name in names
-    )
+    hosted = is_hosted(names, [located.endpoint(name) for name in names])
     return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
 
 
@@ -343,17 +364,6 @@ def endpoint_of(
     model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
 ) -> str | None:
     """The server a model's calls go to, as results record it (scheme, host, port, path;
-    never credentials or a query): the flag's or the environment's base URL; None for a
+    never credentials or a query): `base_url`, else the environment's; None for a
     provider's own endpoint and for in-process models."""
-    from lasagna_cli.engine.config import endpoint_url
-
-    env = os.environ if env is None else env
-    provider = model.partition("/")[0]
-    url = base_url
-    if url is None and provider == "openai":
-        url = _get(env, "OPENAI_BASE_URL")
-    elif url is None and provider == "anthropic":
-        url = _get(env, "ANTHROPIC_BASE_URL")
-    elif url is None and provider == "ollama":
-        url = _ollama_base_url(env)
-    return endpoint_url(url) if url and provider != "local" else None
+    return servers(env).endpoint_at(model, base_url)

@@ -169,38 +169,15 @@ _RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url", "rpm", "tpm")
 
 def run_config(
     ctx: typer.Context,
-    path: str | None,
-    config: Path | None,
+    config: Path,
     step: str,
     base_url: str | None,
     rpm: str | None = None,
     tpm: str | None = None,
-) -> bool:
-    """Called first by `lasagna benchmark run`: with `--config CONFIG.yaml`, run it as
-    `benchmark openviking` does and return True; without, return False (PATH is run)."""
+) -> None:
+    """`lasagna benchmark run --config CONFIG.yaml`: run it as `benchmark openviking` does;
+    an option the config sets is refused."""
     with user_errors():
-        if config is None:
-            if path is None:
-                raise CliError(
-                    "lasagna benchmark run needs PATH (data, a sweep file or a benchmark "
-                    "name) or --config CONFIG.yaml (OpenViking's config)",
-                    USAGE_ERROR,
-                )
-            from lasagna_cli.engine.staged import is_openviking_config
-
-            if is_openviking_config(Path(path)):
-                raise CliError(
-                    f"{path} is OpenViking's config, not a sweep file: run it with "
-                    f"--config {path} (or `lasagna benchmark openviking {path}`)",
-                    USAGE_ERROR,
-                )
-            return False
-        if path is not None:
-            raise CliError(
-                f"give PATH ({path}) or --config {config}, not both: the config names its "
-                "dataset (paths.dataset_path)",
-                USAGE_ERROR,
-            )
         for param in ctx.command.params:
             source = ctx.get_parameter_source(param.name or "")
             given = source is not None and source.name != "DEFAULT"
@@ -211,7 +188,6 @@ def run_config(
                     USAGE_ERROR,
                 )
         run_openviking(config, step, base_url, rate_limits(rpm, tpm))
-    return True
 
 
 @benchmark_app.command("openviking")

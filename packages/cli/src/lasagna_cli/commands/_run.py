@@ -44,7 +44,6 @@ from lasagna_cli.commands._validate import (
     DataFormat,
     DropUnknownJudgments,
     check_data_format,
-    check_data_path,
 )
 from lasagna_cli.engine.config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
 
@@ -244,53 +243,60 @@ def run(
     leaderboard. Exit 0 when every task is scored, 1 when data is bad or a task failed
     (run again with --resume to retry it), 2 for bad usage.
     """
-    from lasagna_cli.commands._openviking import run_config
-    from lasagna_cli.commands._staged import run_named_benchmark
+    from lasagna_cli.engine import door_of
 
-    if run_config(ctx, path, config_file, step, base_url, rpm, tpm):
-        return
-    assert path is not None  # run_config refuses a run with neither PATH nor --config
+    with user_errors():
+        door = door_of(path, config_file)
+    if door == "openviking":
+        from lasagna_cli.commands._openviking import run_config
+
+        assert config_file is not None  # the door of --config
+        return run_config(ctx, config_file, step, base_url, rpm, tpm)
+    assert path is not None  # door_of refuses a run with neither PATH nor --config
     with user_errors():
         judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judges or [])
         refuse_named_batch(batch, path)
-    if run_named_benchmark(
-        ctx,
-        path,
-        data_dir=data_dir,
-        step=step,
-        max_queries=max_queries,
-        retrieval_instruction=retrieval_instruction,
-        profile=profile,
-        generator=generator,
-        judge=judge,
-        rubric=rubric,
-        split=split,
-        top_k=top_k,
-        output=output,
-        concurrency=concurrency,
-        executor=executor,
-        ray_address=ray_address,
-        retriever=retriever,
-        embedder=embedder,
-        vector_store=vector_store,
-        collection=collection,
-        ingest_mode=ingest_mode,
-        ingest_workers=ingest_workers,
-        base_url=base_url,
-        rpm=rpm,
-        tpm=tpm,
-        jury=jury,
-    ):
-        return
+    from lasagna_cli.commands._staged import refuse_pipeline_options, run_named_benchmark
+
+    if door == "benchmark":
+        return run_named_benchmark(
+            ctx,
+            path,
+            data_dir=data_dir,
+            step=step,
+            max_queries=max_queries,
+            retrieval_instruction=retrieval_instruction,
+            profile=profile,
+            generator=generator,
+            judge=judge,
+            rubric=rubric,
+            split=split,
+            top_k=top_k,
+            output=output,
+            concurrency=concurrency,
+            executor=executor,
+            ray_address=ray_address,
+            retriever=retriever,
+            embedder=embedder,
+            vector_store=vector_store,
+            collection=collection,
+            ingest_mode=ingest_mode,
+            ingest_workers=ingest_workers,
+            base_url=base_url,
+            rpm=rpm,
+            tpm=tpm,
+            jury=jury,
+        )
     with user_errors():
+        refuse_pipeline_options(ctx, path)
         check_data_format(data_format, output_format=output_format)
         check_format(output_format)
         from lasagna_cli.commands._executors import executor_choice
 
         chosen = executor_choice(executor, ray_address)
         requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
-        from lasagna_cli.engine.config import config_from_sweep, is_sweep_file
+        from lasagna_cli.engine.config import is_sweep_file
 
         if predictions_from_data and is_sweep_file(path):
             raise CliError(
@@ -315,12 +321,7 @@ def run(
             predictions_from_data=path if predictions_from_data else None,
             data_format=data_format,
         )
-        from lasagna_cli.engine.config import (
-            Flags,
-            config_from_path,
-            parse_filter_flags,
-            parse_tracks,
-        )
+        from lasagna_cli.engine.config import Flags, parse_filter_flags, parse_tracks
 
         flags = Flags(
             profile=profile,
@@ -351,16 +352,10 @@ def run(
             corpus=Path(corpus).expanduser() if corpus is not None else None,
             chunking=chunking_from_flags(chunker, chunk_size, chunk_overlap),
         )
-        if not is_sweep_file(path):
-            check_data_path(path)
-        config = (
-            config_from_sweep(path, flags, os.environ)
-            if is_sweep_file(path)
-            else config_from_path(path, flags)
-        )
-        from lasagna_cli.commands._embedders import with_endpoints
+        from lasagna_cli.commands._llm import servers
+        from lasagna_cli.engine.config import build_config
 
-        config = with_endpoints(config, base_url=base_url)
+        config = build_config(path, flags, servers=servers(None, base_url), env=os.environ)
         if dry_run:
             from lasagna_cli.commands._run_engine import print_dry_run
 
@@ -381,7 +376,16 @@ def run(
 
                 typer.echo(cost_line(results))
             typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
-        from lasagna_cli.commands._run_gaps import say_gaps
-
         if say_gaps(results, out):
             raise typer.Exit(DATA_ERROR)
+
+
+def say_gaps(results: list[dict[str, object]], out: Path) -> bool:
+    """Each gap of the run's results (`engine.gap_lines`) in one line on stderr; True when
+    the run fails."""
+    from lasagna_cli.engine import gap_lines
+
+    lines, fails = gap_lines(results, out)
+    for line in lines:
+        typer.echo(line, err=True)
+    return fails

@@ -3,15 +3,14 @@ embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError
-from lasagna_cli.commands._llm import OTHER_CONCURRENCY, auto_concurrency
 from lasagna_cli.commands._terminal import echo_err
+from lasagna_cli.engine.config import OTHER_CONCURRENCY
 from lasagna_cli.engine.run import ModelsUnreachable
 
 if TYPE_CHECKING:
@@ -47,8 +46,6 @@ def run_engine(
     from lasagna_cli.engine.run import Models
     from lasagna_synth import run_blocking
 
-    if config.concurrency is None:
-        config = dataclasses.replace(config, concurrency=run_concurrency(config, base_url))
     concurrency = config.concurrency or OTHER_CONCURRENCY
 
     def make(spec: ModelSpec, role: str) -> LLM:
@@ -104,20 +101,6 @@ def run_engine(
     for line in batch_lines:
         typer.echo(line, err=True)
     return run
-
-
-def run_concurrency(config: RunConfig, base_url: str | None) -> int:
-    """A run's tasks in flight when neither --concurrency nor its file says: the models'
-    default (`auto_concurrency`), and OTHER_CONCURRENCY when a setup asks the user's own
-    system, which no adaptive pace protects, or a model of a server the file names."""
-    specs = [setup.generator for setup in config.setups if setup.generator is not None]
-    specs += config.jury
-    if config.judge_endpoint or any(setup.system is not None for setup in config.setups):
-        return OTHER_CONCURRENCY
-    if any(model.provider is not None or model.endpoint for model in specs):
-        return OTHER_CONCURRENCY
-    models = [model.name for model in specs]
-    return auto_concurrency([*models, *([config.judge] if config.judge else [])], base_url)
 
 
 def checked_base_url(

@@ -74,27 +74,28 @@ def _endpoints(base_url: str | None) -> dict[str, str]:
     return {p: url for p, url in found.items() if url is not None}
 
 
-def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
-    """Called first by `lasagna benchmark run`: when PATH is a registered benchmark name and
-    not an existing file or folder, run the staged pipeline and return True; otherwise
-    return False and let `run` read PATH as data. The options `run` shares with it take the
-    same defaults (--top-k 5, like every door); --split and --rubric, when not given, are
-    the benchmark's own."""
-    with user_errors():
-        from lasagna_cli.engine.benchmarks import benchmark_names, is_benchmark
+def refuse_pipeline_options(ctx: typer.Context, path: str) -> None:
+    """`benchmark run DATA`: the options only a registered benchmark's pipeline takes are
+    refused, naming the benchmarks."""
+    from lasagna_cli.engine.benchmarks import benchmark_names
 
-        if Path(path).exists() or not is_benchmark(path):
-            given = [name for name in _PIPELINE_ONLY if _given(ctx, name)]
-            if given:
-                hint = "; -n N draws questions from your data" if "max_queries" in given else ""
-                raise CliError(
-                    f"{_flag(ctx, given[0])} is for registered benchmarks "
-                    f"({', '.join(benchmark_names())}); {path!r} is not one of them"
-                    + (" (it is a file or folder here)" if Path(path).exists() else "")
-                    + hint,
-                    USAGE_ERROR,
-                )
-            return False
+    given = [name for name in _PIPELINE_ONLY if _given(ctx, name)]
+    if given:
+        hint = "; -n N draws questions from your data" if "max_queries" in given else ""
+        raise CliError(
+            f"{_flag(ctx, given[0])} is for registered benchmarks "
+            f"({', '.join(benchmark_names())}); {path!r} is not one of them"
+            + (" (it is a file or folder here)" if Path(path).exists() else "")
+            + hint,
+            USAGE_ERROR,
+        )
+
+
+def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> None:
+    """`lasagna benchmark run NAME`, NAME a registered benchmark: its staged pipeline. The
+    options `run` shares with it take the same defaults (--top-k 5, like every door);
+    --split and --rubric, when not given, are the benchmark's own."""
+    with user_errors():
         for name in _NOT_FOR_PIPELINE:
             if _given(ctx, name):
                 raise CliError(
@@ -161,7 +162,6 @@ def run_named_benchmark(ctx: typer.Context, path: str, **options: Any) -> bool:
             chosen,
             base_url=options.get("base_url"),
         )
-    return True
 
 
 def _run_pipeline(
@@ -180,8 +180,7 @@ def _run_pipeline(
     from lasagna_cli.commands._executors import LOCAL, make_executor
     from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import load_judge_rubric
-    from lasagna_cli.engine.run import Models
+    from lasagna_cli.engine.run import Models, load_judge_rubric
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 
     check_options(options)

@@ -32,11 +32,11 @@ def _with_endpoint(setup: Setup) -> Setup:
     own `base_url`, recorded as it is."""
     from dataclasses import replace
 
-    from lasagna_cli.commands._embedders import with_embedder_endpoint
-    from lasagna_cli.commands._llm import endpoint_of
-    from lasagna_cli.engine.config import BUILTIN_PROVIDERS
+    from lasagna_cli.commands._llm import servers
+    from lasagna_cli.engine.config import BUILTIN_PROVIDERS, with_embedder_endpoint
 
-    setup = with_embedder_endpoint(setup)
+    found = servers()
+    setup = with_embedder_endpoint(setup, found)
     model = setup.generator
     builtin = (
         model is not None
@@ -45,7 +45,7 @@ def _with_endpoint(setup: Setup) -> Setup:
     )
     if model is None or not builtin:
         return setup
-    return replace(setup, generator=replace(model, endpoint=endpoint_of(model.name)))
+    return replace(setup, generator=replace(model, endpoint=found.endpoint_at(model.name, None)))
 
 
 def _key_variables(setups: Iterable[Setup]) -> set[str]:

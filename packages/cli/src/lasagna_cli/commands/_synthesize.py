@@ -19,7 +19,8 @@ from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, C
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.commands._synthesize_lines import _spent_line, dry_run_lines, summary_lines
+from lasagna_cli.commands._terminal import shown
+from lasagna_cli.engine import spent_line, synthesis_lines, synthesis_plan_lines
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -224,7 +225,8 @@ def _synthesize(
         for warning in planned.warnings:
             typer.echo(f"warning: {warning}", err=True)
         figures = estimate(planned, model=model, prices=price_table)
-        typer.echo("\n".join(dry_run_lines(planned, figures, out, overwrite)))
+        lines = synthesis_plan_lines(planned, figures, out, overwrite)
+        typer.echo("\n".join(shown(line) for line in lines))
         return
 
     from lasagna_cli.commands._llm import build_llm
@@ -258,7 +260,9 @@ def _synthesize(
     if out_format == "lasagna":  # where the passages came from: a run finds its corpus
         rows = [with_corpus(row, Path(corpus), out) for row in rows]
     write_rows(rows, out, format=out_format)
-    lines = summary_lines(result, out, _spent_line(llm, prices), out_format)
+    lines = [
+        shown(line) for line in synthesis_lines(result, out, spent_line(llm, prices), out_format)
+    ]
     for report in reports:
         lines[-1:-1] = _batch.batch_lines(report, llm.model, price_table, prices)
     typer.echo("\n".join(lines))

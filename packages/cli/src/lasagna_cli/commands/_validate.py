@@ -11,231 +11,12 @@ import typer
 from lasagna_cli.commands._corpus_flags import CorpusOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from lasagna_synth import BenchmarkData, Skipped
+    pass
 
 
-def report(
-    data: BenchmarkData, path: str, *, data_format: str | None = None, has_outputs: bool = False
-) -> tuple[list[str], bool]:
-    """The lines validate-data prints, and whether the data can be run; `has_outputs`: the
-    file records a system's outputs, which `run --predictions-from-data` scores."""
-    rows = data.rows()
-    kind = {
-        "jsonl": "JSONL",
-        "json": "JSON rows",
-        "csv": "CSV",
-        "beir": "BEIR folder",
-        "squad": "SQuAD JSON",
-        "hf": "Hugging Face dataset",
-    }
-    lines = [f"{data.label}: valid {kind.get(data.kind, data.kind)} data"]
-    if data.kind == "beir":
-        splits = ", ".join(f"{s} ({len(r):,} judged)" for s, r in sorted(data.splits.items()))
-        lines.append(f"  Questions:      {len(rows):,} with a relevant document; splits: {splits}")
-    else:
-        lines += [
-            f"  Questions:      {len(rows):,}",
-            f"  With answers:   {sum(1 for r in rows if r.answers):,}",
-            f"  With contexts:  {sum(1 for r in rows if r.contexts):,}",
-            f"  Unanswerable:   {sum(1 for r in rows if r.unanswerable):,}",
-        ]
-    provenance = {
-        "native": "the folder's corpus",
-        "documents": "the folder of documents",
-        "pooled_gold": "every row's passages pooled; results labelled pooled_gold",
-        "none": "nothing to retrieve",
-    }[data.corpus_provenance]
-    lines.append(f"  Documents:      {len(data.corpus):,} ({provenance})")
-    lines.append(f"  Name:           {data.name()}")
-    lines.append(f"  Revision:       {data.revision}")
-    for note in data.notes:
-        lines.append(f"  Note:           {note}")
-    lines += [f"  Warning:        {warning}" for warning in question_warnings(data)]
-    lines.append("  Tracks:")
-    support = data.track_support()
-    for track, found in support.items():
-        verdict = "yes" if found.supported else "no"
-        fix = f" (fix: {found.fix})" if not found.supported and found.fix else ""
-        lines.append(f"    {track + ':':<13} {verdict}, {found.reason}{fix}")
-    supported = [t for t, s in support.items() if s.supported]
-    if not supported:
-        lines.append("Nothing can be measured on this data; fix it as above and run this again.")
-        return lines, False
-    quoted = shlex.quote(path)
-    extra = " --drop-unknown-judgments" if any("dropped" in n for n in data.notes) else ""
-    if data_format is not None:
-        extra += f" --data-format {data_format}"
-    split = "" if "test" in data.splits else f" --split {sorted(data.splits)[0]}"
-    if "retrieval" in supported:
-        lines.append(
-            f"Run it:  lasagna benchmark run {quoted} --profile speed{split}{extra}   "
-            "(BM25 retrieval, no key)"
-        )
-    answering = [t for t in supported if t != "retrieval"]
-    if answering:
-        tracks = ",".join(
-            ["retrieval", "generation"] if "retrieval" in supported else ["generation"]
-        )
-        lines.append(
-            f"{'With a model' if 'retrieval' in supported else 'Run it'}:  lasagna benchmark run "
-            f"{quoted} --tracks {tracks} --generator local/smollm2{split}{extra}"
-        )
-    if has_outputs:
-        lines.append(
-            f"Its outputs:  lasagna benchmark run {quoted} --predictions-from-data{split}{extra}"
-            "   (the system's answers and retrievals the file records, scored)"
-        )
-    return lines, True
-
-
-def _ids(found: Sequence[str] | Sequence[tuple[str, str]], sign: str = "=", shown: int = 5) -> str:
-    """The first `shown` row ids (or pairs: `"q7" = "q3"`), then ", ..." when there are more."""
-    listed = [
-        f'"{item[0]}" {sign} "{item[1]}"' if isinstance(item, tuple) else f'"{item}"'
-        for item in found[:shown]
-    ]
-    return ", ".join(listed) + (", ..." if len(found) > shown else "")
-
-
-def question_warnings(data: BenchmarkData) -> list[str]:
-    """What the questions hold that they should not (`lasagna_synth.question_issues`, per
-    split): warnings, with counts and the first row ids, that never stop the data from
-    running, since a legitimate set may hold some on purpose."""
-    from lasagna_synth import (
-        MIN_QUESTION_CHARACTERS,
-        MIN_QUESTION_WORDS,
-        QuestionIssues,
-        question_issues,
-    )
-
-    beir = data.kind == "beir"
-    found = QuestionIssues()
-    for rows in data.splits.values():
-        issues = question_issues(
-            ((row.id, row.question, row.answers) for row in rows), check_length=not beir
-        )
-        found.duplicates.extend(issues.duplicates)
-        found.near_duplicates.extend(issues.near_duplicates)
-        found.placeholders.extend(issues.placeholders)
-        found.too_short.extend(issues.too_short)
-    noun = "query" if beir else "question"
-    plural = "queries" if beir else "questions"
-    warnings = []
-    if found.duplicates:
-        n = len(found.duplicates)
-        how = (
-            "run scores each, as trec_eval scores each query id"
-            if beir
-            else "run scores the question once, as its first row"
-        )
-        warnings.append(
-            f"{counted(n, 'duplicate ' + noun, 'duplicate ' + plural)} (the same text once case, "
-            f"punctuation and articles are set aside; {how}): {_ids(found.duplicates)}"
-        )
-    if found.near_duplicates:
-        n = len(found.near_duplicates)
-        warnings.append(
-            f"{counted(n, 'near-duplicate ' + noun, 'near-duplicate ' + plural)} (the same words "
-            "in the same order once auxiliaries and of/in/on/at/for are set aside; run scores "
-            f"each): {_ids(found.near_duplicates, '~')}"
-        )
-    if found.placeholders:
-        warnings.append(
-            f"{counted(len(found.placeholders), 'placeholder row')} (a {noun} or answer that is "
-            "empty, a template's filler or a slot, or echoes a prompt): "
-            f"{_ids(found.placeholders)}"
-        )
-    if found.too_short:
-        n = len(found.too_short)
-        warnings.append(
-            f"{counted(n, noun, plural)} too short to mean anything (fewer than "
-            f"{MIN_QUESTION_WORDS} words and {MIN_QUESTION_CHARACTERS} letters or digits): "
-            f"{_ids(found.too_short)}"
-        )
-    return warnings
-
-
-def with_corpus_lines(
-    lines: list[str], data: BenchmarkData, folder: Path, path: str, given: str | None
-) -> tuple[list[str], bool]:
-    """`report`'s lines for rows searched in a folder of documents, not in their pool, and
-    whether the folder can be searched (a run over an empty one fails: nothing to run)."""
-    found, readable = corpus_lines(data, folder, given=given is not None)
-    out: list[str] = []
-    for line in lines:
-        if line.startswith("  Documents:"):
-            out += found
-            continue
-        if not readable and line.startswith(("Run it:", "With a model:")):
-            continue  # the run it shows would stop at the folder
-        if line.startswith("    retrieval:") and not readable:
-            line = "    retrieval:    no, the folder of documents cannot be read (above)"
-        elif line.startswith("    retrieval:") and "pooled_gold" in line:
-            line = "    retrieval:    yes, in the folder's documents, as each setup chunks them"
-        if given is not None:
-            run = f"lasagna benchmark run {shlex.quote(path)}"
-            line = line.replace(run, f"{run} --corpus {shlex.quote(given)}")
-        out.append(line)
-    return out, readable
-
-
-def skipped_lines(skipped: Sequence[Skipped], listed: int = 20) -> list[str]:
-    """The files a corpus left out, each with its reason (the first `listed` of them)."""
-    lines = [f"    skipped {entry.path}: {entry.reason}" for entry in skipped[:listed]]
-    if len(skipped) > listed:
-        lines.append(f"    ... and {len(skipped) - listed:,} more skipped")
-    return lines
-
-
-def corpus_lines(data: BenchmarkData, folder: Path, *, given: bool) -> tuple[list[str], bool]:
-    """What validate-data says of the folder of documents the rows are searched in: how
-    many documents, and how many rows' passages were found in them; and whether it could
-    be read."""
-    from lasagna_cli.engine import EngineError
-    from lasagna_cli.engine.datasets import load_documents, locate_rows
-
-    how = "--corpus" if given else "named by the rows"
-    try:
-        documents = load_documents(folder, data.label)
-    except EngineError as exc:
-        return [f"  Documents:      {folder} ({how}) cannot be read: {exc}"], False
-    located = locate_rows(data.rows(), documents)
-    lines = [
-        f"  Documents:      {len(documents.texts):,} in {folder} ({how}; "
-        f"{counted(len(documents.skipped), 'file')} skipped); results labelled documents",
-        *skipped_lines(documents.skipped),
-        f"  Evidence:       {located.note(folder)}",
-    ]
-    return [shown(line) for line in lines], True
-
-
-RUN_ACCEPTS = (
-    "a .jsonl, .csv or SQuAD .json file, a BEIR folder, a sweep file (.yaml/.toml), or a "
-    "registered benchmark's name (`lasagna benchmark list`) with --data-dir"
-)
 DATA_ACCEPTS = "a .jsonl, .csv or SQuAD .json file, or a BEIR folder"
-
-
-def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
-    """A PATH that does not exist is a usage error (exit 2), with the registered benchmark
-    it may have meant to name."""
-    if Path(path).exists():
-        return
-    from lasagna_cli.engine import did_you_mean
-    from lasagna_cli.engine.benchmarks import benchmark_names
-
-    close = did_you_mean(path, benchmark_names())
-    hint = f"{close[:-2]}, a registered benchmark? run it with --data-dir)" if close else ""
-    raise CliError(
-        f"{path}: no such file or folder{hint}; give {accepts}",
-        USAGE_ERROR,
-    )
 
 
 #: How a data file is read: `lasagna_synth.load_data`'s `format=` (kept here so that
@@ -316,6 +97,8 @@ def validate_data(
                 f"{shlex.quote(path)}` checks every benchmark before anything loads",
                 USAGE_ERROR,
             )
+        from lasagna_cli.engine.config import check_data_path
+
         check_data_path(path, DATA_ACCEPTS)
         try:
             data, outputs = load_data_and_outputs(
@@ -324,11 +107,11 @@ def validate_data(
         except DataError as exc:
             typer.echo(str(exc))
             raise typer.Exit(DATA_ERROR) from None
-        lines, runnable = report(data, path, data_format=data_format, has_outputs=bool(outputs))
-        folder = Path(corpus).expanduser() if corpus is not None else data.documents
-        if folder is not None and data.kind != "beir":
-            lines, readable = with_corpus_lines(lines, data, folder, path, corpus)
-            runnable = runnable and readable
+        from lasagna_cli.engine.datasets import validation_lines
+
+        lines, runnable = validation_lines(
+            data, path, data_format=data_format, has_outputs=bool(outputs), corpus=corpus
+        )
         typer.echo("\n".join(lines))
         if not runnable:
             raise typer.Exit(DATA_ERROR)

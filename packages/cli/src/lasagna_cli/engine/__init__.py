@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._api import arun_benchmark, run_benchmark
-    from lasagna_cli.engine._benchmark import BenchmarkRun, load_judge_rubric, run_benchmarks
+    from lasagna_cli.engine._benchmark import (
+        BenchmarkRun,
+        Door,
+        door_of,
+        gap_lines,
+        run_benchmarks,
+    )
     from lasagna_cli.engine._counts import counted
     from lasagna_cli.engine._dry_run import (
         GRADE_REPLY_TOKENS,
@@ -25,12 +31,20 @@ if TYPE_CHECKING:
         role_lines,
     )
     from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+    from lasagna_cli.engine._shown import shown
+    from lasagna_cli.engine._synthesis_lines import (
+        spent_line,
+        synthesis_lines,
+        synthesis_plan_lines,
+    )
 
 _NAMES = {
     "arun_benchmark": "_api",
     "run_benchmark": "_api",
     "BenchmarkRun": "_benchmark",
-    "load_judge_rubric": "_benchmark",
+    "Door": "_benchmark",
+    "door_of": "_benchmark",
+    "gap_lines": "_benchmark",
     "run_benchmarks": "_benchmark",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
@@ -42,24 +56,34 @@ _NAMES = {
     "EngineError": "_errors",
     "EngineUsageError": "_errors",
     "did_you_mean": "_errors",
+    "shown": "_shown",
+    "spent_line": "_synthesis_lines",
+    "synthesis_lines": "_synthesis_lines",
+    "synthesis_plan_lines": "_synthesis_lines",
 }
 
 __all__ = [
     "GRADE_REPLY_TOKENS",
     "BenchmarkRun",
+    "Door",
     "EngineError",
     "EngineUsageError",
     "RoleCalls",
     "arun_benchmark",
     "counted",
     "did_you_mean",
+    "door_of",
     "dry_run",
     "dry_run_lines",
-    "load_judge_rubric",
+    "gap_lines",
     "priced",
     "role_lines",
     "run_benchmark",
     "run_benchmarks",
+    "shown",
+    "spent_line",
+    "synthesis_lines",
+    "synthesis_plan_lines",
 ]
 
 

@@ -9,12 +9,12 @@ rebuilt from the task records at the end.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine._steps import Step, no_step
 from lasagna_cli.engine.config._config import RunConfig
 from lasagna_cli.engine.datasets import DatasetLoader, duplicates_note
@@ -26,10 +26,11 @@ from lasagna_cli.engine.reports._results import build_results
 from lasagna_cli.engine.run._executor import Executor
 from lasagna_cli.engine.run._options import RunOptions, judge_identity
 from lasagna_cli.engine.run._runner import Models, RunOutcome, execute, plan_tasks, prepare
+from lasagna_cli.engine.run._scoring import load_judge_rubric
 from lasagna_cli.engine.run._system_tasks import SystemState
 
 if TYPE_CHECKING:
-    from lasagna_judge import Rubric
+    pass
 
 
 @dataclass
@@ -39,18 +40,36 @@ class BenchmarkRun:
     out: Path
 
 
-def load_judge_rubric(name: str) -> Rubric:
-    """The rubric --rubric names: a name that is neither built in nor a file is a usage
-    error, a rubric file that cannot be used is bad content. The one reading of --rubric:
-    every command and door takes its rubric from here."""
-    from lasagna_judge import JudgeError, load_rubric
+Door = Literal["openviking", "benchmark", "data"]
 
-    try:
-        return load_rubric(name)
-    except JudgeError as exc:
-        if Path(name).is_file():  # the file is there: what it holds is wrong (bad content)
-            raise EngineError(f"--rubric: {exc}") from None
-        raise EngineUsageError(f"--rubric: {exc}") from None
+
+def door_of(path: str | None, config: Path | None) -> Door:
+    """Which door `benchmark run` goes through, from what PATH is: OpenViking's staged
+    pipeline for `--config CONFIG.yaml` ("openviking"), the staged pipeline of a registered
+    benchmark for a NAME that is not a file or folder here ("benchmark"), else the engine's
+    run of a data path or sweep file ("data"). Neither PATH nor --config, both, or an
+    OpenViking config given as PATH are usage errors."""
+    if config is not None:
+        if path is not None:
+            raise EngineUsageError(
+                f"give PATH ({path}) or --config {config}, not both: the config names its "
+                "dataset (paths.dataset_path)"
+            )
+        return "openviking"
+    if path is None:
+        raise EngineUsageError(
+            "lasagna benchmark run needs PATH (data, a sweep file or a benchmark name) or "
+            "--config CONFIG.yaml (OpenViking's config)"
+        )
+    from lasagna_cli.engine.benchmarks import is_benchmark
+    from lasagna_cli.engine.staged import is_openviking_config
+
+    if is_openviking_config(Path(path)):
+        raise EngineUsageError(
+            f"{path} is OpenViking's config, not a sweep file: run it with --config {path} "
+            f"(or `lasagna benchmark openviking {path}`)"
+        )
+    return "benchmark" if not Path(path).exists() and is_benchmark(path) else "data"
 
 
 def check_output_folder(out: Path, resume: bool, label: str) -> None:
@@ -150,3 +169,74 @@ async def run_benchmarks(
         )
         write_json_atomic(out / "results.json", results)
         return BenchmarkRun(results, outcome, out)
+
+
+def gap_lines(results: Sequence[Mapping[str, Any]], out: Path) -> tuple[list[str], bool]:
+    """The lines `benchmark run` ends with when part of what it was asked did not come in:
+    questions a predictions file left out (--allow-missing), claims cut, grades that failed
+    or came back unparsed, tasks that failed; and True when the run fails: a task or a
+    judge's call failed (`--resume -o OUT` does them again), or no answer got a grade."""
+    lines: list[str] = []
+    reasons = [q["missing"] for r in results for q in r["per_query"] if q.get("missing")]
+    if reasons:
+        from lasagna_cli.engine.systems._predictions import count_reasons
+
+        lines.append(
+            f"{len(reasons)} question(s) not scored (--allow-missing), counted as missing "
+            f"in results.json: {count_reasons(reasons)}"
+        )
+    cut = sum(
+        int(r["metrics"].get("diagnostics", {}).get("calls", {}).get("claims_cut") or 0)
+        for r in results
+    )
+    if cut:
+        from lasagna_judge import MAX_CLAIM_CHARS, MAX_CLAIMS
+
+        lines.append(
+            f"{cut:,} claim(s) of the judge's diagnosis cut to its bounds (at most "
+            f"{MAX_CLAIMS} an answer, {MAX_CLAIM_CHARS} characters each); the diagnosis "
+            "reads the claims kept (claims_cut in results.json)"
+        )
+    grades, grades_failed = grades_line(results, out)
+    if grades is not None:
+        lines.append(grades)
+    not_scored = sum(r["counts"]["failed"] + r["counts"]["not_run"] for r in results)
+    if not_scored:
+        lines.append(
+            f"{not_scored} task(s) failed and are not scored; see their files, then run "
+            f"again with --resume -o {out} to retry them"
+        )
+    return lines, bool(not_scored) or grades_failed
+
+
+def grades_line(results: Sequence[Mapping[str, Any]], out: Path) -> tuple[str | None, bool]:
+    """What the judge's grades came to (None: every grade is in), and whether that fails
+    the run. Unparsed grades beside graded ones are said, not failed: they are missing
+    values in the judge's mean, never zeros."""
+    found = {"ok": 0, "unparsed": 0, "error": 0}
+    for result in results:
+        for track in result["metrics"].values():
+            statuses = track.get("judge_status") if isinstance(track, Mapping) else None
+            for status in found:
+                found[status] += int((statuses or {}).get(status, 0))
+    total = sum(found.values())
+    unparsed = (
+        "the judge's replies held no score the rubric allows (each task file's judge \"raw\" "
+        "says what it sent); check --judge and --rubric"
+    )
+    if found["error"]:
+        line = (
+            f'{found["error"]} of {total} grade(s) failed (each task file\'s judge "error" '
+            f"says why); run again with --resume -o {out} to grade them again"
+        )
+        if found["unparsed"]:
+            line += f"; {found['unparsed']} more unparsed: {unparsed}"
+        return line, True
+    if found["unparsed"] and not found["ok"]:
+        return f"none of the {total} answers got a grade: {unparsed}", True
+    if found["unparsed"]:
+        return (
+            f"{found['unparsed']} of {total} grade(s) unparsed, missing from the judge's mean "
+            f"(not zeros): {unparsed}"
+        ), False
+    return None, False

@@ -75,7 +75,7 @@ def priced(
 
 def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
     """The plan of `config` and its calls by role (see the module); the data is read."""
-    from lasagna_cli.engine._benchmark import load_judge_rubric
+    from lasagna_cli.engine.run._scoring import load_judge_rubric
     from lasagna_judge import build_prompt
     from lasagna_synth import count_tokens
 

@@ -9,6 +9,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from lasagna_cli.engine.config._build import (
+        HOSTED_CONCURRENCY,
+        OTHER_CONCURRENCY,
+        RUN_ACCEPTS,
+        Servers,
+        build_config,
+        check_data_path,
+        default_concurrency,
+        is_hosted,
+        located,
+        with_embedder_endpoint,
+    )
     from lasagna_cli.engine.config._chunking_flags import chunking_spec
     from lasagna_cli.engine.config._config import (
         BUILTIN_PROVIDERS,
@@ -38,6 +50,21 @@ if TYPE_CHECKING:
     )
 
 _NAMES = {
+    **dict.fromkeys(
+        (
+            "HOSTED_CONCURRENCY",
+            "OTHER_CONCURRENCY",
+            "RUN_ACCEPTS",
+            "Servers",
+            "build_config",
+            "check_data_path",
+            "default_concurrency",
+            "is_hosted",
+            "located",
+            "with_embedder_endpoint",
+        ),
+        "_build",
+    ),
     "BUILTIN_PROVIDERS": "_config",
     "DEFAULT_TOP_K": "_config",
     "JUDGE_MAX_CHARS": "_config",
@@ -64,7 +91,10 @@ _NAMES = {
 __all__ = [
     "BUILTIN_PROVIDERS",
     "DEFAULT_TOP_K",
+    "HOSTED_CONCURRENCY",
     "JUDGE_MAX_CHARS",
+    "OTHER_CONCURRENCY",
+    "RUN_ACCEPTS",
     "SWEEP_SUFFIXES",
     "BenchmarkEntry",
     "ChunkingSpec",
@@ -75,14 +105,21 @@ __all__ = [
     "ProviderSpec",
     "RetrieverSpec",
     "RunConfig",
+    "Servers",
     "Setup",
+    "build_config",
+    "check_data_path",
     "chunking_spec",
     "config_from_path",
     "config_from_sweep",
+    "default_concurrency",
     "endpoint_url",
+    "is_hosted",
     "is_sweep_file",
+    "located",
     "parse_filter_flags",
     "parse_tracks",
+    "with_embedder_endpoint",
 ]
 
 

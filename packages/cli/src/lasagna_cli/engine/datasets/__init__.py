@@ -23,6 +23,7 @@ from lasagna_cli.engine.datasets._named import (
 from lasagna_cli.engine.datasets._own import duplicates_note, own_dataset, read_own
 from lasagna_cli.engine.datasets._passages import CHUNK_RULE, chunk_rule, cut_documents
 from lasagna_cli.engine.datasets._select import select_questions
+from lasagna_cli.engine.datasets._validation import validation_lines
 
 __all__ = [
     "CHUNK_RULE",
@@ -44,4 +45,5 @@ __all__ = [
     "read_named",
     "read_own",
     "select_questions",
+    "validation_lines",
 ]

@@ -133,8 +133,11 @@ async def _grade(
     """Judge grades of the free-form results that have references, keyed by result file,
     and the warning about a judge that gave them all the same grade. The judge's answers
     are cached (the LLM cache), so a second `stats` costs nothing."""
-    from lasagna_cli.engine._benchmark import load_judge_rubric
-    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
+    from lasagna_cli.engine.run._scoring import (
+        judge_references,
+        load_judge_rubric,
+        too_long_to_grade,
+    )
     from lasagna_judge import AnswerRow, grade_answers
 
     rubric = load_judge_rubric(judge.rubric)

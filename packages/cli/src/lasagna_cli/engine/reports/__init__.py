@@ -8,7 +8,8 @@
   p-value and the interval that inverts it) and what the setups vary;
 - `_verdict`: a comparison's sentence per metric, and `compare --fail-if-worse`'s gate;
 - `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
-- `_report_payload`, `_html`, `assets/`: the self-contained HTML report.
+- `_report_payload`, `_html`, `assets/`: the self-contained HTML report;
+- `_scripted`: the note every view shows when a scripted `fake/` model made the figures.
 
 Names load on first use, so importing results.json's writer costs nothing more.
 """
@@ -38,6 +39,7 @@ _NAMES = {
     "BenchmarkResult": "_typed",
     "MetricSummary": "_typed",
     "QueryResult": "_typed",
+    "scripted_note_of": "_scripted",
 }
 
 __all__ = sorted(_NAMES)

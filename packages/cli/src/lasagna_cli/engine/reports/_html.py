@@ -81,17 +81,18 @@ def _escape(text: str) -> str:
     )
 
 
-def page_parts(payload: Mapping[str, Any]) -> list[bytes]:
+def page_parts(payload: Mapping[str, Any], note: str | None = None) -> list[bytes]:
     """The page, UTF-8, in three parts (head, data, scripts): a large run's page is written
-    part by part, never copied into one."""
+    part by part, never copied into one. `note` (a scripted model's) heads the page."""
     title = _escape(str(payload.get("title", "lasagna report")))
+    shown = f'<p id="scripted" role="note">{_escape(note)}</p>' if note else ""
     head = "".join(
         [
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
             f"<title>{title}</title>\n<style>\n{_asset('report.css')}</style>\n</head>\n",
-            f'<body>\n<header><h1 id="title">{title}</h1><p id="subtitle"></p></header>\n',
+            f'<body>\n<header><h1 id="title">{title}</h1><p id="subtitle"></p>{shown}</header>\n',
             '<main id="app"><p id="loading">Loading the report…</p></main>\n',
             '<script type="application/json" id="lasagna-data">',
         ]
@@ -135,7 +136,9 @@ def report_parts(
         comparisons = report_comparisons(runs, headline_metrics)
     labels = ", ".join(run.label for run in runs)
     payload = report_payload(runs, comparisons, title or f"lasagna report: {labels}")
-    return page_parts(payload)
+    from lasagna_cli.engine.reports._scripted import scripted_note_of
+
+    return page_parts(payload, scripted_note_of(r for run in runs for r in run.results))
 
 
 def report_comparisons(runs: Sequence[RunData], headline: Any) -> list[dict[str, Any]]:

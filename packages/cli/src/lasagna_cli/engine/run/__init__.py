@@ -9,18 +9,23 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill
+    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill, batch_prefill
     from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome, Recipe
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
     from lasagna_cli.engine.run._rate_share import check_rate, shared
     from lasagna_cli.engine.run._ray import RayExecutor, ray_module
     from lasagna_cli.engine.run._runner import Models, execute, prepare
-    from lasagna_cli.engine.run._scoring import judge_references, too_long_to_grade
+    from lasagna_cli.engine.run._scoring import (
+        judge_references,
+        load_judge_rubric,
+        too_long_to_grade,
+    )
     from lasagna_cli.engine.run._system_tasks import SystemState
 
 _NAMES = {
     "BatchingExecutor": "_batched",
+    "batch_prefill": "_batched",
     "Prefill": "_batched",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
@@ -36,6 +41,7 @@ _NAMES = {
     "execute": "_runner",
     "prepare": "_runner",
     "judge_references": "_scoring",
+    "load_judge_rubric": "_scoring",
     "too_long_to_grade": "_scoring",
     "SystemState": "_system_tasks",
 }
@@ -52,9 +58,11 @@ __all__ = [
     "Recipe",
     "RunOptions",
     "SystemState",
+    "batch_prefill",
     "check_rate",
     "execute",
     "judge_references",
+    "load_judge_rubric",
     "prepare",
     "ray_module",
     "shared",

@@ -4,9 +4,10 @@ tasks then run as always, on cache hits, and call directly only what a batch cou
 answer. `BatchingExecutor` does it around the executor a run is given, so the runner
 knows nothing of it.
 
-`prefill(llm, requests, role)` answers the requests into the LLM's cache
-(`lasagna_judge.run_batch`, with a state file per `role` that the command keeps). The claim
-diagnostics are not batched: they call directly.
+`prefill(llm, requests, role)` answers the requests into the LLM's cache; `batch_prefill`
+is the one a run uses: `lasagna_judge.run_batch` with a state file per `role` in the run's
+folder, so a run killed while a batch is in flight follows the same batch when resumed. The
+claim diagnostics are not batched: they call directly.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
@@ -30,11 +32,47 @@ from lasagna_cli.engine.run._tasks import (
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._data import Question
-    from lasagna_judge import LLM, BatchRequest
+    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus
 
 T = TypeVar("T")
 R = TypeVar("R")
 Prefill = Callable[["LLM", Sequence["BatchRequest"], str], Awaitable[object]]
+
+
+def batch_prefill(
+    folder: Path,
+    *,
+    poll_interval: float,
+    on_status: Callable[[LLM, BatchStatus, Path], None] = lambda llm, status, state: None,
+    on_report: Callable[[LLM, BatchReport], None] = lambda llm, report: None,
+) -> Prefill:
+    """The `prefill` of a run or sweep writing into `folder`: one state file per model role
+    there (`.lasagna-batch-<role>.json`), polled every `poll_interval` seconds;
+    `on_status(llm, status, state file)` as a batch's status is read, `on_report(llm,
+    report)` after each role's batch that had requests. A model whose provider has no batch
+    API is a usage error."""
+
+    async def prefill_role(llm: LLM, requests: Sequence[BatchRequest], role: str) -> None:
+        from lasagna_cli.engine._errors import EngineUsageError
+        from lasagna_judge import BatchError, BatchState, batch_api, run_batch
+        from lasagna_synth import write_bytes_atomic
+
+        try:
+            batch_api(llm)
+        except BatchError as exc:
+            raise EngineUsageError(f"--batch: {exc}") from None
+        state = folder / f".lasagna-batch-{role}.json"
+        report = await run_batch(
+            llm,
+            requests,
+            state=BatchState(state, write_bytes_atomic),
+            poll_interval=poll_interval,
+            on_status=lambda status: on_status(llm, status, state),
+        )
+        if report.requests:
+            on_report(llm, report)
+
+    return prefill_role
 
 
 class BatchingExecutor(Executor):

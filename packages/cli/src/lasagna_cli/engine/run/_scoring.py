@@ -240,3 +240,20 @@ def span_scores(
     if recalled is not None:
         metrics["evidence_recall"], metrics["evidence_recall_strict"] = recalled
     return metrics
+
+
+def load_judge_rubric(name: str) -> Rubric:
+    """The rubric --rubric names: a name that is neither built in nor a file is a usage
+    error, a rubric file that cannot be used is bad content. The one reading of --rubric:
+    every command and door takes its rubric from here."""
+    from pathlib import Path
+
+    from lasagna_cli.engine._errors import EngineError, EngineUsageError
+    from lasagna_judge import JudgeError, load_rubric
+
+    try:
+        return load_rubric(name)
+    except JudgeError as exc:
+        if Path(name).is_file():  # the file is there: what it holds is wrong (bad content)
+            raise EngineError(f"--rubric: {exc}") from None
+        raise EngineUsageError(f"--rubric: {exc}") from None

@@ -1,4 +1,6 @@
-"""What `benchmark synthesize` prints: the dry run's plan and the run's summary."""
+"""What `benchmark synthesize` reports: the dry run's plan, and a finished run's summary
+(what was written and dropped, the calls and tokens spent). The lines quote file names and
+reasons as found: the command escapes them for the terminal."""
 
 from __future__ import annotations
 
@@ -6,8 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine import counted
+from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
@@ -18,7 +19,7 @@ _PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
-def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
+def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
     """What the dry run prints: the same folder and seed always give the same lines."""
     from lasagna_synth import QUESTION_TYPES, describe_chunker
 
@@ -90,13 +91,13 @@ def dry_run_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) ->
         lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
     if out.exists() and not overwrite:
         lines.append(f"Note:       {out} exists: the real run needs --overwrite")
-    return [shown(line) for line in lines]  # file names and reasons: no escape sequence
+    return lines
 
 
 _WRITTEN_AS = {"lasagna": "", "ragas": " as RAGAS samples", "deepeval": " as DeepEval goldens"}
 
 
-def summary_lines(
+def synthesis_lines(
     result: Synthesis, out: Path, spent: str, out_format: str = "lasagna"
 ) -> list[str]:
     """What a finished run prints; `spent` is the line on this run's calls and tokens."""
@@ -116,10 +117,16 @@ def summary_lines(
         )
     lines.append(spent)
     lines.append(REMINDER)
-    return [shown(line) for line in lines]
+    from lasagna_judge import scripted_note
+
+    note = scripted_note(result.model)
+    if note:
+        lines.insert(1, note)
+    return lines
 
 
-def _spent_line(llm: LLM, prices: Path | None) -> str:
+def spent_line(llm: LLM, prices: Path | None) -> str:
+    """This run's calls, tokens and cost (when priced)."""
     usage, cost = llm.usage, llm.cost_usd
     line = (
         f"Calls:      {counted(llm.calls_made, 'call')} made this run (cache hits are free), "

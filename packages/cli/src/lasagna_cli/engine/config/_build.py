@@ -1,0 +1,149 @@
+"""`benchmark run`'s config built whole from PATH and the flags: a sweep file or one data
+path, each model located at the server its calls go to, and the tasks in flight chosen when
+nothing says.
+
+Where a model's calls go is part of what a run measures: the endpoint is recorded in the
+results (scheme, host, port, path; never a credential or a query) and enters a setup's
+fingerprint and comparability key. The command reads the servers from the environment and
+--base-url into `Servers`; the engine only applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine.config._config import RunConfig, Setup, endpoint_url
+from lasagna_cli.engine.config._flags import Flags
+
+#: Providers whose models run in this process: they call no server.
+IN_PROCESS = ("local", "fake")
+HOSTED_CONCURRENCY = 64
+"""Tasks in flight when every model is OpenAI's or Anthropic's own API (the adaptive pace
+finds its rate limit, so a generous bound lets a run use all of it)."""
+OTHER_CONCURRENCY = 8
+"""Tasks in flight for any other server, an in-process model or a user's system (a
+self-hosted server queues what it cannot serve, and a call queued too long fails)."""
+
+#: What `benchmark run` reads as PATH.
+RUN_ACCEPTS = (
+    "a .jsonl, .csv or SQuAD .json file, a BEIR folder, a sweep file (.yaml/.toml), or a "
+    "registered benchmark's name (`lasagna benchmark list`) with --data-dir"
+)
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The servers model calls go to: each provider's base URL from the environment
+    (`urls`: openai, anthropic, ollama), each embedding provider's (`embedder_urls`), and
+    the command's --base-url, the server of every model that calls one (`base_url`)."""
+
+    urls: Mapping[str, str] = field(default_factory=dict)
+    embedder_urls: Mapping[str, str] = field(default_factory=dict)
+    base_url: str | None = None
+
+    def server(self, model: str) -> str | None:
+        """--base-url for `model` when it calls a server; an in-process model never does."""
+        in_process = model.partition("/")[0] in IN_PROCESS
+        return self.base_url if self.base_url is not None and not in_process else None
+
+    def endpoint_at(self, model: str, base_url: str | None) -> str | None:
+        """The endpoint of `model`'s calls sent to `base_url`, else to its provider's server
+        from the environment; None for a provider's own API and an in-process model."""
+        provider = model.partition("/")[0]
+        url = base_url if base_url is not None else self.urls.get(provider)
+        return endpoint_url(url) if url and provider not in IN_PROCESS else None
+
+    def endpoint(self, model: str) -> str | None:
+        """The endpoint a run's `model` calls (`server`, else the environment's)."""
+        return self.endpoint_at(model, self.server(model))
+
+    def embedder_endpoint(self, model: str) -> str | None:
+        """The embedding server `model` calls; None for OpenAI's own and in-process ones."""
+        url = self.embedder_urls.get(model.partition("/")[0])
+        return self.endpoint_at(model, url) if url else None
+
+
+def with_embedder_endpoint(setup: Setup, servers: Servers) -> Setup:
+    """A dense or hybrid setup with the server its embedding calls go to."""
+    spec = setup.retriever
+    if spec is None or not spec.uses_vectors or spec.embedder is None:
+        return setup
+    endpoint = servers.embedder_endpoint(spec.embedder)
+    return replace(setup, retriever=replace(spec, embedder_endpoint=endpoint))
+
+
+def located(config: RunConfig, servers: Servers) -> RunConfig:
+    """The run's models with the servers their calls will go to. A model of a provider the
+    config names (a sweep's config.toml) records that provider's own server."""
+
+    def at_server(setup: Setup) -> Setup:
+        if setup.generator is not None and setup.generator.provider is None:
+            endpoint = servers.endpoint(setup.generator.name)
+            setup = replace(setup, generator=replace(setup.generator, endpoint=endpoint))
+        return with_embedder_endpoint(setup, servers)
+
+    return replace(
+        config,
+        setups=tuple(at_server(s) for s in config.setups),
+        judge_endpoint=servers.endpoint(config.judge) if config.judge is not None else None,
+        jury=tuple(replace(j, endpoint=servers.endpoint(j.name)) for j in config.jury),
+    )
+
+
+def is_hosted(models: list[str], endpoints: list[str | None]) -> bool:
+    """Every model is OpenAI's or Anthropic's own API (none at another server)."""
+    return (
+        bool(models)
+        and all(m.partition("/")[0] in ("openai", "anthropic") for m in models)
+        and all(e is None for e in endpoints)
+    )
+
+
+def default_concurrency(config: RunConfig) -> int:
+    """A located run's tasks in flight when neither --concurrency nor its file says:
+    HOSTED_CONCURRENCY when every model is OpenAI's or Anthropic's own API, else
+    OTHER_CONCURRENCY (also when a setup asks the user's own system, which no adaptive pace
+    protects, or a model of a server the file names)."""
+    specs = [setup.generator for setup in config.setups if setup.generator is not None]
+    specs += config.jury
+    if config.judge_endpoint or any(setup.system is not None for setup in config.setups):
+        return OTHER_CONCURRENCY
+    if any(model.provider is not None or model.endpoint for model in specs):
+        return OTHER_CONCURRENCY
+    models = [model.name for model in specs] + ([config.judge] if config.judge else [])
+    return HOSTED_CONCURRENCY if is_hosted(models, []) else OTHER_CONCURRENCY
+
+
+def check_data_path(path: str, accepts: str = RUN_ACCEPTS) -> None:
+    """A PATH that does not exist is a usage error, with the registered benchmark it may
+    have meant to name."""
+    if Path(path).exists():
+        return
+    from lasagna_cli.engine._errors import did_you_mean
+    from lasagna_cli.engine.benchmarks import benchmark_names
+
+    close = did_you_mean(path, benchmark_names())
+    hint = f"{close[:-2]}, a registered benchmark? run it with --data-dir)" if close else ""
+    raise EngineUsageError(f"{path}: no such file or folder{hint}; give {accepts}")
+
+
+def build_config(path: str, flags: Flags, *, servers: Servers, env: Mapping[str, str]) -> RunConfig:
+    """The config of `benchmark run PATH`: a sweep file's, or one data path's from the
+    flags; its models located (`servers`), its concurrency chosen when not given. `env`
+    fills `${VAR}` in a sweep's system headers."""
+    from lasagna_cli.engine.config._sweepfile import config_from_sweep, is_sweep_file
+
+    if is_sweep_file(path):
+        config = config_from_sweep(path, flags, env)
+    else:
+        check_data_path(path)
+        from lasagna_cli.engine.config._flags import config_from_path
+
+        config = config_from_path(path, flags)
+    config = located(config, servers)
+    if config.concurrency is None:
+        config = replace(config, concurrency=default_concurrency(config))
+    return config
