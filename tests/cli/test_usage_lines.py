@@ -17,7 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 from lasagna_cli._app import app
-from lasagna_cli.commands._usage import OneLineUsageGroup
+from lasagna_cli.commands._usage_errors import OneLineUsageGroup
 
 ROOT = Path(__file__).resolve().parents[2]
 PASTA = str(ROOT / "examples" / "data" / "pasta.jsonl")

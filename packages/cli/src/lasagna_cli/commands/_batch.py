@@ -17,10 +17,9 @@ import typer
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine import RoleCalls
     from lasagna_cli.engine.config import Setup
     from lasagna_cli.engine.run import Executor
-    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric, Usage
+    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric
 
 BatchOption = Annotated[
     bool,
@@ -111,46 +110,6 @@ async def grading(llm: LLM, rubric: Rubric, items: Sequence[object], beside: Pat
     return await prefill(llm, grade_requests(rubric, items), state_path(beside))
 
 
-def batch_lines(
-    report: BatchReport,
-    model: str,
-    prices: Mapping[str, tuple[float, float]] | None,
-    source: Path | None,
-) -> list[str]:
-    """The closing summary's batch lines: what went through it, and its price (`prices`,
-    the table read from `source`)."""
-    ids = ", ".join(report.batch_ids) or "none needed"
-    line = (
-        f"batch: {report.requests} requests, {report.cached} from the cache, {report.sent} "
-        f"through {report.api} ({ids}{', resumed' if report.resumed else ''}): "
-        f"{report.answered} answered"
-    )
-    left = report.failed + report.direct
-    if left:
-        first = f"; first: {report.failures[0]}" if report.failures else ""
-        line += f", {left} called directly ({report.failed} failed in the batch{first})"
-    return [line, price_line(model, report.usage, prices, source)]
-
-
-def price_line(
-    model: str, usage: Usage, prices: Mapping[str, tuple[float, float]] | None, source: Path | None
-) -> str:
-    """`batch price: $X for ... (50% of the per-token price, $Y)`."""
-    from lasagna_judge import BATCH_PRICE, price_for
-
-    what = f"{BATCH_PRICE:.0%} of the per-token price"
-    price = price_for(prices, model)
-    if price is None and source is None:
-        return f"batch price: {what} (give --prices FILE to price the tokens)"
-    if price is None:
-        return f"batch price: {what} (no price for {model} in {source})"
-    full = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
-    return (
-        f"batch price: ${full * BATCH_PRICE:.4f} for {usage.input_tokens:,} in, "
-        f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
-    )
-
-
 def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> None:
     """`benchmark run | sweep --batch`: a usage error (one line) before any work when a
     setup asks a system or a model whose provider has no batch API, or when the tasks run
@@ -193,6 +152,7 @@ def batching(
 ) -> Executor:
     """`benchmark run | sweep --batch`: `runner` with the run's calls sent through the batch
     APIs first, refused in one line when a setup's model or system has none."""
+    from lasagna_cli.engine import batch_lines
     from lasagna_cli.engine.run import BatchingExecutor, batch_prefill
 
     models = [s.generator.name for s in setups if s.generator is not None]
@@ -206,22 +166,3 @@ def batching(
         on_report=lambda llm, report: lines.extend(batch_lines(report, llm.model, prices, source)),
     )
     return BatchingExecutor(runner, prefill)
-
-
-def batch_price_line(
-    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
-) -> str | None:
-    """A dry run's line of what its calls cost at most through --batch (the models whose
-    provider has a batch API); None when none has."""
-    from lasagna_cli.engine import priced
-    from lasagna_judge import BATCH_PRICE, has_batch_api
-
-    batchable = [r for r in roles if has_batch_api(r.model)]
-    if not batchable:
-        return None
-    most, _ = priced(batchable, price_of)
-    return (
-        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
-        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
-        f"{BATCH_PRICE:.0%} of the per-token price)"
-    )

@@ -12,7 +12,7 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, us
 from lasagna_cli.commands._groups import judge_app
 
 if TYPE_CHECKING:
-    from lasagna_judge import Calibration
+    pass
 
 
 def _read_labels(path: Path, id_field: str, label_field: str) -> dict[str, tuple[int, object]]:
@@ -51,49 +51,6 @@ def _read_graded(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not rows:
         raise CliError(f"{path}: no rows; expected the output of `lasagna judge grade`")
     return rows
-
-
-def _calibration_lines(result: Calibration, unlabelled: int, ungraded: int) -> list[str]:
-    skipped = sum(result.skipped.values())
-    total = result.compared + skipped + unlabelled
-    notes = [f"{n} {why}" for why, n in result.skipped.items()]
-    if unlabelled:
-        notes.append(f"{unlabelled} without a label")
-    lines = [
-        f"compared {result.compared} of {total} graded answers"
-        + (f" (left out: {', '.join(notes)})" if notes else "")
-        + (f"; {ungraded} labels have no graded answer" if ungraded else ""),
-        f"a score >= {result.correct_at} counts as correct; a lower one as refusal when "
-        "the prediction declines to answer, else incorrect",
-        "",
-        "human \\ judge  " + "".join(f"{label:>11}" for label in result.three_class.labels),
-    ]
-    for label, counts in zip(result.three_class.labels, result.three_class.confusion, strict=True):
-        lines.append(f"{label:<15}" + "".join(f"{c:>11}" for c in counts))
-    lines.append("")
-    for name, agreement in (
-        ("three classes", result.three_class),
-        ("correct vs not", result.binary),
-    ):
-        accuracy = "n/a" if agreement.accuracy is None else f"{agreement.accuracy:.3f}"
-        kappa = "n/a" if agreement.kappa is None else f"{agreement.kappa:.3f}"
-        lines.append(f"{name:<15} accuracy {accuracy}  Cohen's kappa {kappa}")
-    ppi = result.prediction_powered
-    if ppi is not None:
-        worth = (
-            f"; as narrow as {ppi.equivalent_labels:.0f} labels alone would give"
-            if ppi.equivalent_labels is not None
-            else ""
-        )
-        lines += [
-            "",
-            f"share of correct answers: judge {ppi.judge_mean:.3f} over "
-            f"{ppi.labelled + ppi.unlabelled} graded answers; prediction-powered (PPI++) "
-            f"{ppi.mean:.3f} [{ppi.low:.3f}, {ppi.high:.3f}] at {ppi.confidence:.0%}, from "
-            f"{ppi.labelled} labels (lam {ppi.lam:.2f}); labels alone {ppi.labels_mean:.3f} "
-            f"[{ppi.labels_low:.3f}, {ppi.labels_high:.3f}]{worth}",
-        ]
-    return lines
 
 
 @judge_app.command("calibrate")
@@ -181,6 +138,7 @@ def _calibrate(
         correct_at=correct_at,
         unlabelled=others,
     )
+    from lasagna_cli.engine import calibration_lines
     from lasagna_judge import constant_judge
 
     warning = constant_judge(
@@ -204,4 +162,4 @@ def _calibrate(
         # Above the table it speaks of, in the same stream: on stderr it could come out
         # after the table (stdout and stderr read apart, or one of them redirected).
         warned = [f"warning: {warning}"] if warning else []
-        typer.echo("\n".join(warned + _calibration_lines(result, unlabelled, ungraded)))
+        typer.echo("\n".join(warned + calibration_lines(result, unlabelled, ungraded)))

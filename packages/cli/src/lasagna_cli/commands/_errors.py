@@ -116,7 +116,7 @@ def with_help(message: str) -> str:
         return message
     from importlib import import_module
 
-    # typer's own copy of click (typer >= 0.23), or click itself, as commands/_usage.py
+    # typer's own copy of click (typer >= 0.23), or click itself, as commands/_usage_errors.py
     # reads them: `globals` holds the context of the command running.
     click = typer.BadParameter.__module__.rpartition(".")[0]
     ctx = import_module(f"{click}.globals").get_current_context(silent=True)

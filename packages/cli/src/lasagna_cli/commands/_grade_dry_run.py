@@ -39,9 +39,8 @@ def grade_dry_run(
 ) -> None:
     """Print the dry run of grading `rows` (checked, as a grading checks them) with
     `models`; `bias_check` is --bias-check's N."""
-    from lasagna_cli.commands._batch import batch_price_line
     from lasagna_cli.commands._llm import load_prices, resolve_model
-    from lasagna_cli.engine import GRADE_REPLY_TOKENS, RoleCalls, role_lines
+    from lasagna_cli.engine import GRADE_REPLY_TOKENS, RoleCalls, batch_price_line, role_lines
     from lasagna_judge import BIAS_FILLER, grade_requests, price_for
     from lasagna_synth import count_tokens
 

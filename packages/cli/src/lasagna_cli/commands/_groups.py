@@ -5,7 +5,7 @@ Kept free of heavy imports: everything here loads on `lasagna --help`.
 
 import typer
 
-from lasagna_cli.commands._usage import OneLineUsageGroup
+from lasagna_cli.commands._usage_errors import OneLineUsageGroup
 
 app = typer.Typer(
     name="lasagna",

@@ -15,7 +15,6 @@ from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_dry_run import GradeDryRunOption, grade_dry_run
-from lasagna_cli.commands._grade_summary import cost_line, summary_lines
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -225,9 +224,10 @@ def _grade(
     batch: bool = False,
 ) -> None:
     from lasagna_cli.commands import _batch
-    from lasagna_cli.commands._grade_summary import bias_lines, run_grading, write_graded
+    from lasagna_cli.commands._grade_summary import run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine import batch_lines, bias_lines, grading_cost_line, grading_lines
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
@@ -272,14 +272,16 @@ def _grade(
 
     found = run_grading(progress, run)
     spent = found.spent
-    lines = summary_lines(
+    lines = grading_lines(
         found.summary,
         spent=(spent.input_tokens, spent.output_tokens),
         calls=found.calls,
-        cost=cost_line(llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage)),
+        cost=grading_cost_line(
+            llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage)
+        ),
     )
     for report in batches:
-        lines += _batch.batch_lines(report, llm.model, price_table, prices)
+        lines += batch_lines(report, llm.model, price_table, prices)
     if found.warning:
         lines.append(f"warning: {found.warning}")
     lines += bias_lines(found.bias, found.bias_calls)

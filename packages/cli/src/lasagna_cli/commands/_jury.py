@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
-from lasagna_cli.engine import counted
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, AnswerRow, Rubric
@@ -31,13 +30,12 @@ def grade_with_jury(
     """Grade `rows` with every model of `models` and write the rows."""
 
     from lasagna_cli.commands._grade_summary import (
-        cost_line,
         run_grading,
-        summary_lines,
         write_graded,
     )
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine import grading_cost_line, grading_lines, jury_lines
     from lasagna_judge import grade_answers_by_jury, jury_agreement, summarize_grades
 
     if len(set(models)) < len(models):
@@ -79,39 +77,13 @@ def grade_with_jury(
         summary = summarize_grades(grades)
         spent = llm.usage
         lines.append(f"-- judge {j + 1} of {len(llms)}")
-        lines += summary_lines(
+        lines += grading_lines(
             summary,
             spent=(spent.input_tokens, spent.output_tokens),
             calls=llm.calls_made,
-            cost=cost_line(llm, grades, prices, llm.cost_of(spent)),
+            cost=grading_cost_line(llm, grades, prices, llm.cost_of(spent)),
         )
-    lines += _jury_lines(verdicts, jury_agreement(verdicts))
+    lines += jury_lines(verdicts, jury_agreement(verdicts))
     write_graded(found.rows, lines, out)
     if found.failure is not None:
         raise CliError(found.failure, DATA_ERROR)
-
-
-def _jury_lines(verdicts: Sequence[Any], agreement: Any) -> list[str]:
-    scores = [v.score for v in verdicts if v.score is not None]
-    partial = sum(1 for v in verdicts if 0 < v.graded < len(v.grades))
-    none = sum(1 for v in verdicts if v.graded == 0)
-    lines = ["-- the jury"]
-    if scores:
-        lines.append(
-            f"jury grade (the mean of each answer's parsed grades): {sum(scores) / len(scores):.3f}"
-            f" over {counted(len(scores), 'answer')}; {partial} graded by only some judges, {none} "
-            "by none"
-        )
-    else:
-        lines.append("jury grade: n/a (no judge gave any answer a grade)")
-    if agreement.alpha is None:
-        lines.append(
-            f"agreement: {agreement.measure} undefined over {agreement.answers} answers "
-            "graded by two or more judges (every grade the same, or no answer with two)"
-        )
-    else:
-        lines.append(
-            f"agreement: {agreement.measure} {agreement.alpha:.3f} over {agreement.answers} "
-            "answers graded by two or more judges (1 = full agreement, 0 = chance)"
-        )
-    return lines

@@ -10,13 +10,6 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
-from lasagna_cli.commands._corpus_flags import (
-    ChunkerOption,
-    ChunkOverlapOption,
-    ChunkSizeOption,
-    CorpusOption,
-    chunking_from_flags,
-)
 from lasagna_cli.commands._errors import (
     DATA_ERROR,
     USAGE_ERROR,
@@ -29,17 +22,25 @@ from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxChars
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.commands._retrieval_flags import (
+from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
+from lasagna_cli.commands._run_folders import new_run_folder
+from lasagna_cli.commands._run_options import (
+    ChunkerOption,
+    ChunkOverlapOption,
+    ChunkSizeOption,
     CollectionOption,
+    CorpusOption,
+    DryRunOption,
     EmbedderOption,
     IngestModeOption,
     IngestWorkersOption,
+    JudgesOption,
+    PricesOption,
     RetrieverOption,
+    RubricOption,
     VectorStoreOption,
+    chunking_from_flags,
 )
-from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
-from lasagna_cli.commands._run_flags import DryRunOption, JudgesOption, PricesOption, RubricOption
-from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._validate import (
     DataFormat,
     DropUnknownJudgments,

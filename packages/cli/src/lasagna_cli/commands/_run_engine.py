@@ -154,7 +154,7 @@ def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | No
     for line in dry_run_lines(found, price_of):
         typer.echo(line)
     if price_of is not None:
-        from lasagna_cli.commands._batch import batch_price_line
+        from lasagna_cli.engine import batch_price_line
 
         batch = batch_price_line(found.roles, price_of)
         if batch is not None:

@@ -264,7 +264,9 @@ def _synthesize(
         shown(line) for line in synthesis_lines(result, out, spent_line(llm, prices), out_format)
     ]
     for report in reports:
-        lines[-1:-1] = _batch.batch_lines(report, llm.model, price_table, prices)
+        from lasagna_cli.engine import batch_lines
+
+        lines[-1:-1] = batch_lines(report, llm.model, price_table, prices)
     typer.echo("\n".join(lines))
 
 

@@ -1,0 +1,240 @@
+"""The summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches
+report them: one judge's (mean, counts by status and path, tokens, cost), the bias check's,
+a jury's, a calibration against human labels, and what went through a batch API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lasagna_cli.engine._counts import counted
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine._dry_run import RoleCalls
+    from lasagna_judge import (
+        LLM,
+        BatchReport,
+        BiasCheck,
+        Calibration,
+        Grade,
+        GradeSummary,
+        JuryAgreement,
+        Usage,
+        Verdict,
+    )
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items())
+
+
+def grading_cost_line(
+    llm: LLM, grades: Sequence[Grade], prices: Path | None, spent: float | None
+) -> str:
+    """This run's cost (`spent`), and what every graded answer's tokens cost (cached ones
+    too; those a batch answered at the batch price, as it billed them)."""
+    from lasagna_judge import Usage
+
+    if spent is None and prices is None:
+        return "cost: n/a (give --prices FILE to price the tokens)"
+    if spent is None:
+        return f"cost: n/a (no price for {llm.model} in {prices})"
+
+    def tokens(some: Sequence[Grade]) -> Usage:
+        return Usage(sum(g.input_tokens for g in some), sum(g.output_tokens for g in some))
+
+    total = llm.cost_of(tokens(grades), batch=tokens([g for g in grades if g.batch])) or 0.0
+    return f"cost: ${spent:.4f} this run; ${total:.4f} for all the tokens above"
+
+
+def grading_lines(
+    summary: GradeSummary, *, spent: tuple[int, int], calls: int, cost: str
+) -> list[str]:
+    """A grading's summary: the mean over the answers that got a score, counts by status and
+    path, tokens (`spent`, `calls`: this run's) and the `cost` line."""
+    scored = summary.scored
+    if summary.mean_score is None:
+        mean = "mean score: n/a (no answer got a score)"
+    else:
+        spread = ", ".join(f"{score}: {n}" for score, n in summary.score_counts.items())
+        mean = f"mean score: {summary.mean_score:.3f} over {scored} scored ({spread})"
+    unscored = summary.n - scored
+    if unscored:
+        mean += f"; {unscored} without a score are counted below, not averaged"
+    came = f"{summary.cached} answers from the cache"
+    if summary.batch:  # read back from the cache, but answered (and paid for) this run
+        came = f"{summary.batch} answers from the batch, {summary.cached} from the cache"
+    from lasagna_judge import scripted_note
+
+    note = scripted_note(summary.models)
+    lines = [
+        f"graded {summary.n} answers with {', '.join(summary.models) or 'no model call'}, "
+        f"rubric {summary.rubric}",
+        *([note] if note else []),
+        mean,
+        f"status: {_counts(summary.by_status)}",
+        f"path: {_counts(summary.by_path)}",
+        f"tokens: {summary.input_tokens:,} in, {summary.output_tokens:,} out "
+        f"({came}; this run: {calls} calls, "
+        f"{spent[0]:,} in, {spent[1]:,} out)",
+        cost,
+    ]
+    return lines
+
+
+_CHANGES = {
+    "verbosity": "the answer padded with filler",
+    "reference order": "the references reversed, on answers with two or more",
+}
+
+
+def bias_lines(checks: Sequence[BiasCheck], calls: int) -> list[str]:
+    """`--bias-check`: how often each change moved the grade (none: no line)."""
+    lines = []
+    for check in checks:
+        what = f"bias check, {check.name} ({_CHANGES[check.name]}): "
+        if not check.compared:
+            lines.append(what + f"n/a ({check.sampled} sampled, none with two parsed grades)")
+            continue
+        lines.append(
+            what + f"the grade moved on {check.changed} of {check.compared} "
+            f"({check.changed / check.compared:.0%}; up {check.higher}, down {check.lower}); "
+            f"{check.sampled - check.compared} without two parsed grades left out"
+        )
+    if checks:
+        lines.append(f"bias check: {calls} calls beside the grading's")
+    return lines
+
+
+def jury_lines(verdicts: Sequence[Verdict], agreement: JuryAgreement) -> list[str]:
+    """A jury's grade (the mean of each answer's parsed grades) and how far its judges
+    agree."""
+    scores = [v.score for v in verdicts if v.score is not None]
+    partial = sum(1 for v in verdicts if 0 < v.graded < len(v.grades))
+    none = sum(1 for v in verdicts if v.graded == 0)
+    lines = ["-- the jury"]
+    if scores:
+        lines.append(
+            f"jury grade (the mean of each answer's parsed grades): {sum(scores) / len(scores):.3f}"
+            f" over {counted(len(scores), 'answer')}; {partial} graded by only some judges, {none} "
+            "by none"
+        )
+    else:
+        lines.append("jury grade: n/a (no judge gave any answer a grade)")
+    if agreement.alpha is None:
+        lines.append(
+            f"agreement: {agreement.measure} undefined over {agreement.answers} answers "
+            "graded by two or more judges (every grade the same, or no answer with two)"
+        )
+    else:
+        lines.append(
+            f"agreement: {agreement.measure} {agreement.alpha:.3f} over {agreement.answers} "
+            "answers graded by two or more judges (1 = full agreement, 0 = chance)"
+        )
+    return lines
+
+
+def calibration_lines(result: Calibration, unlabelled: int, ungraded: int) -> list[str]:
+    """`judge calibrate`'s report: what was compared, the confusion table of human labels
+    against the judge's, agreement, and the prediction-powered share of correct answers."""
+    skipped = sum(result.skipped.values())
+    total = result.compared + skipped + unlabelled
+    notes = [f"{n} {why}" for why, n in result.skipped.items()]
+    if unlabelled:
+        notes.append(f"{unlabelled} without a label")
+    lines = [
+        f"compared {result.compared} of {total} graded answers"
+        + (f" (left out: {', '.join(notes)})" if notes else "")
+        + (f"; {ungraded} labels have no graded answer" if ungraded else ""),
+        f"a score >= {result.correct_at} counts as correct; a lower one as refusal when "
+        "the prediction declines to answer, else incorrect",
+        "",
+        "human \\ judge  " + "".join(f"{label:>11}" for label in result.three_class.labels),
+    ]
+    for label, counts in zip(result.three_class.labels, result.three_class.confusion, strict=True):
+        lines.append(f"{label:<15}" + "".join(f"{c:>11}" for c in counts))
+    lines.append("")
+    for name, agreement in (
+        ("three classes", result.three_class),
+        ("correct vs not", result.binary),
+    ):
+        accuracy = "n/a" if agreement.accuracy is None else f"{agreement.accuracy:.3f}"
+        kappa = "n/a" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+        lines.append(f"{name:<15} accuracy {accuracy}  Cohen's kappa {kappa}")
+    ppi = result.prediction_powered
+    if ppi is not None:
+        worth = (
+            f"; as narrow as {ppi.equivalent_labels:.0f} labels alone would give"
+            if ppi.equivalent_labels is not None
+            else ""
+        )
+        lines += [
+            "",
+            f"share of correct answers: judge {ppi.judge_mean:.3f} over "
+            f"{ppi.labelled + ppi.unlabelled} graded answers; prediction-powered (PPI++) "
+            f"{ppi.mean:.3f} [{ppi.low:.3f}, {ppi.high:.3f}] at {ppi.confidence:.0%}, from "
+            f"{ppi.labelled} labels (lam {ppi.lam:.2f}); labels alone {ppi.labels_mean:.3f} "
+            f"[{ppi.labels_low:.3f}, {ppi.labels_high:.3f}]{worth}",
+        ]
+    return lines
+
+
+def batch_lines(
+    report: BatchReport,
+    model: str,
+    prices: Mapping[str, tuple[float, float]] | None,
+    source: Path | None,
+) -> list[str]:
+    """The closing summary's batch lines: what went through it, and its price (`prices`,
+    the table read from `source`)."""
+    ids = ", ".join(report.batch_ids) or "none needed"
+    line = (
+        f"batch: {report.requests} requests, {report.cached} from the cache, {report.sent} "
+        f"through {report.api} ({ids}{', resumed' if report.resumed else ''}): "
+        f"{report.answered} answered"
+    )
+    left = report.failed + report.direct
+    if left:
+        first = f"; first: {report.failures[0]}" if report.failures else ""
+        line += f", {left} called directly ({report.failed} failed in the batch{first})"
+    return [line, batch_cost_line(model, report.usage, prices, source)]
+
+
+def batch_cost_line(
+    model: str, usage: Usage, prices: Mapping[str, tuple[float, float]] | None, source: Path | None
+) -> str:
+    """`batch price: $X for ... (50% of the per-token price, $Y)`."""
+    from lasagna_judge import BATCH_PRICE, price_for
+
+    what = f"{BATCH_PRICE:.0%} of the per-token price"
+    price = price_for(prices, model)
+    if price is None and source is None:
+        return f"batch price: {what} (give --prices FILE to price the tokens)"
+    if price is None:
+        return f"batch price: {what} (no price for {model} in {source})"
+    full = (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+    return (
+        f"batch price: ${full * BATCH_PRICE:.4f} for {usage.input_tokens:,} in, "
+        f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
+    )
+
+
+def batch_price_line(
+    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
+) -> str | None:
+    """A dry run's line of what its calls cost at most through --batch (the models whose
+    provider has a batch API); None when none has."""
+    from lasagna_cli.engine._dry_run import priced
+    from lasagna_judge import BATCH_PRICE, has_batch_api
+
+    batchable = [r for r in roles if has_batch_api(r.model)]
+    if not batchable:
+        return None
+    most, _ = priced(batchable, price_of)
+    return (
+        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
+        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
+        f"{BATCH_PRICE:.0%} of the per-token price)"
+    )
