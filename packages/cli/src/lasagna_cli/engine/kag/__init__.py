@@ -1,8 +1,8 @@
 """kag's `benchmark` and `stats` as a door of the engine: its files, its result layout and
 its report.
 
-- `_files`: what every file goes through: read as UTF-8, rendered with MiniJinja (kag's
-  `file()` and `env()`), parsed as TOML 1.1, its component names checked;
+- `_files`: what the files go through: the TOML files read as UTF-8, rendered with
+  MiniJinja (kag's `file()` and `env()`) and parsed as TOML 1.1; component names checked;
 - `_config`: config.toml (providers, databases, retrievers), lasagna's entries and kag's;
 - `_datasets`: DATASETS.json (dataset -> question -> {input, output?}), as engine datasets;
 - `_setups`: SETUPS.toml as engine setups: a setup's retrieval (kag's

@@ -1,6 +1,6 @@
-"""What every file of a sweep (SETUPS.toml, config.toml, DATASETS.json) goes through
-before it is read as data: its text read as UTF-8, rendered with MiniJinja, parsed as
-TOML 1.1, and the component names it gives checked.
+"""What the files of a sweep go through before they are read as data: SETUPS.toml and
+config.toml read as UTF-8 text, rendered with MiniJinja and parsed as TOML 1.1, and the
+component names every file gives (DATASETS.json's too) checked.
 
 The MiniJinja step of kag's files: SETUPS.toml and config.toml are rendered before they
 are parsed, as kag renders them (an empty context), but strictly: a variable that is not
