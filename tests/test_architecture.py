@@ -1,5 +1,5 @@
-"""The shape of the code, checked by the build: no import cycle anywhere, small modules, and
-an engine that a notebook can import without the command line.
+"""The shape of the code, checked by the build: no import cycle anywhere, modules split by job
+(never by a line count), and an engine that a notebook can import without the command line.
 
 The arrows between packages and layers are import-linter contracts (pyproject.toml,
 `uv run lint-imports` in .ci/run); these tests add what import-linter does not check.
@@ -8,6 +8,7 @@ The arrows between packages and layers are import-linter contracts (pyproject.to
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("lasagna_cli", "lasagna_synth", "lasagna_judge", "lasagna_metrics")
-MAX_LINES = 400
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -70,16 +70,48 @@ def _modules() -> list[Path]:
     return sorted((ROOT / "packages").glob("*/src/*/**/*.py"))
 
 
+# A module is split by job, never by a line count: a stem that is another module's of the same
+# folder plus one of these says only that the file grew too long.
+SIZE_SUFFIX = re.compile(r"_?(\d+|gaps|more|rest|extra|cont|continued|overflow|part\d*)")
+
+
+def _split_by_size(paths: list[Path]) -> list[str]:
+    """Every module named as the continuation of another module of its folder."""
+    stems: dict[Path, set[str]] = {}
+    for path in paths:
+        stems.setdefault(path.parent, set()).add(path.stem)
+    found = []
+    for path in paths:
+        for other in stems[path.parent] - {path.stem}:
+            rest = path.stem.removeprefix(other)
+            if rest != path.stem and SIZE_SUFFIX.fullmatch(rest):
+                found.append(str(path.relative_to(ROOT)))
+    return sorted(found)
+
+
+def test_the_rule_for_split_by_size_finds_a_continuation() -> None:
+    folder = ROOT / "packages" / "x" / "src" / "x"
+    names = ["_run.py", "_run_gaps.py", "_run2.py", "_read.py", "_read_kag.py", "_batch.py"]
+    assert _split_by_size([folder / n for n in names]) == [
+        "packages/x/src/x/_run2.py",
+        "packages/x/src/x/_run_gaps.py",
+    ]
+
+
+def test_no_module_is_split_from_another_only_by_size() -> None:
+    assert _split_by_size(_modules()) == [], (
+        "named as the rest of another module; a module has one job and a name that says it: "
+        "merge it back, or name it by what it does"
+    )
+
+
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_over_400_lines_unless_its_docstring_says_why(path: Path) -> None:
-    text = path.read_text(encoding="utf-8")
-    lines = text.count("\n")
-    if lines <= MAX_LINES:
-        return
-    docstring = ast.get_docstring(ast.parse(text)) or ""
-    assert f"over {MAX_LINES} lines" in docstring, (
-        f"{path.relative_to(ROOT)} has {lines} lines: split it, or say in its docstring why it "
-        f"stays over {MAX_LINES} lines"
+def test_every_module_says_its_job_in_its_docstring_first_line(path: Path) -> None:
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    first = docstring.strip().split("\n\n", 1)[0]
+    assert first.strip(), f"{path.relative_to(ROOT)}: no docstring; say what the module does"
+    assert not re.search(r"\b(under|over) (the )?\d+[- ]lines?\b|line (cap|limit)", docstring), (
+        f"{path.relative_to(ROOT)}: its docstring speaks of its length; say its job"
     )
 
 

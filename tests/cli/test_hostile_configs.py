@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from lasagna_cli._app import app
 from lasagna_cli.engine._errors import EngineError
-from lasagna_cli.engine.kag._templates import render_setups
+from lasagna_cli.engine.kag._files import render_setups
 
 ROOT = Path(__file__).resolve().parents[2]
 PASTA = ROOT / "examples" / "data" / "pasta.jsonl"
@@ -85,9 +85,9 @@ def test_file_refuses_a_fifo_without_waiting_for_it(tmp_path: Path) -> None:
 def test_file_refuses_a_file_over_its_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lasagna_cli.engine.kag import _templates
+    from lasagna_cli.engine.kag import _files
 
-    monkeypatch.setattr(_templates, "FILE_MAX_BYTES", 100)
+    monkeypatch.setattr(_files, "FILE_MAX_BYTES", 100)
     (tmp_path / "big.txt").write_text("x" * 101, encoding="utf-8")
     with pytest.raises(EngineError, match=r"101 bytes: over 0 MB, the most file\(\) reads"):
         render_setups(setups("{{ file('big.txt') }}"), tmp_path / "SETUPS.toml", {})

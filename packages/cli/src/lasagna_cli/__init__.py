@@ -112,7 +112,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        # On first use: importlib.metadata costs every command 25 ms and 5 MB.
+        # On first use: importlib.metadata is a cost a command that never asks would pay.
         from importlib.metadata import version
 
         globals()[name] = value = version("lasagna-cli")

@@ -10,8 +10,8 @@ running again. API keys are never part of a key or a value.
 
 Writes made on an event loop are gathered and committed together in one transaction at the
 loop's next turn (before it waits on the network again), instead of one transaction each:
-a commit is most of an insert's cost, about 70 us, and 50 calls finishing together made 50
-of them. Until then `get` finds the entry among the pending ones; `close` commits them, and
+a commit is most of an insert's cost, and calls finishing together would each make
+one. Until then `get` finds the entry among the pending ones; `close` commits them, and
 so does any other access. Outside an event loop a write is committed at once.
 
 The cache is an optimisation: a file that cannot be written (a full disk, a read-only one)

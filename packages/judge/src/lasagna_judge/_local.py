@@ -36,8 +36,8 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # is ample for a grading prompt.
 LOCAL_CONTEXT = 4096
 # Half the cores: llama.cpp's threads spin while they wait for each other, so when every
-# core is busy (the event loop, a fake server, a test suite) one generation on 2 threads
-# took 8.5 s where 1 thread took 0.8 s on a 2-core machine.
+# core is busy (the event loop, a fake server, a test suite) a generation on every core is
+# many times slower than on fewer threads.
 LOCAL_THREADS = max(1, (os.cpu_count() or 2) // 2)
 
 _models: dict[str, tuple[Any, threading.Lock]] = {}

@@ -95,8 +95,8 @@ class OpenAICompatBackend(Backend):
         """One chat completion through the SDK, read into its `ChatCompletion`; an
         LLMCallError when the call failed. Sent with the client's own `post` (the request
         built, sent and read as `chat.completions.create` does) rather than `create`, whose
-        walk of every parameter against its TypedDicts costs 0.6 ms of CPU per call for a
-        grading's tool schema, a third of all the SDK's work; the body is instructor's or
+        walk of every parameter against its TypedDicts is a large share of the SDK's CPU
+        work per call for a grading's tool schema; the body is instructor's or
         ours, plain JSON already."""
         from openai.types.chat import ChatCompletion
 

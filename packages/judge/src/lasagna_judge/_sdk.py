@@ -51,7 +51,7 @@ class Wire:
     @classmethod
     def of(cls, sender: RetryingSender, timeout: float, deadline: float | None) -> Wire:
         # What httpx2 imports on its first request (httpcore2, h11, anyio's asyncio
-        # backend; 0.1 s), imported here, before the first calls leave together: done
+        # backend), imported here, before the first calls leave together: done
         # then, it held their replies back, and a provider's limit looked lower than it is.
         import anyio._backends._asyncio  # noqa: F401
         import httpcore2  # noqa: F401

@@ -178,9 +178,9 @@ async def drive_structured(
     the schema, how to parse the reply, how to re-ask after a validation error.
 
     Our own loop runs them: instructor's retry machinery (tenacity, hooks, a walk of the
-    response model on every call) cost about 1.5 ms of CPU per call, more than all the rest
-    of a grading. `send` posts the request dict and returns an openai ChatCompletion; it
-    raises LLMCallError when the call fails.
+    response model on every call) cost more CPU per call than all the rest of a grading. `send`
+    posts the request dict and returns an openai ChatCompletion; it raises LLMCallError when the
+    call fails.
     """
     handlers = _openai_handlers(mode)
     retryable = _retryable_parse_errors()
@@ -217,8 +217,8 @@ async def drive_structured(
 
 REASK_QUOTE_CHARS = 4_000
 """What a re-ask quotes of the reply it asks to correct, at most (its start and its end):
-a grade's JSON is a few hundred characters; a 10 MB reply was sent back whole, on every
-re-ask, in requests of 10 to 31 MB."""
+a grade's JSON is a few hundred characters, and a reply of megabytes would otherwise be sent
+back whole on every re-ask."""
 
 
 def _capped_text(text: str) -> str:

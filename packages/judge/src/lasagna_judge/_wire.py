@@ -91,7 +91,7 @@ class HttpSender:
         self._closed: set[asyncio.Task[Any]] = set()  # those `aclose` cancelled
 
     def tls(self) -> ssl.SSLContext:
-        """The trusted certificates, loaded once (reading the system's takes 60 ms)."""
+        """The trusted certificates, loaded once (reading the system's is slow)."""
         if self._tls is None:
             try:
                 self._tls = ssl.create_default_context(cafile=self._ca_file)
@@ -111,7 +111,7 @@ class HttpSender:
         if pool is None:
             import httpx2
 
-            # The certificates are loaded for the first https URL only: 30-60 ms that a
+            # The certificates are loaded for the first https URL only: a cost that a
             # run against http://127.0.0.1 (vLLM, Ollama) never needs.
             verify = self.tls() if https else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             pool = self._pools[(proxy, https)] = httpx2.AsyncHTTPTransport(

@@ -2,7 +2,7 @@
 
 `safe_load` shares an anchored value among its aliases, so nine lines of aliases to aliases
 (a "billion laughs") load in a moment, but the first walk over the value, a `repr` in an
-error message or a fingerprint of the setup, visits it 10**9 times (3.9 GB, then
+error message or a fingerprint of the setup, visits it 10**9 times (until
 `MemoryError`). An alias that refers to itself makes a value no walk ends, and a value
 nested 100,000 deep stops the composer with a `RecursionError`. Each is refused here as a
 `yaml.YAMLError` with its line, which every reader of YAML already reports in one line.

@@ -6,7 +6,7 @@ only when the words it cannot match without are in the text ("not" and "mention"
 and without the IGNORECASE flag, under which the engine compares every character through a
 case table at every position. For ASCII text and these all-lowercase ASCII patterns a
 case-insensitive match is exactly a match in the lower-cased text; the tests check both
-roads agree. (The one regex took 0.27 ms on a 1,200-character answer.)
+roads agree.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ a link), and one that is not a regular file (`/dev/stdout`, `/dev/full`, a named
 would replace a device node with a regular file, and as root even `/dev/full`.
 
 A rename is atomic for every process as soon as it returns: the fsyncs only guard against
-a power cut, and cost two disk flushes per file (0.2 ms here, more than the rest of a task
-at an instant server). Many small files (the engine's task records) are therefore written
+a power cut, and cost two disk flushes per file (more than the rest of a task at an
+instant server). Many small files (the engine's task records) are therefore written
 with `sync=False` and flushed in groups by `sync_filesystem`: a kill still loses nothing
 written, and a power cut at most the files since the last group, which a resumed run sees
 as missing or empty and runs again.
@@ -34,7 +34,7 @@ TEMP_PREFIX = ".lasagna-tmp-"
 _TEMP_FLAGS = (
     os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 )
-_TEMP_TAG = f"{os.getpid()}-{os.urandom(4).hex()}-"  # not secrets: 7 ms of import
+_TEMP_TAG = f"{os.getpid()}-{os.urandom(4).hex()}-"  # not secrets: its import is a cost
 _temp_numbers = itertools.count()  # next() is atomic under the GIL: safe on writer threads
 
 
@@ -118,7 +118,7 @@ def atomic_writer(path: Path, *, sync: bool = True) -> Iterator[BinaryIO]:
 def write_bytes_atomic(path: Path, data: bytes, *, sync: bool = True) -> None:
     """Write `data` to `path` atomically: a temporary file, fsync (unless `sync=False`),
     then rename. Plain system calls, without a file object: this is the engine's per-task
-    path (50 us a record here, against 80 us through a file object)."""
+    path (faster than through a file object)."""
     with _replacing(path, sync) as fd:
         view = memoryview(data)
         while view:  # os.write may write less than asked (a signal, a full disk)

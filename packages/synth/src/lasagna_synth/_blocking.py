@@ -13,7 +13,7 @@ def run_blocking(work: Callable[[], Awaitable[T]], name: str = "lasagna") -> T:
     """`asyncio.run(work())`, on a thread of its own (named `name`) when this thread's loop
     is running, as in Jupyter, where asyncio.run refuses ("cannot be called from a running
     event loop"); the result, or the exception `work` raised, comes back to the caller."""
-    import asyncio  # here: asyncio and ssl cost 10 MB, which a dry run does not need
+    import asyncio  # here: asyncio and ssl, which a dry run does not need
 
     try:
         asyncio.get_running_loop()
@@ -39,8 +39,8 @@ def run_blocking(work: Callable[[], Awaitable[T]], name: str = "lasagna") -> T:
 class _Box(Generic[T]):
     """The result, out of sight of repr: asyncio.run's Runner, ending, looks up SIGINT's
     handler, a partial holding the finished main task, and Python 3.11's
-    `signal.getsignal` formats that partial's repr, and so the task's result, in full: 1.7 s
-    for the result of a run of 10,000 tasks."""
+    `signal.getsignal` formats that partial's repr, and so the task's result, in full, which
+    takes seconds for a large run's result."""
 
     __slots__ = ("value",)
 

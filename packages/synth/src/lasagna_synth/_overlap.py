@@ -4,12 +4,11 @@ Words here are the distinct lowercase alphanumeric words of 4 or more characters
 is an inverted file: for each word, the passages that contain it, in corpus order. The
 overlap of a query with every passage is then one `bincount` over the query's posting
 lists, in numpy: a sparse product computed in C, never a comparison of pairs in Python.
-(scikit-learn would build the same counts, but importing it alone takes 0.85 s and 120 MB
-here, more memory than the whole dry run may use; numpy does the same sums.)
+(scikit-learn would build the same counts, but importing it alone takes more memory than
+the whole dry run may use; numpy does the same sums.)
 
 Planning asks only about passages it knows in advance: a dry run answers those with
-`_query_overlaps`, in plain Python, and builds no index (2,000 documents of random words:
-200,000 distinct words, 1.1 million postings, 0.6 s and 40 MB for the full index).
+`_query_overlaps`, in plain Python, and builds no index.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ def overlap_words(text: str) -> set[str]:
 def word_runs(text: str) -> list[bytes]:
     """Lowercase runs of `text`, UTF-8 encoded, whose 4+ character ones are
     `word_keys(text)`, for a caller that keeps only the words of a vocabulary: cut by a
-    translate and a split (4x faster than the regex), once any non-ASCII character that is
+    translate and a split (faster than the regex), once any non-ASCII character that is
     not a letter or digit (a dash, a quote) is made a space."""
     if text.isascii():
         return text.encode("ascii").translate(_RUNS).split()
@@ -99,7 +98,7 @@ class WordIndex:
     @classmethod
     async def build_soon(cls, passages: Sequence[Passage], slice_s: float = 0.001) -> WordIndex:
         """The full index, built in the running event loop a millisecond at a time, so that
-        the loop keeps serving its calls meanwhile (slices of 6 ms slowed 50 ms calls to 75);
+        the loop keeps serving its calls meanwhile (longer slices slowed its calls);
         numpy's import and sort go to a thread, the sort releasing the GIL."""
         import asyncio
         from time import perf_counter

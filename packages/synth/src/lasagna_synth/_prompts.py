@@ -27,8 +27,8 @@ WRITE_MAX_TOKENS = 400
 CHECK_MAX_TOKENS = 300
 
 # Each schema of `_schemas` as `json.dumps(Model.model_json_schema())` gives it: what the
-# dry run counts and the prompt's sha256 covers, without importing pydantic (0.1 s and
-# 10 MB of a dry run). A test checks them against the models.
+# dry run counts and the prompt's sha256 covers, without importing pydantic (which a
+# dry run does not need). A test checks them against the models.
 SCHEMA_JSON = {
     "AnsweredQuestion": (
         '{"description": "A question and its short reference answer.", "properties": '

@@ -34,8 +34,8 @@ _SPECIAL = {
 }
 _BATCH = 256
 _SEPARATOR = "<|endoftext|>"
-# Text a counting call joins: its tokens come back as a list of Python integers, ~40 MB for
-# the 1.1 million tokens of a large dry run in one call, ~2 MB for this.
+# Text a counting call joins: its tokens come back as a list of Python integers, which for a
+# large dry run in one call would hold tens of megabytes at once.
 _GROUP_CHARS = 64_000
 # tiktoken releases the GIL while it encodes: one thread per core (its default is 8).
 _THREADS = max(1, min(8, os.cpu_count() or 1))
@@ -67,7 +67,7 @@ def cl100k_base() -> Any:
         name=ENCODING, pat_str=_PATTERN, mergeable_ranks=ranks, special_tokens=_SPECIAL
     )
     # The Rust core holds its own copy of the ranks; tiktoken keeps the Python dict only to
-    # pickle the encoding, which we never do. Letting it go saves ~15 MB.
+    # pickle the encoding, which we never do. Letting it go saves its memory.
     encoding._mergeable_ranks = {}
     return encoding
 

@@ -27,9 +27,8 @@ counted under its first annotator's (the script takes a set's first element, whi
 on the process's hash seed); and a sample smaller than the number of categories is drawn at
 random (the script fails there).
 
-The module stays over 400 lines: its four samplers follow the one script's four functions
-side by side, so that each can be read against its original (the shared draws are in
-`_ov_draws`).
+Its four samplers follow the one script's four functions side by side, so that each can be
+read against its original (the shared draws are in `_ov_draws`).
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def _read_pdf(path: Path) -> tuple[str | None, str]:
 def _pdf_text(path: Path, options: ReadOptions) -> tuple[str | None, str, bool]:
     """(the text or None, why None, whether it came from the text cache); "" without text.
 
-    Extracting a 10-K's text takes about 40 s of CPU, so with a text cache each PDF's text
+    Extracting a 10-K's text takes long, so with a text cache each PDF's text
     is kept under the sha256 of its bytes and of the reader. An unreadable PDF is not
     cached (it is tried again), and a cache that cannot be written only costs the time."""
     if not options.with_text:

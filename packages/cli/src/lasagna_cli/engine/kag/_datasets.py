@@ -14,7 +14,7 @@ from typing import Any
 
 from lasagna_cli.engine._data import Dataset, Question
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
-from lasagna_cli.engine.kag._names import is_component_name, suggest_name
+from lasagna_cli.engine.kag._files import is_component_name, suggest_name
 from lasagna_metrics import parse_json
 
 _QUESTION_KEYS = ("input", "output")

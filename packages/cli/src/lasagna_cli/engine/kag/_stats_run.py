@@ -18,10 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.kag._datasets import Datasets, load_datasets
-from lasagna_cli.engine.kag._result_files import Damaged, Result, dataset_folders, iter_results
-from lasagna_cli.engine.kag._run_folder import damaged_records, run_folder_results
-from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, summarize
-from lasagna_cli.engine.kag._stats_text import render_text
+from lasagna_cli.engine.kag._results import (
+    Damaged,
+    Result,
+    damaged_records,
+    dataset_folders,
+    iter_results,
+    run_folder_results,
+)
+from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, render_text, summarize
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Grade

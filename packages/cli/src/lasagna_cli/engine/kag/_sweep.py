@@ -15,17 +15,18 @@ a Neo4j server.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
-from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
+from lasagna_cli.engine.config._config import BenchmarkEntry, DatabaseSpec, Setup
+from lasagna_cli.engine.datasets import chunk_rule, cut_documents
 from lasagna_cli.engine.kag._config import Config, load_config
-from lasagna_cli.engine.kag._databases import load_databases
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, load_datasets
+from lasagna_cli.engine.kag._results import KagStore
 from lasagna_cli.engine.kag._setups import BrokenSetup, load_setups, select_setups
-from lasagna_cli.engine.kag._store import KagStore
 from lasagna_cli.engine.plan._plan import PlannedDataset, PlannedSetup, Task, make_tasks
 from lasagna_cli.engine.records._folder_lock import FolderLock
 from lasagna_cli.engine.records._store import (
@@ -39,6 +40,7 @@ from lasagna_cli.engine.run._executor import Executor
 from lasagna_cli.engine.run._options import RunOptions
 from lasagna_cli.engine.run._runner import Models, execute, prepare
 from lasagna_cli.engine.run._system_tasks import SystemState
+from lasagna_synth import Chunker
 
 
 @dataclass
@@ -359,3 +361,54 @@ def run_sweep(
             nothing_to_do=nothing[0] and not interrupted,
             interrupted=interrupted,
         )
+
+
+# -- the databases ----------------------------------------------------------------------------
+#
+# kag's databases, loaded once per sweep (never per task) into the engine's one corpus model.
+#
+# A `documents` database is a folder read by lasagna-synth's loaders and cut into passages by
+# the engine's one chunking rule (`datasets._passages`: passage ids `<doc>#<i>`); a `beir`
+# database is the corpus of a BEIR folder. The runner indexes each once for every setup that
+# names it.
+
+
+def database_corpus(database: DatabaseSpec) -> Corpus:
+    """The database's passages, `{passage id: text}` in corpus order."""
+    if database.kind == "beir":
+        from lasagna_synth import DataError, SynthUsageError, load_data
+
+        try:
+            # Only the corpus is searched: judgments naming ids the folder lacks do not matter.
+            data = load_data(database.path, drop_unknown_judgments=True)
+        except (DataError, SynthUsageError) as exc:  # config.toml's content: exit 1
+            raise EngineError(f"database {database.name!r}: {exc}") from None
+        texts = dict(data.corpus)
+        return Corpus(texts=texts, provenance="native", titled=True)
+    from lasagna_synth import load_corpus
+
+    corpus = load_corpus(database.path)
+    chunker: Chunker = "sentences" if database.chunker == "sentences" else "fixed"
+    ids, doc_ids, chunks = cut_documents(
+        ((doc.id, doc.text) for doc in corpus.documents), chunker, database.chunk_words
+    )
+    if not ids:
+        raise EngineError(
+            f"database {database.name!r}: no passage in {database.path}; check the folder "
+            "(supported documents, not empty)"
+        )
+    return Corpus(
+        texts=dict(zip(ids, chunks, strict=True)),
+        provenance="native",
+        document_of=dict(zip(ids, doc_ids, strict=True)),
+        rule=chunk_rule(chunker, database.chunk_words),
+    )
+
+
+def load_databases(databases: Iterable[DatabaseSpec]) -> dict[str, Corpus]:
+    """One corpus per distinct database, in the order first named."""
+    found: dict[str, Corpus] = {}
+    for database in databases:
+        if database.name not in found:
+            found[database.name] = database_corpus(database)
+    return found

@@ -1,4 +1,4 @@
-"""`loads`: `lasagna_metrics.parse_json`'s values and errors, about 3x faster on the files a
+"""`loads`: `lasagna_metrics.parse_json`'s values and errors, faster on the files a
 run writes (results.json, the task records).
 
 orjson decodes what it accepts to the same values as `json.loads`, and refuses more: NaN and
@@ -19,7 +19,7 @@ from lasagna_metrics import parse_json
 
 # Each byte as its part in a number: "0" a digit, "s" what may come just before a number's
 # first digit ([ : , whitespace, minus), "x" the rest (a fraction's digits follow a dot).
-# bytes.translate and `in` scan 20 MB in 0.05 s, where a regular expression takes 0.3 s.
+# bytes.translate and `in` scan a large file faster than a regular expression does.
 _SHAPE = bytes(48 if chr(c).isdigit() and c < 128 else 115 if c in b"[:, \t\n\r-" else 120
                for c in range(256))  # fmt: skip
 _DIGITS = b"0" * 19  # 2^63 has 19 digits; a string holding such digits only costs time

@@ -1,12 +1,11 @@
 """lasagna's indented JSON, with long lists one item a line.
 
-`json.dumps(indent=1)` is what a person opens best, but with an indent json's C encoder
-does not run: the pure-Python one took 3 s, a tenth of the run, for the 49 MB results.json
-of 10,000 questions x 4 setups. Here the layout is the same as `json.dumps(obj, indent=1,
-sort_keys=True, ensure_ascii=False)`, byte for byte, except that a list of more than
-`LONG_LIST` items puts each item on one line, encoded by the C encoder: a file of
-per-question rows is then one question a line (`grep` finds one), 40% smaller and written
-in a fraction of the time.
+`json.dumps(indent=1)` is what a person opens best, but with an indent json's C encoder does
+not run, and the pure-Python one is slow on a large run's results.json. Here the layout is
+the same as `json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False)`, byte for byte,
+except that a list of more than `LONG_LIST` items puts each item on one line, encoded by the
+C encoder: a file of per-question rows is then one question a line (`grep` finds one),
+smaller and written in a fraction of the time.
 """
 
 from __future__ import annotations

@@ -9,16 +9,15 @@ resumed run runs that task again. A killed writer can leave its temporary file b
 
 A `RecordStore` says where a task's record lives and how it is encoded: `RunStore` is
 lasagna's layout (`<out>/tasks/<dataset>/<setup>/<item>.json`, the record as it is), kag's
-sweep layout is in `kag/_store.py`. The runner is the one writer of either.
+sweep layout is in `kag/_results.py`. The runner is the one writer of either.
 
 A store that is `batched` (`RunStore`) also takes the records of tasks that call no model
 (retrieval only, or a predictions file's answers with no judge) a batch at a time:
 `batch-<n>.jsonl` in the setup's folder, one line `{"file": "<item>.json", "record": {...}}`
-per task, written by the same atomic writer, so a batch too is whole or absent. 10,000
-files cost 2 to 5 s of file creation and fsync on this machine (0.5 s without the fsyncs),
-ten batches 0.02 s. Where a task's record is (`folder_records`): its own file if there is
-one, else the highest-numbered batch holding it; the runner, having written a batch,
-removes the older files of its tasks.
+per task, written by the same atomic writer, so a batch too is whole or absent: a batch
+costs one file's creation and fsync where its tasks' own files would cost one each. Where a
+task's record is (`folder_records`): its own file if there is one, else the highest-numbered
+batch holding it; the runner, having written a batch, removes the older files of its tasks.
 """
 
 from __future__ import annotations
@@ -79,8 +78,7 @@ task_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 """One value as a per-task result file encodes it: keys sorted, UTF-8, one line, without
 building an encoder per call (a sweep encodes a few values a task). One line because there
 are thousands of these files, read by tools (`jq .` indents them), and json's C encoder
-runs only without indent: 3x faster to encode, and a sweep at --parallel 64 with an
-instant server runs 10-15% more tasks per second."""
+runs only without indent."""
 
 
 def dump_task_json(obj: Any) -> bytes:
@@ -312,7 +310,7 @@ def iter_records(store: RecordStore) -> Iterator[tuple[Path, Record]]:
 
 def all_records(store: RecordStore) -> Iterator[Record]:
     """The records of `iter_records`, in its order, without their paths (a report reads
-    40,000 records, whose paths alone cost 0.5 s)."""
+    tens of thousands of records, whose paths alone would cost it time)."""
     for folder in _task_folders(store):
         records = folder_records(store, folder)
         for name in sorted(records):

@@ -3,9 +3,8 @@
 Each record is written atomically (lasagna-synth's writer), on a small thread pool so a slow
 disk never stalls the requests in flight, before the task's slot is free again: a run
 killed at any moment, even with its whole process group, loses at most the tasks in flight.
-(A writer process and writes on the event loop saved about 0.2 ms of CPU a task at an
-instant server; at a model's 0.3-10 s a call nobody can see it, so they are gone: a run of
-1,000 generations at 0.3 s, concurrency 32, took the same wall time either way.)
+(A writer process, or writes on the event loop, saved a little CPU a task at an instant
+server only; at a model's pace nobody can see it, so they are gone.)
 
 A task that calls no model (retrieval only: its ranking was computed with all the others,
 in one batch) is instead queued for its folder's next batch file (`_store.write_batch`) of

@@ -17,7 +17,31 @@ Names load on first use, so importing results.json's writer costs nothing more.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.reports._compare import compare_runs
+    from lasagna_cli.engine.reports._export import (
+        export_formats,
+        export_text,
+        flat_rows,
+        to_parquet,
+    )
+    from lasagna_cli.engine.reports._gc import collector_paused
+    from lasagna_cli.engine.reports._html import build_report, report_parts
+    from lasagna_cli.engine.reports._read import read_run
+    from lasagna_cli.engine.reports._read_kag import PRICES_FILE
+    from lasagna_cli.engine.reports._run_data import RunData
+    from lasagna_cli.engine.reports._scripted import scripted_note_of
+    from lasagna_cli.engine.reports._settings import varied_settings
+    from lasagna_cli.engine.reports._typed import (
+        BenchmarkResult,
+        MetricSummary,
+        QueryResult,
+        Results,
+        load_results,
+    )
+    from lasagna_cli.engine.reports._verdict import Gate, check_gates
 
 _NAMES = {
     "RunData": "_run_data",
@@ -31,7 +55,7 @@ _NAMES = {
     "to_parquet": "_export",
     "export_formats": "_export",
     "export_text": "_export",
-    "collector_paused": "_collector",
+    "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
     "load_results": "_typed",
@@ -42,7 +66,28 @@ _NAMES = {
     "scripted_note_of": "_scripted",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = [
+    "PRICES_FILE",
+    "BenchmarkResult",
+    "Gate",
+    "MetricSummary",
+    "QueryResult",
+    "Results",
+    "RunData",
+    "build_report",
+    "check_gates",
+    "collector_paused",
+    "compare_runs",
+    "export_formats",
+    "export_text",
+    "flat_rows",
+    "load_results",
+    "read_run",
+    "report_parts",
+    "scripted_note_of",
+    "to_parquet",
+    "varied_settings",
+]
 
 
 def __getattr__(name: str) -> Any:

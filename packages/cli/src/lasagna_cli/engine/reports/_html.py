@@ -43,8 +43,8 @@ def _inline_script(text: str) -> str:
 
 
 def _json_bytes(data: Any) -> bytes:
-    """Compact UTF-8 JSON. orjson writes 50 MB of a large run's report in 0.1 s, where
-    json.dumps takes 1 s; what it cannot write (an integer past 64 bits, a key that is not
+    """Compact UTF-8 JSON, by orjson (far faster than json.dumps on a large run's
+    report); what it cannot write (an integer past 64 bits, a key that is not
     a string, a lone surrogate) json.dumps writes or refuses as before. A value that is
     not a number (NaN, infinite) becomes null, as JSON has none (json.dumps stopped the
     whole report on it)."""
@@ -57,13 +57,13 @@ def _json_bytes(data: Any) -> bytes:
 
 _UNSAFE = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
 # U+2028 and U+2029 (UTF-8 e2 80 a8, e2 80 a9; JavaScript once read them as line ends): one
-# search for both takes 0.01 s of a large run's 50 MB, two `in`s 0.065 s.
+# search for both, faster than two `in`s over a large run's page.
 _SEPARATORS = re.compile(b"\xe2\x80[\xa8\xa9]")
 
 
 def json_for_html(data: Any) -> bytes:
     """UTF-8 JSON that is safe inside a <script> element: no "<", ">" or "&" as such. (A
-    large run's page is 50 MB: each replacement is made only where its character occurs,
+    large run's page is tens of megabytes: each replacement is made only where its character occurs,
     and the page stays bytes, never a second copy as text.)"""
     encoded = _json_bytes(data)
     for unsafe, escaped in _UNSAFE:
@@ -82,7 +82,7 @@ def _escape(text: str) -> str:
 
 
 def page_parts(payload: Mapping[str, Any], note: str | None = None) -> list[bytes]:
-    """The page, UTF-8, in three parts (head, data, scripts): a large run's 50 MB is written
+    """The page, UTF-8, in three parts (head, data, scripts): a large run's page is written
     part by part, never copied into one. `note` (a scripted model's) heads the page."""
     title = _escape(str(payload.get("title", "lasagna report")))
     shown = f'<p id="scripted" role="note">{_escape(note)}</p>' if note else ""

@@ -1,15 +1,15 @@
 """`summarize_many`: `lasagna_metrics.summarize_many`'s figures, bit for bit, with numpy.
 
 lasagna-metrics draws each resample's positions one `random()` at a time and sums it with
-`math.fsum`, in pure Python (it imports nothing else): 0.4 s for 5 varying metrics of
-2,000 questions, most of a run's end once its last answer is in. Here numpy's MT19937,
+`math.fsum`, in pure Python (it imports nothing else): most of a run's end once its last
+answer is in. Here numpy's MT19937,
 set to the very state of `random.Random(seed)`, draws the same doubles (both build a
 double from two 32-bit outputs the same way), so the same positions, a block of resamples
 at a time; numpy sums each resample (within `_slack` of the exact sum), and the few
 resamples that could stand at the quantiles' order statistics are drawn once more and
 summed with `math.fsum`: the same order statistics exactly, so the same intervals
-(`tests/cli/test_intervals.py` holds them to lasagna-metrics' own). 0.04 s for the same
-work, in a block's memory (16 MB) whatever the run's size.
+(`tests/cli/test_intervals.py` holds them to lasagna-metrics' own), in a block's memory
+(16 MB) whatever the run's size.
 """
 
 from __future__ import annotations

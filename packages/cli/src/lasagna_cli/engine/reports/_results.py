@@ -25,7 +25,7 @@ from lasagna_cli.engine.plan._prompts import prompt_sha256
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.records._store import Record
 from lasagna_cli.engine.reports._diagnosis import diagnosed, diagnostics_metrics, query_diagnostics
-from lasagna_cli.engine.reports._jury import jury_metrics, jury_scores
+from lasagna_cli.engine.reports._jury_scores import jury_metrics, jury_scores
 from lasagna_cli.engine.retrieval._bm25 import Analyzer
 
 RESULTS_FORMAT = "lasagna-results/1"

@@ -31,7 +31,7 @@ from lasagna_cli.engine.records._fast_json import loads
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
 from lasagna_cli.engine.records._store import RunStore, all_records
 from lasagna_cli.engine.reports._diagnosis import call_facts
-from lasagna_cli.engine.reports._jury import jury_values
+from lasagna_cli.engine.reports._jury_scores import jury_values
 
 Prices = Mapping[str, tuple[float, float]]
 #: Per answer section, the metrics whose value a question has (see `_generation_values`).

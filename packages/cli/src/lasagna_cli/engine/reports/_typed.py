@@ -20,7 +20,7 @@ from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.records._fast_json import loads
-from lasagna_cli.engine.reports._collector import collector_paused
+from lasagna_cli.engine.reports._gc import collector_paused
 
 
 @dataclass(frozen=True)

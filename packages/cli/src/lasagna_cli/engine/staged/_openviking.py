@@ -345,7 +345,7 @@ def is_openviking_config(path: Path) -> bool:
     """Whether a .yaml/.yml file looks like OpenViking's config rather than a sweep file."""
     if path.suffix not in (".yaml", ".yml") or not path.is_file():
         return False
-    import yaml  # only now: 13 ms that a run of a JSONL file does not need
+    import yaml  # only now: a run of a JSONL file does not need it
 
     from lasagna_judge import load_yaml
 

@@ -1,4 +1,8 @@
-"""The MiniJinja step of kag's files: SETUPS.toml and config.toml are rendered before they
+"""What the files of a sweep go through before they are read as data: SETUPS.toml and
+config.toml read as UTF-8 text, rendered with MiniJinja and parsed as TOML 1.1, and the
+component names every file gives (DATASETS.json's too) checked.
+
+The MiniJinja step of kag's files: SETUPS.toml and config.toml are rendered before they
 are parsed, as kag renders them (an empty context), but strictly: a variable that is not
 defined is an error, where kag writes "" (a typo would vanish from a prompt or a URL).
 
@@ -27,11 +31,11 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._errors import EngineError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.plan._prompts import PLACEHOLDERS
 
 PLACEHOLDER_LIST = ", ".join("{{" + p + "}}" for p in PLACEHOLDERS)
@@ -231,3 +235,61 @@ def render_setups(
                 f"key = \"{{{{ env('{name}') }}}}\""
             )
     return text
+
+
+# -- component names --------------------------------------------------------------------------
+#
+# Component names, shared by every file the sweep reads.
+
+
+_COMPONENT = re.compile(r"[a-z0-9][a-z0-9-]*\Z")
+MAX_NAME_LENGTH = 100
+
+
+def is_component_name(name: object) -> bool:
+    """Lowercase letters, digits and hyphens, starting with a letter or digit.
+
+    Names become folder and file names, so nothing else (no dots, slashes, spaces or
+    capitals that differ only in case on some filesystems) is allowed.
+    """
+    return isinstance(name, str) and len(name) <= MAX_NAME_LENGTH and bool(_COMPONENT.match(name))
+
+
+def suggest_name(name: object) -> str:
+    """A component name close to `name`, for the error message."""
+    text = re.sub(r"[^a-z0-9-]+", "-", str(name).lower()).strip("-")
+    return text[:MAX_NAME_LENGTH] or "q1"
+
+
+def one_of(choices: Iterable[str]) -> str:
+    names = sorted(choices)
+    return ", ".join(names) if names else "(none)"
+
+
+# -- reading a file -----------------------------------------------------------------------------
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """A file named on the command line, as UTF-8 text; one line when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EngineUsageError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise EngineUsageError(f"expected a {what}, found a folder: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise EngineError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise EngineUsageError(f"cannot read the {what} {path}: {exc.strerror}") from None
+
+
+def parse_toml(text: str, path: Path, what: str = "") -> dict[str, Any]:
+    """TOML 1.1, as kag's parser reads it (multi-line inline tables, trailing commas)."""
+    import tomli
+
+    from lasagna_judge import TomlError, load_toml
+
+    try:
+        return load_toml(text, loads=tomli.loads)
+    except TomlError as exc:
+        raise EngineError(f"{path}: not valid TOML{what} ({exc}); fix the file") from None

@@ -1,7 +1,7 @@
 """`collector_paused`: Python's cycle collector off for a block that builds a large run's
-objects. Reading 10,000 questions x 4 setups makes millions of dicts and lists, none of
-them in a cycle, and the collector's passes over them were 40% of the report's time and
-half of `load_results`'. It is on again after the block (if it was on before)."""
+objects. Reading a large run makes millions of dicts and lists, none of them in a cycle, and
+the collector's passes over them would take much of the report's and `load_results`' time.
+It is on again after the block (if it was on before)."""
 
 from __future__ import annotations
 
