@@ -5,20 +5,14 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._cache import default_cache_path
 from lasagna_judge._errors import JudgeError, JudgeUsageError, LLMCallError, MissingExtraError
-from lasagna_judge._fake import is_scripted, scripted_note
+from lasagna_judge._fake import scripted_note
 from lasagna_judge._llm import LLM
-from lasagna_judge._make_llm import (
-    BATCH_PROVIDERS,
-    PROVIDERS,
-    has_batch_api,
-    make_llm,
-    parse_model,
-)
-from lasagna_judge._providers import is_reasoning_model
+from lasagna_judge._make_llm import has_batch_api, make_llm, parse_model
+from lasagna_judge._providers import BATCH_PROVIDERS, PROVIDERS, is_reasoning_model
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._types import Completion, Structured, Usage
-from lasagna_judge._usage import BATCH_PRICE, price_for
+from lasagna_judge._usage import BATCH_PRICE, is_scripted, price_for
 
 if TYPE_CHECKING:
     from lasagna_judge._batch import (

@@ -28,19 +28,15 @@ import atexit
 import threading
 from typing import TYPE_CHECKING
 
+from lasagna_judge._usage import FAKE_PROVIDER, is_scripted
+
 if TYPE_CHECKING:
     from lasagna_judge._providers import Backend, StructuredMode
     from lasagna_judge._sdk import Wire
     from lasagna_judge.testing import FakeLLMServer
 
-FAKE_PROVIDER = "fake"
 _server: FakeLLMServer | None = None
 _server_lock = threading.Lock()
-
-
-def is_scripted(model: str | None) -> bool:
-    """Whether `model` (`provider/name`) is a scripted `fake/` model."""
-    return bool(model) and str(model).partition("/")[0] == FAKE_PROVIDER
 
 
 def scripted_note(models: object) -> str | None:

@@ -16,18 +16,18 @@ from urllib.parse import urlsplit
 from lasagna_judge._cache import ResponseCache, default_cache_path
 from lasagna_judge._errors import JudgeError
 from lasagna_judge._llm import LLM
-from lasagna_judge._providers import STRUCTURED_MODES, Backend, StructuredMode
+from lasagna_judge._providers import (
+    BATCH_PROVIDERS,
+    PROVIDERS,
+    STRUCTURED_MODES,
+    Backend,
+    StructuredMode,
+)
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._ratelimit import RateLimiter
 from lasagna_judge._retry import RetryPolicy
 from lasagna_judge._usage import Meter, Prices
 
-#: The providers a model name may start with (`provider/name`): the one list, which the
-#: command line's checks read too.
-PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
-#: The providers whose backend has a batch API: OpenAI's Batch API (openai/; fake/ through
-#: the scripted server's routes) and Anthropic's Message Batches. Ollama and local/ have none.
-BATCH_PROVIDERS = ("openai", "anthropic", "fake")
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_judge._batch_apis import OpenAIBatchAPI
 from lasagna_judge._providers import (
+    BATCH_PROVIDERS,
     Backend,
     CallOptions,
     Message,
@@ -133,8 +134,6 @@ class OpenAICompatBackend(Backend):
     def batch_api(self) -> OpenAIBatchAPI | None:
         """OpenAI's Batch API for openai/ models (at `base_url` when given) and fake/ ones
         (the scripted server's); Ollama has none."""
-        from lasagna_judge._make_llm import BATCH_PROVIDERS
-
         if self.provider not in BATCH_PROVIDERS:
             return None
         return OpenAIBatchAPI(self._client, self.model_id)

@@ -23,6 +23,13 @@ from lasagna_judge._usage import _current_call
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+PROVIDERS = ("openai", "anthropic", "ollama", "local", "fake")
+"""The providers a model name may start with (`provider/name`): the one list, which the
+command line's checks read too."""
+BATCH_PROVIDERS = ("openai", "anthropic", "fake")
+"""The providers whose backend has a batch API: OpenAI's Batch API (openai/; fake/ through
+the scripted server's routes) and Anthropic's Message Batches. Ollama and local/ have none."""
+
 StructuredMode = Literal["tools", "json_schema", "json", "md_json"]
 STRUCTURED_MODES: tuple[str, ...] = ("tools", "json_schema", "json", "md_json")
 

@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from lasagna_judge._fake import is_scripted
 from lasagna_judge._types import Usage
 
 Prices = Mapping[str, tuple[float, float]]
@@ -150,6 +149,15 @@ def usage_from_body(body: object) -> Usage | None:
             count("output_tokens"),
         )
     return None
+
+
+FAKE_PROVIDER = "fake"
+"""The provider of scripted models (`lasagna_judge._fake`), which cost nothing."""
+
+
+def is_scripted(model: str | None) -> bool:
+    """Whether `model` (`provider/name`) is a scripted `fake/` model."""
+    return bool(model) and str(model).partition("/")[0] == FAKE_PROVIDER
 
 
 def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] | None:

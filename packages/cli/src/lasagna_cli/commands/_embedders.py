@@ -15,27 +15,17 @@ from typing import TYPE_CHECKING
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 from lasagna_cli.commands._llm import (
+    EMBEDDER_BASE_URL,
     _get,
-    _ollama_base_url,
     cache_folder,
     cache_setting,
+    embedder_base_url,
     proxies_of,
 )
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.config import RetrieverSpec
     from lasagna_judge import Embedder
-
-EMBEDDER_BASE_URL = "LASAGNA_EMBEDDER_BASE_URL"
-
-
-def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
-    provider = model.partition("/")[0]
-    if provider == "openai":
-        return _get(env, EMBEDDER_BASE_URL) or _get(env, "OPENAI_BASE_URL")
-    if provider == "ollama":
-        return _get(env, EMBEDDER_BASE_URL) or _ollama_base_url(env)
-    return None
 
 
 def embedder_endpoint(model: str, env: Mapping[str, str] | None = None) -> str | None:

@@ -43,6 +43,17 @@ ENV_VARIABLES = (
     "LASAGNA_CACHE_DIR",
 )
 CACHE_FILENAME = "llm-cache.sqlite"
+EMBEDDER_BASE_URL = "LASAGNA_EMBEDDER_BASE_URL"
+"""The embedders' own server variable, read before OPENAI_BASE_URL/OLLAMA_HOST."""
+
+
+def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
+    provider = model.partition("/")[0]
+    if provider == "openai":
+        return _get(env, EMBEDDER_BASE_URL) or _get(env, "OPENAI_BASE_URL")
+    if provider == "ollama":
+        return _get(env, EMBEDDER_BASE_URL) or _ollama_base_url(env)
+    return None
 
 
 def _variables_read() -> str:
@@ -274,7 +285,6 @@ def servers(env: Mapping[str, str] | None = None, base_url: str | None = None) -
     """The servers model calls go to, read from the environment (OPENAI_BASE_URL,
     ANTHROPIC_BASE_URL, OLLAMA_BASE_URL or OLLAMA_HOST; for embeddings
     LASAGNA_EMBEDDER_BASE_URL first), with the command's --base-url."""
-    from lasagna_cli.commands._embedders import embedder_base_url
     from lasagna_cli.engine.config import Servers
 
     env = os.environ if env is None else env
