@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from lasagna_judge._calibrate import (
         Agreement,
         Calibration,
+        FileCalibration,
         calibrate,
+        calibrate_files,
         judge_label,
         normalize_label,
     )
@@ -92,7 +94,15 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(("BIAS_FILLER", "BiasCheck", "check_bias"), "lasagna_judge._bias"),
     **dict.fromkeys(
-        ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
+        (
+            "Agreement",
+            "Calibration",
+            "FileCalibration",
+            "calibrate",
+            "calibrate_files",
+            "judge_label",
+            "normalize_label",
+        ),
         "lasagna_judge._calibrate",
     ),
     **dict.fromkeys(
@@ -199,6 +209,7 @@ __all__ = [
     "Completion",
     "Diagnosis",
     "Embedder",
+    "FileCalibration",
     "FileGrading",
     "Grade",
     "GradeItem",
@@ -222,6 +233,7 @@ __all__ = [
     "batch_api",
     "build_prompt",
     "calibrate",
+    "calibrate_files",
     "cancel_batch",
     "check_bias",
     "check_claims",
