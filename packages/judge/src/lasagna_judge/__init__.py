@@ -18,7 +18,7 @@ from lasagna_judge._providers import is_reasoning_model
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._types import Completion, Structured, Usage
-from lasagna_judge._usage import BATCH_PRICE, price_for
+from lasagna_judge._usage import BATCH_PRICE, price_for, read_prices
 
 if TYPE_CHECKING:
     from lasagna_judge._batch import (
@@ -270,6 +270,7 @@ __all__ = [
     "price_for",
     "read_answers",
     "read_jsonl",
+    "read_prices",
     "run_batch",
     "scripted_note",
     "summarize_grades",

@@ -14,7 +14,6 @@ import typer
 from lasagna_cli.commands._batch import BatchOption
 from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
-from lasagna_cli.commands._grade_dry_run import GradeDryRunOption, grade_dry_run
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -103,7 +102,14 @@ def grade_command(
         ),
     ] = 0,
     batch: BatchOption = False,
-    dry_run: Annotated[bool, GradeDryRunOption] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the judge calls (and --bias-check's), tokens estimated and, with "
+            "--prices, the most they cost (with --batch too); call nothing, write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -119,9 +125,17 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
-        if dry_run:
+        if dry_run:  # no key, no server needed
+            import os
+
+            from lasagna_cli.commands._llm import load_prices, resolve_model
+            from lasagna_cli.engine import grade_dry_run_lines
+
             checked = _checked_input(input_path, rubric, None, max_chars)
-            return grade_dry_run(*checked, models, bias_check, prices)
+            table = load_prices(prices) if prices is not None else None
+            names = [resolve_model(m, os.environ) for m in models or [None]]  # None: MODEL_NAME
+            typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
+            return
         if concurrency is None:
             concurrency = auto_concurrency(models or [None], base_url)
         if batch and (len(models) > 1 or chosen.kind != "local"):

@@ -25,8 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
-from lasagna_metrics import parse_json
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, exit_code_for
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.config import Servers
@@ -109,40 +108,13 @@ def cache_setting(cache: bool, env: Mapping[str, str]) -> bool | Path:
 
 
 def load_prices(path: Path) -> dict[str, tuple[float, float]]:
-    """A `--prices` table: {"provider/model" or "model": [USD per 1M input, per 1M output]},
-    in JSON or TOML."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
-    except UnicodeDecodeError:
-        raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
-    from lasagna_judge import load_toml
+    """A `--prices` table (`lasagna_judge.read_prices`), its errors naming the flag."""
+    from lasagna_judge import JudgeError, read_prices
 
     try:
-        raw: Any = load_toml(text) if path.suffix.lower() == ".toml" else parse_json(text)
-    except ValueError as exc:  # TomlError and JSONDecodeError
-        raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
-    table: dict[str, tuple[float, float]] = {}
-    if isinstance(raw, dict):
-        for model, price in raw.items():
-            ok = (
-                isinstance(price, list | tuple)
-                and len(price) == 2
-                and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
-            )
-            if not ok:
-                raise CliError(
-                    f"--prices: {path}: the price of {model!r} must be [input, output] in USD "
-                    f"per 1M tokens, e.g. [0.15, 0.6], got {price!r}",
-                    DATA_ERROR,
-                )
-            table[str(model)] = (float(price[0]), float(price[1]))
-        return table
-    raise CliError(
-        f"--prices: {path} must map model names to [input, output] USD per 1M tokens",
-        DATA_ERROR,
-    )
+        return read_prices(path)
+    except JudgeError as exc:
+        raise CliError(f"--prices: {exc}", exit_code_for(exc)) from None
 
 
 def build_llm(

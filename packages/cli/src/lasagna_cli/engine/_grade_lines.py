@@ -1,13 +1,21 @@
 """The summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches
 report them: one judge's (mean, counts by status and path, tokens, cost), the bias check's,
-a jury's, a calibration against human labels, and what went through a batch API.
+a jury's, a calibration against human labels, what went through a batch API, and
+`judge grade --dry-run`'s calls before any is made.
+
+The dry run's calls are the grading's own (`lasagna_judge.grade_requests`: none where the
+refusal rule grades); their input tokens are cl100k_base counts of the very prompts sent
+(`lasagna_synth.count_tokens`, every dry run's yardstick), each reply assumed at the
+`benchmark run` dry run's GRADE_REPLY_TOKENS. `--bias-check N` adds at most 2N calls: N
+answers padded with the check's filler and N with their references reversed, priced at the
+mean prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._counts import counted
 
@@ -21,6 +29,7 @@ if TYPE_CHECKING:
         Grade,
         GradeSummary,
         JuryAgreement,
+        Rubric,
         Usage,
         Verdict,
     )
@@ -238,3 +247,48 @@ def batch_price_line(
         f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
         f"{BATCH_PRICE:.0%} of the per-token price)"
     )
+
+
+def grade_dry_run_lines(
+    rubric: Rubric,
+    rows: Sequence[Any],
+    models: Sequence[str],
+    bias_check: int,
+    prices: Mapping[str, tuple[float, float]] | None,
+) -> list[str]:
+    """`judge grade --dry-run`: the judge calls grading `rows` (`lasagna_judge.AnswerRow`,
+    checked as a grading checks them) with each of `models` would make, and `bias_check`'s
+    (--bias-check N), with tokens and, with `prices`, the most they cost."""
+    from lasagna_cli.engine._dry_run import GRADE_REPLY_TOKENS, RoleCalls, role_lines
+    from lasagna_judge import BIAS_FILLER, grade_requests, price_for
+    from lasagna_synth import count_tokens
+
+    items = [
+        {"question": r.question, "references": r.references, "prediction": r.prediction}
+        for r in rows
+    ]
+    requests = grade_requests(rubric, items)
+    prompts = [count_tokens(m["content"] for m in r.messages) for r in requests]
+    calls = len(prompts)
+    roles = [
+        RoleCalls("judge", name, calls, sum(prompts), calls * GRADE_REPLY_TOKENS) for name in models
+    ]
+    if bias_check and calls:
+        sampled = min(bias_check, calls)
+        mean = sum(prompts) // calls
+        padded = sampled * count_tokens([BIAS_FILLER])
+        roles.append(
+            RoleCalls(
+                "bias check", models[0], 2 * sampled, 2 * sampled * mean + padded,
+                2 * sampled * GRADE_REPLY_TOKENS,
+            )
+        )  # fmt: skip
+    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
+    lines = [
+        "dry run: no model called, nothing written",
+        f"{counted(len(rows), 'row')}: {calls:,} for the judge, {len(rows) - calls:,} graded "
+        "by the refusal rule (no call)",
+        *role_lines(roles, price_of),
+    ]
+    batch = batch_price_line(roles, price_of) if price_of is not None else None
+    return lines if batch is None else [*lines, batch]
