@@ -58,9 +58,14 @@ def run_grading(progress: TaskProgress, run: Callable[[], Coroutine[Any, Any, T]
         raise typer.Exit(INTERRUPTED) from None
 
 
-def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Path | None) -> None:
+def write_graded(
+    graded: Sequence[Mapping[str, Any]],
+    lines: list[str],
+    out: Path | None,
+    failure: str | None = None,
+) -> None:
     """The rows to `out` (atomically) with the summary on stdout, or the rows on stdout and
-    the summary on stderr."""
+    the summary on stderr; then the grading's `failure`, if any (exit 1)."""
     from lasagna_synth import write_bytes_atomic
 
     if out is not None:
@@ -82,3 +87,5 @@ def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Pat
         for row in graded:
             typer.echo(json.dumps(row, ensure_ascii=False))
         typer.echo("\n".join(lines), err=True)
+    if failure is not None:
+        raise CliError(failure, DATA_ERROR)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
@@ -133,7 +133,8 @@ def grade_command(
 
             checked = _checked_input(input_path, rubric, None, max_chars)
             table = load_prices(prices) if prices is not None else None
-            names = [resolve_model(m, os.environ) for m in models or [None]]  # None: MODEL_NAME
+            given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
+            names = [resolve_model(m, os.environ) for m in given]
             typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
             return
         if concurrency is None:
@@ -189,7 +190,13 @@ def _grade_jury(
     chosen: ExecutorChoice,
     limits: tuple[float | None, float | None] = (None, None),
 ) -> None:
-    from lasagna_cli.commands._jury import grade_with_jury
+    """A jury: every answer graded by each judge; each output row holds the jury's grade
+    (`lasagna_judge.Verdict.to_dict`), the summary each judge's figures and the jury's."""
+    from lasagna_cli.commands._grade_summary import run_grading, write_graded
+    from lasagna_cli.commands._llm import build_llm, load_prices
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine import jury_grading_lines
+    from lasagna_judge import grade_answers_by_jury
 
     if chosen.kind != "local":
         raise CliError(
@@ -198,10 +205,30 @@ def _grade_jury(
             USAGE_ERROR,
         )
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
-    grade_with_jury(
-        models, rubric, rows, base_url=base_url, concurrency=concurrency, no_cache=no_cache,
-        prices=prices, out=out, limits=limits,
-    )  # fmt: skip
+    if len(set(models)) < len(models):
+        raise CliError(
+            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
+            "repeated one",
+            USAGE_ERROR,
+        )
+    table = load_prices(prices) if prices is not None else None
+    llms = [
+        build_llm(m, base_url, concurrency, no_cache=no_cache, prices=table,
+                  requests_per_minute=limits[0], tokens_per_minute=limits[1])
+        for m in models
+    ]  # fmt: skip
+    progress = TaskProgress(len(rows) * len(llms), f"grading with a jury of {len(llms)}")
+
+    def on_grade(judge: int, index: int, grade: Grade) -> None:
+        progress.advance("failed" if grade.status == "error" else "done")
+
+    found = run_grading(
+        progress,
+        lambda: grade_answers_by_jury(
+            llms, rubric, rows, concurrency=concurrency, on_grade=on_grade
+        ),
+    )
+    write_graded(found.rows, jury_grading_lines(found.verdicts, llms, prices), out, found.failure)
 
 
 def _remotely(
@@ -213,11 +240,15 @@ def _remotely(
     async def grade(
         items: list[dict[str, Any]], on_grade: Callable[[int, Grade], None]
     ) -> list[Grade]:
+        from functools import partial
+
         from lasagna_cli.commands._executors import make_executor
-        from lasagna_cli.commands._grade_remote import GradeRecipe, grade_on
+        from lasagna_cli.commands._llm import build_llm
+        from lasagna_cli.engine.run import grade_remotely
 
         executor = make_executor(int(llm_settings["concurrency"]), chosen)
-        return await grade_on(executor, GradeRecipe(items, rubric, llm_settings), on_grade)
+        make = partial(build_llm, **llm_settings)
+        return await grade_remotely(executor, items, rubric, make, on_grade)
 
     return grade
 
@@ -241,7 +272,7 @@ def _grade(
     from lasagna_cli.commands._grade_summary import run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import batch_lines, bias_lines, grading_cost_line, grading_lines
+    from lasagna_cli.engine import file_grading_lines
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
@@ -285,20 +316,5 @@ def _grade(
         )
 
     found = run_grading(progress, run)
-    spent = found.spent
-    lines = grading_lines(
-        found.summary,
-        spent=(spent.input_tokens, spent.output_tokens),
-        calls=found.calls,
-        cost=grading_cost_line(
-            llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage)
-        ),
-    )
-    for report in batches:
-        lines += batch_lines(report, llm.model, price_table, prices)
-    if found.warning:
-        lines.append(f"warning: {found.warning}")
-    lines += bias_lines(found.bias, found.bias_calls)
-    write_graded(found.rows, lines, out)
-    if found.failure is not None:
-        raise CliError(found.failure, DATA_ERROR)
+    lines = file_grading_lines(found, llm, prices, price_table, batches)
+    write_graded(found.rows, lines, out, found.failure)

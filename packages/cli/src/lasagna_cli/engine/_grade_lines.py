@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         BatchReport,
         BiasCheck,
         Calibration,
+        FileGrading,
         Grade,
         GradeSummary,
         JuryAgreement,
@@ -37,6 +38,48 @@ if TYPE_CHECKING:
 
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
+
+
+def file_grading_lines(
+    found: FileGrading,
+    llm: LLM,
+    prices: Path | None,
+    table: Mapping[str, tuple[float, float]] | None,
+    batches: Sequence[BatchReport] = (),
+) -> list[str]:
+    """`judge grade`'s summary of one judge: the grading's lines and cost (`table`, read
+    from `prices`), each batch's, the constant-judge warning and the bias check's."""
+    spent = found.spent
+    cost = grading_cost_line(llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage))
+    lines = grading_lines(
+        found.summary, spent=(spent.input_tokens, spent.output_tokens), calls=found.calls, cost=cost
+    )
+    for report in batches:
+        lines += batch_lines(report, llm.model, table, prices)
+    if found.warning:
+        lines.append(f"warning: {found.warning}")
+    return lines + bias_lines(found.bias, found.bias_calls)
+
+
+def jury_grading_lines(
+    verdicts: Sequence[Verdict], llms: Sequence[LLM], prices: Path | None
+) -> list[str]:
+    """`judge grade`'s summary of a jury: each judge's figures (the `llms` in the verdicts'
+    order), then the jury's grade and how far its judges agree."""
+    from lasagna_judge import jury_agreement, summarize_grades
+
+    lines: list[str] = []
+    for j, llm in enumerate(llms):
+        grades = [v.grades[j] for v in verdicts]
+        spent = llm.usage
+        lines.append(f"-- judge {j + 1} of {len(llms)}")
+        lines += grading_lines(
+            summarize_grades(grades),
+            spent=(spent.input_tokens, spent.output_tokens),
+            calls=llm.calls_made,
+            cost=grading_cost_line(llm, grades, prices, llm.cost_of(spent)),
+        )
+    return lines + jury_lines(verdicts, jury_agreement(verdicts))
 
 
 def grading_cost_line(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.run._options import RunOptions
     from lasagna_cli.engine.run._rate_share import check_rate, shared
     from lasagna_cli.engine.run._ray import RayExecutor, ray_module
+    from lasagna_cli.engine.run._recipe import grade_remotely
     from lasagna_cli.engine.run._runner import Models, execute, prepare
     from lasagna_cli.engine.run._scoring import (
         judge_references,
@@ -35,6 +36,7 @@ _NAMES = {
     "RunOptions": "_options",
     "check_rate": "_rate_share",
     "shared": "_rate_share",
+    "grade_remotely": "_recipe",
     "RayExecutor": "_ray",
     "ray_module": "_ray",
     "Models": "_runner",
@@ -61,6 +63,7 @@ __all__ = [
     "batch_prefill",
     "check_rate",
     "execute",
+    "grade_remotely",
     "judge_references",
     "load_judge_rubric",
     "prepare",
