@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,10 +23,10 @@ from lasagna_cli.commands._terminal import shown
 from lasagna_cli.engine import spent_line, synthesis_lines, synthesis_plan_lines
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from lasagna_judge import LLM, BatchReport, BatchRequest
-    from lasagna_synth import Chunker, Mix, Synthesis
+    from lasagna_synth import Plan, Synthesis
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
 #: --format: `lasagna_synth.write_rows`'s formats (here so --help imports no lasagna-synth).
@@ -204,28 +204,26 @@ def _synthesize(
         )
     price_table = load_prices(prices) if prices is not None else None
 
-    if dry_run:
-        from lasagna_synth import cl100k_base, estimate, plan
-
-        # The tokenizer first: its loading peak then does not add up with the corpus's.
-        cl100k_base()
+    def planned() -> Plan:
         from lasagna_cli.commands._progress import StageProgress
+        from lasagna_synth import plan
 
         with StageProgress() as steps:
-            planned = plan(
-                corpus,
-                n=n,
-                mix=parsed_mix,
-                seed=seed,
-                chunker=checked_chunker,
-                chunk_words=chunk_words,
-                on_step=steps.step,
-                include_license=include_license,
-            )
-        for warning in planned.warnings:
+            found = plan(
+                corpus, n=n, mix=parsed_mix, seed=seed, chunker=checked_chunker,
+                chunk_words=chunk_words, on_step=steps.step, include_license=include_license,
+            )  # fmt: skip
+        for warning in found.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        figures = estimate(planned, model=model, prices=price_table)
-        lines = synthesis_plan_lines(planned, figures, out, overwrite)
+        return found
+
+    if dry_run:
+        from lasagna_synth import cl100k_base, estimate
+
+        cl100k_base()  # first: its loading peak then does not add up with the corpus's
+        the_plan = planned()
+        figures = estimate(the_plan, model=model, prices=price_table)
+        lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
         typer.echo("\n".join(shown(line) for line in lines))
         return
 
@@ -241,25 +239,10 @@ def _synthesize(
     reports: list[BatchReport] = []
     if batch:
         _batch.check_batch(llm, no_cache)
-    result = _run(
-        llm,
-        corpus,
-        n,
-        parsed_mix,
-        seed,
-        checked_chunker,
-        chunk_words,
-        concurrency,
-        out,
-        include_license,
-        reports if batch else None,
-    )
+    result = _run(llm, planned, concurrency, out, reports if batch else None)
     from lasagna_synth import write_rows
 
-    rows = result.rows
-    if out_format == "lasagna":  # where the passages came from: a run finds its corpus
-        rows = [with_corpus(row, Path(corpus), out) for row in rows]
-    write_rows(rows, out, format=out_format)
+    write_rows(result.rows, out, format=out_format, corpus=Path(corpus))
     lines = [
         shown(line) for line in synthesis_lines(result, out, spent_line(llm, prices), out_format)
     ]
@@ -270,41 +253,20 @@ def _synthesize(
     typer.echo("\n".join(lines))
 
 
-def with_corpus(row: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
-    """The row with `corpus`, the folder it was written from, relative to the output's
-    folder (absolute when they share no root), before its metadata."""
-    import os
-
-    try:
-        named = os.path.relpath(corpus.resolve(), out.resolve().parent)
-    except ValueError:  # another drive (Windows)
-        named = str(corpus.resolve())
-    ordered = {k: v for k, v in row.items() if k != "metadata"}
-    ordered["corpus"] = Path(named).as_posix()
-    if "metadata" in row:
-        ordered["metadata"] = row["metadata"]
-    return ordered
-
-
 def _run(
     llm: LLM,
-    corpus: str,
-    n: int,
-    mix: Mix,
-    seed: int,
-    chunker: Chunker,
-    chunk_words: int,
+    planned: Callable[[], Plan],
     concurrency: int,
     out: Path,
-    include_license: bool = False,
     batches: list[BatchReport] | None = None,
 ) -> Synthesis:
     """Plan and generate; with `batches` (--batch), the writes and then the checks go
     through the batch API first, each round's report appended there."""
     import asyncio
 
-    from lasagna_cli.commands._progress import StageProgress, SynthesisBar
-    from lasagna_synth import generate, plan
+    from lasagna_cli.commands._progress import SynthesisBar
+    from lasagna_cli.engine import synthesis_failure
+    from lasagna_synth import generate
 
     async def batch_round(requests: Sequence[BatchRequest], name: str) -> None:
         assert batches is not None
@@ -314,25 +276,13 @@ def _run(
 
     async def go() -> Synthesis:
         async with llm:
-            with StageProgress() as steps:
-                planned = plan(
-                    corpus,
-                    n=n,
-                    mix=mix,
-                    seed=seed,
-                    chunker=chunker,
-                    chunk_words=chunk_words,
-                    on_step=steps.step,
-                    include_license=include_license,
-                )
-            for warning in planned.warnings:
-                typer.echo(f"warning: {warning}", err=True)
+            the_plan = planned()
             # The plan (60,000 objects for 6,000 passages) lives to the end: frozen, the
             # collections the calls trigger skip it (one took 20 ms before the first call).
             gc.freeze()
-            with SynthesisBar(len(planned.items)) as bar:
+            with SynthesisBar(len(the_plan.items)) as bar:
                 return await generate(
-                    planned, llm, concurrency=concurrency, on_progress=bar, batch=batch
+                    the_plan, llm, concurrency=concurrency, on_progress=bar, batch=batch
                 )
 
     try:
@@ -344,17 +294,7 @@ def _run(
             err=True,
         )
         raise typer.Exit(INTERRUPTED) from None
-    if not result.rows and result.drops.get("error"):
-        raise CliError(
-            f"every question failed on a call error, so {out} was not written (first: "
-            f"{result.errors[0] if result.errors else 'unknown'})",
-            DATA_ERROR,
-        )
-    if not result.rows:
-        raise CliError(
-            f"no question was kept ({result.dropped}), so {out} was not written"
-            + (" and the existing file is left as it was" if out.exists() else "")
-            + "; try another --seed or --mix, or a model that follows the instructions",
-            DATA_ERROR,
-        )
+    failure = synthesis_failure(result, out)
+    if failure is not None:
+        raise CliError(failure, DATA_ERROR)
     return result

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._shown import shown
     from lasagna_cli.engine._synthesis_lines import (
         spent_line,
+        synthesis_failure,
         synthesis_lines,
         synthesis_plan_lines,
     )
@@ -82,6 +83,7 @@ _NAMES = {
     "jury_lines": "_grade_lines",
     "shown": "_shown",
     "spent_line": "_synthesis_lines",
+    "synthesis_failure": "_synthesis_lines",
     "synthesis_lines": "_synthesis_lines",
     "synthesis_plan_lines": "_synthesis_lines",
 }
@@ -117,6 +119,7 @@ __all__ = [
     "run_benchmarks",
     "shown",
     "spent_line",
+    "synthesis_failure",
     "synthesis_lines",
     "synthesis_plan_lines",
 ]

@@ -1,6 +1,6 @@
 """What `benchmark synthesize` reports: the dry run's plan, and a finished run's summary
-(what was written and dropped, the calls and tokens spent). The lines quote file names and
-reasons as found: the command escapes them for the terminal."""
+(what was written and dropped, the calls and tokens spent) or why nothing was written. The
+lines quote file names and reasons as found: the command escapes them for the terminal."""
 
 from __future__ import annotations
 
@@ -137,3 +137,20 @@ def spent_line(llm: LLM, prices: Path | None) -> str:
     if prices is not None:
         return line + f"; no price for {llm.model} in {prices}"
     return line
+
+
+def synthesis_failure(result: Synthesis, out: Path) -> str | None:
+    """Why a finished synthesis writes nothing to `out`: every question failed on a call
+    error, or none was kept; None when some question was."""
+    if result.rows:
+        return None
+    if result.drops.get("error"):
+        return (
+            f"every question failed on a call error, so {out} was not written (first: "
+            f"{result.errors[0] if result.errors else 'unknown'})"
+        )
+    return (
+        f"no question was kept ({result.dropped}), so {out} was not written"
+        + (" and the existing file is left as it was" if out.exists() else "")
+        + "; try another --seed or --mix, or a model that follows the instructions"
+    )
