@@ -16,47 +16,12 @@ from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._sweep_llms import make_setup_llms
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine.config import ModelSpec, Setup
+    from lasagna_cli.engine.config import ModelSpec
     from lasagna_judge import LLM
 
 DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
 MAX_LOGGED_ERRORS = 5
-
-
-def _with_endpoint(setup: Setup) -> Setup:
-    """A built-in provider's setup with the server its calls go to (OPENAI_BASE_URL, ...):
-    recorded in its result files, part of its fingerprint. A config.toml provider names its
-    own `base_url`, recorded as it is."""
-    from dataclasses import replace
-
-    from lasagna_cli.commands._llm import servers
-    from lasagna_cli.engine.config import BUILTIN_PROVIDERS, with_embedder_endpoint
-
-    found = servers()
-    setup = with_embedder_endpoint(setup, found)
-    model = setup.generator
-    builtin = (
-        model is not None
-        and model.provider is not None
-        and (model.provider == BUILTIN_PROVIDERS.get(model.provider.name))
-    )
-    if model is None or not builtin:
-        return setup
-    return replace(setup, generator=replace(model, endpoint=found.endpoint_at(model.name, None)))
-
-
-def _key_variables(setups: Iterable[Setup]) -> set[str]:
-    """The variables config.toml's providers read their keys from (`api_key_env`)."""
-    return {
-        s.generator.provider.api_key_env
-        for s in setups
-        if s.generator is not None
-        and s.generator.provider is not None
-        and s.generator.provider.api_key_env
-    }
 
 
 def _split_names(text: str | None) -> list[str]:
@@ -169,10 +134,12 @@ def sweep(
                 limits=limits,
                 batch=(batch, price_table, prices),
             )
-        if price_table is not None:
-            from lasagna_cli.commands._costs import sweep_costs
+        if price_table is not None and output.is_dir():  # for the report and the export
+            from lasagna_cli.engine.reports import cost_line, keep_prices, read_run
 
-            sweep_costs(output, datasets, price_table)
+            keep_prices(output, price_table)
+            found = read_run(output, datasets=datasets, prices=price_table, texts=False)
+            typer.echo(cost_line(found.results), err=True)
     if exit_code:
         raise typer.Exit(exit_code)
 
@@ -198,6 +165,7 @@ def _sweep(
 
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._llm import servers
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.commands._terminal import echo_err
     from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
@@ -214,7 +182,7 @@ def _sweep(
         skip,
         os.environ,
         missing_as_errors=missing_as_errors,
-    ).with_setups(_with_endpoint)
+    ).located(servers())
     for note in loaded.notes:
         typer.echo(note, err=True)
     by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
@@ -232,7 +200,7 @@ def _sweep(
             typer.echo("more tasks failed; their errors are in their result files", err=True)
         logged[0] += 1
 
-    runner = make_executor(parallel, chosen, also=_key_variables(loaded.setups.values()))
+    runner = make_executor(parallel, chosen, also=loaded.key_variables)
     batch_lines: list[str] = []
     if batch[0]:  # the answers, then the grades, through the batch APIs first
         runner = _batch.batching(
@@ -255,27 +223,8 @@ def _sweep(
             on_progress=progress.advance,
             on_failure=failure,
         )
-    if outcome.nothing_to_do:
-        typer.echo(f"nothing to do: all {outcome.total} results exist in {output}", err=True)
-        return 0
-    for line in batch_lines:
+    for line in ([] if outcome.nothing_to_do else batch_lines) + outcome.lines(output):
         typer.echo(line, err=True)
-    ran = outcome.done + outcome.failed
-    rate = ran / outcome.seconds if outcome.seconds > 0 else 0.0
-    typer.echo(
-        f"sweep: {outcome.done} done, {outcome.failed} failed, {outcome.skipped} skipped "
-        f"of {outcome.total} tasks in {outcome.seconds:.1f} s ({rate:.1f} tasks/s); "
-        f"results in {output}",
-        err=True,
-    )
-    if outcome.interrupted:
-        typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
-        return INTERRUPTED
-    if outcome.failed:
-        typer.echo(
-            f'{outcome.failed} tasks failed (recorded as {{"error": ...}}); run them again '
-            "with --continue --retry-errors",
-            err=True,
-        )
-        return 1
-    return 0
+    if outcome.nothing_to_do:
+        return 0
+    return INTERRUPTED if outcome.interrupted else 1 if outcome.failed else 0
