@@ -175,13 +175,7 @@ def find(
     import json
     import re
 
-    from lasagna_cli.engine.kag import (
-        damaged_failure,
-        dataset_of,
-        find_in,
-        is_run_folder,
-        run_folder_results,
-    )
+    from lasagna_cli.engine.kag import damaged_failure
     from lasagna_cli.engine.kag import find as find_results
 
     # -r, --prefix and --format may come before `find`, as kag's are global.
@@ -195,29 +189,13 @@ def find(
             pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
-        if not root.is_dir():
-            raise CliError(f"results folder not found: {root} (see --results)", USAGE_ERROR)
-        run_folder = is_run_folder(root)
-        if run_folder:
-            found = find_in(run_folder_results(root)[1], pattern)
-        else:
-            found = find_results(root, prefix, pattern)
+        found = find_results(root, prefix, pattern)
         if output_format == "json":
             typer.echo(json.dumps(found.as_json(), indent=2, ensure_ascii=False))
-        elif not found.matches:
-            typer.echo("No result matched the pattern.", err=True)
         else:
-            for result in found.matches:
-                text = " ".join((result.text or "").split())
-                typer.echo(
-                    f"{dataset_of(result.question)}/{result.question.id}/{result.setup}: "
-                    f"{text[:200]}"
-                )
-            typer.echo(
-                f"{len(found.matches)} occurrence(s) out of {found.total} result file(s) "
-                "matched the pattern.",
-                err=True,
-            )
-        failure = damaged_failure(found.damaged, run_folder)
+            for line in found.lines():
+                typer.echo(line)
+            typer.echo(found.tally(), err=True)
+        failure = damaged_failure(found.damaged, found.run_folder)
         if failure is not None:
             raise CliError(failure)
