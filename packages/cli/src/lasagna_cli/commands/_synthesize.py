@@ -266,11 +266,12 @@ def _run(
 
     from lasagna_cli.commands._progress import SynthesisBar
     from lasagna_cli.engine import synthesis_failure
+    from lasagna_cli.engine.run import batch_state_path
     from lasagna_synth import generate
 
     async def batch_round(requests: Sequence[BatchRequest], name: str) -> None:
         assert batches is not None
-        batches.append(await _batch.prefill(llm, requests, _batch.state_path(out, name)))
+        batches.append(await _batch.prefill(llm, requests, batch_state_path(out, name)))
 
     batch = batch_round if batches is not None else None
 

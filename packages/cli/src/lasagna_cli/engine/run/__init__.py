@@ -9,7 +9,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill, batch_prefill
+    from lasagna_cli.engine.run._batched import (
+        BatchingExecutor,
+        Prefill,
+        batch_prefill,
+        batch_state_path,
+        check_batchable,
+        prefill,
+    )
     from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome, Recipe
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
@@ -27,6 +34,9 @@ if TYPE_CHECKING:
 _NAMES = {
     "BatchingExecutor": "_batched",
     "batch_prefill": "_batched",
+    "batch_state_path": "_batched",
+    "check_batchable": "_batched",
+    "prefill": "_batched",
     "Prefill": "_batched",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
@@ -61,11 +71,14 @@ __all__ = [
     "RunOptions",
     "SystemState",
     "batch_prefill",
+    "batch_state_path",
+    "check_batchable",
     "check_rate",
     "execute",
     "grade_remotely",
     "judge_references",
     "load_judge_rubric",
+    "prefill",
     "prepare",
     "ray_module",
     "shared",
