@@ -142,20 +142,30 @@ def grade_command(
         if batch and (len(models) > 1 or chosen.kind != "local"):
             what = f"--executor {chosen.kind}" if len(models) < 2 else "a jury"
             raise CliError(f"--batch grades with one judge here, not {what}", USAGE_ERROR)
-        if len(models) > 1:
-            if bias_check:
-                raise CliError(
-                    "--bias-check checks one judge; give one --model (a jury's judges can "
-                    "be checked one by one)",
-                    USAGE_ERROR,
-                )
-            _grade_jury(input_path, models, rubric, base_url, concurrency, out, no_cache,
-                        prices, max_chars, chosen, limits)  # fmt: skip
-            return
-        _grade(
-            input_path, models[0] if models else None, rubric, base_url, concurrency, out,
-            no_cache, prices, max_chars, chosen, bias_check, limits, batch,
-        )  # fmt: skip
+        settings: dict[str, Any] = {
+            "base_url": base_url,
+            "concurrency": concurrency,
+            "no_cache": no_cache,
+            "requests_per_minute": limits[0],
+            "tokens_per_minute": limits[1],
+        }
+        if len(models) < 2:
+            model_name = models[0] if models else None
+            return _grade(input_path, model_name, rubric, out, prices, max_chars, chosen,
+                          bias_check, batch, settings)  # fmt: skip
+        if bias_check:
+            raise CliError(
+                "--bias-check checks one judge; give one --model (a jury's judges can "
+                "be checked one by one)",
+                USAGE_ERROR,
+            )
+        if chosen.kind != "local":
+            raise CliError(
+                f"--executor {chosen.kind} grades with one judge; a jury ({len(models)} --model) "
+                "runs here: leave out --executor",
+                USAGE_ERROR,
+            )
+        _grade_jury(input_path, models, rubric, out, prices, max_chars, settings)
 
 
 def _checked_input(
@@ -181,14 +191,10 @@ def _grade_jury(
     input_path: Path,
     models: list[str],
     rubric_name: str,
-    base_url: str | None,
-    concurrency: int,
     out: Path | None,
-    no_cache: bool,
     prices: Path | None,
     max_chars: int,
-    chosen: ExecutorChoice,
-    limits: tuple[float | None, float | None] = (None, None),
+    settings: dict[str, Any],
 ) -> None:
     """A jury: every answer graded by each judge; each output row holds the jury's grade
     (`lasagna_judge.Verdict.to_dict`), the summary each judge's figures and the jury's."""
@@ -198,12 +204,6 @@ def _grade_jury(
     from lasagna_cli.engine import jury_grading_lines
     from lasagna_judge import grade_answers_by_jury
 
-    if chosen.kind != "local":
-        raise CliError(
-            f"--executor {chosen.kind} grades with one judge; a jury ({len(models)} --model) "
-            "runs here: leave out --executor",
-            USAGE_ERROR,
-        )
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
     if len(set(models)) < len(models):
         raise CliError(
@@ -212,11 +212,7 @@ def _grade_jury(
             USAGE_ERROR,
         )
     table = load_prices(prices) if prices is not None else None
-    llms = [
-        build_llm(m, base_url, concurrency, no_cache=no_cache, prices=table,
-                  requests_per_minute=limits[0], tokens_per_minute=limits[1])
-        for m in models
-    ]  # fmt: skip
+    llms = [build_llm(m, prices=table, **settings) for m in models]
     progress = TaskProgress(len(rows) * len(llms), f"grading with a jury of {len(llms)}")
 
     def on_grade(judge: int, index: int, grade: Grade) -> None:
@@ -225,7 +221,7 @@ def _grade_jury(
     found = run_grading(
         progress,
         lambda: grade_answers_by_jury(
-            llms, rubric, rows, concurrency=concurrency, on_grade=on_grade
+            llms, rubric, rows, concurrency=settings["concurrency"], on_grade=on_grade
         ),
     )
     write_graded(found.rows, jury_grading_lines(found.verdicts, llms, prices), out, found.failure)
@@ -257,16 +253,13 @@ def _grade(
     input_path: Path,
     model: str | None,
     rubric_name: str,
-    base_url: str | None,
-    concurrency: int,
     out: Path | None,
-    no_cache: bool,
     prices: Path | None,
-    max_chars: int = 0,
-    chosen: ExecutorChoice | None = None,
-    bias_check: int = 0,
-    limits: tuple[float | None, float | None] = (None, None),
-    batch: bool = False,
+    max_chars: int,
+    chosen: ExecutorChoice,
+    bias_check: int,
+    batch: bool,
+    settings: dict[str, Any],
 ) -> None:
     from lasagna_cli.commands import _batch
     from lasagna_cli.commands._grade_summary import run_grading, write_graded
@@ -277,25 +270,16 @@ def _grade(
 
     price_table = load_prices(prices) if prices is not None else None
     rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
-    llm_settings: dict[str, Any] = {
-        "model": model,
-        "base_url": base_url,
-        "concurrency": concurrency,
-        "no_cache": no_cache,
-        "prices": price_table,
-        "requests_per_minute": limits[0],
-        "tokens_per_minute": limits[1],
-    }
+    llm_settings = {"model": model, "prices": price_table, **settings}
     llm = build_llm(**llm_settings)
     if batch:
-        _batch.check_batch(llm, no_cache)
+        _batch.check_batch(llm, settings["no_cache"])
     progress = TaskProgress(len(rows), f"grading with {llm.model}")
 
     def on_grade(index: int, grade: Grade) -> None:
         progress.advance("failed" if grade.status == "error" else "done")
 
     batches: list[BatchReport] = []
-    remote = chosen is not None and chosen.kind != "local"
 
     async def run() -> FileGrading:
         if batch:  # the answers into the cache; the grading then reads them there
@@ -309,10 +293,10 @@ def _grade(
             llm,
             rubric,
             rows,
-            concurrency=concurrency,
+            concurrency=settings["concurrency"],
             on_grade=on_grade,
             bias_check=bias_check,
-            remote=_remotely(chosen, llm_settings, rubric) if remote and chosen else None,
+            remote=_remotely(chosen, llm_settings, rubric) if chosen.kind != "local" else None,
         )
 
     found = run_grading(progress, run)
