@@ -297,17 +297,14 @@ def auto_concurrency(
     `--base-url` or OPENAI_BASE_URL server, Ollama, an in-process model): a self-hosted
     server queues what it cannot serve, and a call queued past the idle timeout fails.
     `base_url` is the command's --base-url; a model left None is the environment's."""
-    from lasagna_cli.engine.config import HOSTED_CONCURRENCY, OTHER_CONCURRENCY, is_hosted
+    from lasagna_cli.engine.config import OTHER_CONCURRENCY
 
-    located = servers(env, base_url)
-    names = []
-    for model in models:
-        try:
-            names.append(resolve_model(model, os.environ if env is None else env, None))
-        except CliError:  # no model configured: the command's own check says so
-            return OTHER_CONCURRENCY
-    hosted = is_hosted(names, [located.endpoint(name) for name in names])
-    return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
+    env = os.environ if env is None else env
+    try:
+        names = [resolve_model(model, env, None) for model in models]
+    except CliError:  # no model configured: the command's own check says so
+        return OTHER_CONCURRENCY
+    return servers(env, base_url).concurrency(names)
 
 
 def run_llm(

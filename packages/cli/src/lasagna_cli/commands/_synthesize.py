@@ -177,31 +177,12 @@ def _synthesize(
     include_license: bool = False,
     batch: bool = False,
 ) -> None:
-    from lasagna_synth import check_chunking, parse_mix
+    from lasagna_cli.engine import check_synthesis
 
-    if out_format not in WRITE_FORMATS:
-        from lasagna_cli.engine import did_you_mean
-
-        raise CliError(
-            f"--format: expected one of {', '.join(WRITE_FORMATS)}, found {out_format!r}"
-            f"{did_you_mean(out_format, WRITE_FORMATS)}",
-            USAGE_ERROR,
-        )
-
-    parsed_mix = parse_mix(mix)
-    checked_chunker = check_chunking(chunker, chunk_words)
-    if not Path(corpus).exists():
-        raise CliError(
-            f"corpus not found: {corpus!r}: expected a folder of documents or one file",
-            USAGE_ERROR,
-        )
-    if out.is_dir():
-        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
-    if not dry_run and out.exists() and not overwrite:
-        raise CliError(
-            f"{out} exists: pass --overwrite to replace it, or choose another --out",
-            USAGE_ERROR,
-        )
+    parsed_mix, checked_chunker = check_synthesis(
+        corpus, out, out_format=out_format, formats=WRITE_FORMATS, mix=mix, chunker=chunker,
+        chunk_words=chunk_words, dry_run=dry_run, overwrite=overwrite,
+    )  # fmt: skip
     price_table = load_prices(prices) if prices is not None else None
 
     def planned() -> Plan:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     )
     from lasagna_cli.engine._shown import shown
     from lasagna_cli.engine._synthesis_lines import (
+        check_synthesis,
         spent_line,
         synthesis_failure,
         synthesis_lines,
@@ -82,6 +83,7 @@ _NAMES = {
     "grading_lines": "_grade_lines",
     "jury_lines": "_grade_lines",
     "shown": "_shown",
+    "check_synthesis": "_synthesis_lines",
     "spent_line": "_synthesis_lines",
     "synthesis_failure": "_synthesis_lines",
     "synthesis_lines": "_synthesis_lines",
@@ -101,6 +103,7 @@ __all__ = [
     "batch_price_line",
     "bias_lines",
     "calibration_lines",
+    "check_synthesis",
     "counted",
     "did_you_mean",
     "door_of",
