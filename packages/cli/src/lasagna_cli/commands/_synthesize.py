@@ -20,7 +20,13 @@ from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine import spent_line, synthesis_lines, synthesis_plan_lines
+from lasagna_cli.engine import (
+    batch_lines,
+    check_synthesis,
+    spent_line,
+    synthesis_lines,
+    synthesis_plan_lines,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -130,108 +136,63 @@ def synthesize_command(
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
     with user_errors():
-        _synthesize(
-            corpus,
-            n=_whole_number(n, "--n", 1),
-            out=out,
-            mix=mix,
-            seed=_whole_number(seed, "--seed"),
-            model=model,
-            base_url=base_url,
-            dry_run=dry_run,
-            overwrite=overwrite,
-            concurrency=(
-                auto_concurrency([model], base_url)
-                if concurrency is None
-                else _whole_number(concurrency, "--concurrency", 1)
-            ),
-            chunker=chunker,
-            chunk_words=_whole_number(chunk_words, "--chunk-words", 1),
-            prices=prices,
-            no_cache=no_cache,
-            out_format=out_format,
-            include_license=include_license,
-            limits=rate_limits(rpm, tpm),
-            batch=batch,
+        count, plan_seed = _whole_number(n, "--n", 1), _whole_number(seed, "--seed")
+        bound = (
+            auto_concurrency([model], base_url)
+            if concurrency is None
+            else _whole_number(concurrency, "--concurrency", 1)
         )
+        words = _whole_number(chunk_words, "--chunk-words", 1)
+        limits = rate_limits(rpm, tpm)
+        parsed_mix, checked_chunker = check_synthesis(
+            corpus, out, out_format=out_format, formats=WRITE_FORMATS, mix=mix, chunker=chunker,
+            chunk_words=words, dry_run=dry_run, overwrite=overwrite,
+        )  # fmt: skip
+        price_table = load_prices(prices) if prices is not None else None
 
+        def planned() -> Plan:
+            from lasagna_cli.commands._progress import StageProgress
+            from lasagna_synth import plan
 
-def _synthesize(
-    corpus: str,
-    *,
-    n: int,
-    out: Path,
-    mix: str,
-    seed: int,
-    model: str | None,
-    base_url: str | None,
-    dry_run: bool,
-    overwrite: bool,
-    concurrency: int,
-    chunker: str,
-    chunk_words: int,
-    prices: Path | None,
-    no_cache: bool,
-    out_format: str = "lasagna",
-    limits: tuple[float | None, float | None] = (None, None),
-    include_license: bool = False,
-    batch: bool = False,
-) -> None:
-    from lasagna_cli.engine import check_synthesis
+            with StageProgress() as steps:
+                found = plan(
+                    corpus, n=count, mix=parsed_mix, seed=plan_seed, chunker=checked_chunker,
+                    chunk_words=words, on_step=steps.step, include_license=include_license,
+                )  # fmt: skip
+            for warning in found.warnings:
+                typer.echo(f"warning: {warning}", err=True)
+            return found
 
-    parsed_mix, checked_chunker = check_synthesis(
-        corpus, out, out_format=out_format, formats=WRITE_FORMATS, mix=mix, chunker=chunker,
-        chunk_words=chunk_words, dry_run=dry_run, overwrite=overwrite,
-    )  # fmt: skip
-    price_table = load_prices(prices) if prices is not None else None
+        if dry_run:
+            from lasagna_synth import cl100k_base, estimate
 
-    def planned() -> Plan:
-        from lasagna_cli.commands._progress import StageProgress
-        from lasagna_synth import plan
+            cl100k_base()  # first: its loading peak then does not add up with the corpus's
+            the_plan = planned()
+            figures = estimate(the_plan, model=model, prices=price_table)
+            lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
+            typer.echo("\n".join(shown(line) for line in lines))
+            return
 
-        with StageProgress() as steps:
-            found = plan(
-                corpus, n=n, mix=parsed_mix, seed=seed, chunker=checked_chunker,
-                chunk_words=chunk_words, on_step=steps.step, include_license=include_license,
-            )  # fmt: skip
-        for warning in found.warnings:
-            typer.echo(f"warning: {warning}", err=True)
-        return found
+        from lasagna_cli.commands._llm import build_llm
+        from lasagna_cli.engine.records import check_output_file
+        from lasagna_synth import write_rows
 
-    if dry_run:
-        from lasagna_synth import cl100k_base, estimate
-
-        cl100k_base()  # first: its loading peak then does not add up with the corpus's
-        the_plan = planned()
-        figures = estimate(the_plan, model=model, prices=price_table)
-        lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
-        typer.echo("\n".join(shown(line) for line in lines))
-        return
-
-    from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.engine.records import check_output_file
-
-    # Before any (paid) call: the questions must have somewhere to go.
-    check_output_file(out, f"--out {out}", "its folder")
-    llm = build_llm(
-        model, base_url, concurrency, no_cache=no_cache, prices=price_table,
-        requests_per_minute=limits[0], tokens_per_minute=limits[1],
-    )  # fmt: skip
-    reports: list[BatchReport] = []
-    if batch:
-        _batch.check_batch(llm, no_cache)
-    result = _run(llm, planned, concurrency, out, reports if batch else None)
-    from lasagna_synth import write_rows
-
-    write_rows(result.rows, out, format=out_format, corpus=Path(corpus))
-    lines = [
-        shown(line) for line in synthesis_lines(result, out, spent_line(llm, prices), out_format)
-    ]
-    for report in reports:
-        from lasagna_cli.engine import batch_lines
-
-        lines[-1:-1] = batch_lines(report, llm.model, price_table, prices)
-    typer.echo("\n".join(lines))
+        # Before any (paid) call: the questions must have somewhere to go.
+        check_output_file(out, f"--out {out}", "its folder")
+        llm = build_llm(
+            model, base_url, bound, no_cache=no_cache, prices=price_table,
+            requests_per_minute=limits[0], tokens_per_minute=limits[1],
+        )  # fmt: skip
+        reports: list[BatchReport] = []
+        if batch:
+            _batch.check_batch(llm, no_cache)
+        result = _run(llm, planned, bound, out, reports if batch else None)
+        write_rows(result.rows, out, format=out_format, corpus=Path(corpus))
+        spent = spent_line(llm, prices)
+        lines = [shown(line) for line in synthesis_lines(result, out, spent, out_format)]
+        for report in reports:
+            lines[-1:-1] = batch_lines(report, llm.model, price_table, prices)
+        typer.echo("\n".join(lines))
 
 
 def _run(
