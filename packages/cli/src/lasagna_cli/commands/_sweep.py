@@ -16,7 +16,6 @@ from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._sweep_llms import make_setup_llms
 
 if TYPE_CHECKING:
-    from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine.config import ModelSpec
     from lasagna_judge import LLM
 
@@ -110,121 +109,72 @@ def sweep(
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
+        import os
+
         from lasagna_cli.commands._collector import fewer_collections
-        from lasagna_cli.commands._executors import executor_choice
-        from lasagna_cli.commands._llm import load_prices
+        from lasagna_cli.commands._embedders import build_embedder, vector_folder
+        from lasagna_cli.commands._executors import executor_choice, make_executor
+        from lasagna_cli.commands._llm import load_prices, servers
+        from lasagna_cli.commands._progress import TaskProgress
+        from lasagna_cli.commands._terminal import echo_err
+        from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
+        from lasagna_cli.engine.run import Models
 
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         price_table = load_prices(prices) if prices is not None else None  # before any call
         with fewer_collections():  # from the reading of the files: thousands of objects
-            exit_code = _sweep(
-                datasets,
-                benchmark,
-                config,
-                concurrency,
-                resume,
-                retry_errors,
-                output,
-                prefix,
-                _split_names(skip),
-                chosen,
-                overwrite=overwrite,
-                missing_as_errors=missing_as_errors,
-                limits=limits,
-                batch=(batch, price_table, prices),
+            check_sweep_options(
+                output, prefix, resume=resume, retry_failed=retry_errors, overwrite=overwrite
             )
+            # Everything is read and checked before any model is called.
+            loaded = load_sweep(
+                datasets, benchmark, config, _split_names(skip), os.environ,
+                missing_as_errors=missing_as_errors,
+            ).located(servers())  # fmt: skip
+            for note in loaded.notes:
+                typer.echo(note, err=True)
+            by_model = {
+                s.generator.key: s for s in loaded.setups.values() if s.generator is not None
+            }
+
+            def make(spec: ModelSpec, role: str) -> LLM:
+                # Asked for by the runner only for pending tasks, each before any call.
+                return make_setup_llms([by_model[spec.key]], concurrency, limits, batch)[spec.key]
+
+            logged = [0]
+
+            def failure(path: Path, error: str) -> None:
+                if logged[0] < MAX_LOGGED_ERRORS:
+                    typer.echo(f"task {path}: {error}", err=True)
+                elif logged[0] == MAX_LOGGED_ERRORS:
+                    typer.echo(
+                        "more tasks failed; their errors are in their result files", err=True
+                    )
+                logged[0] += 1
+
+            runner = make_executor(concurrency, chosen, also=loaded.key_variables)
+            batch_lines: list[str] = []
+            if batch:  # the answers, then the grades, through the batch APIs first
+                setups = list(loaded.setups.values())
+                runner = _batch.batching(
+                    setups, runner, chosen.kind, output, batch_lines, price_table, prices
+                )
+            with TaskProgress(0, "sweep") as progress:
+                outcome = run_sweep(
+                    loaded, output, prefix, executor=runner,
+                    models=Models(make, make_embedder=build_embedder), resume=resume,
+                    retry_failed=retry_errors, overwrite=overwrite, vector_folder=vector_folder(),
+                    say=echo_err, on_start=progress.start, on_progress=progress.advance,
+                    on_failure=failure,
+                )  # fmt: skip
+            for line in ([] if outcome.nothing_to_do else batch_lines) + outcome.lines(output):
+                typer.echo(line, err=True)
         if price_table is not None and output.is_dir():  # for the report and the export
             from lasagna_cli.engine.reports import cost_line, keep_prices, read_run
 
             keep_prices(output, price_table)
             found = read_run(output, datasets=datasets, prices=price_table, texts=False)
             typer.echo(cost_line(found.results), err=True)
-    if exit_code:
-        raise typer.Exit(exit_code)
-
-
-def _sweep(
-    datasets_path: Path,
-    setups_path: Path,
-    config_path: Path | None,
-    parallel: int,
-    resume: bool,
-    retry_errors: bool,
-    output: Path,
-    prefix: str,
-    skip: list[str],
-    chosen: ExecutorChoice,
-    *,
-    overwrite: bool = False,
-    missing_as_errors: bool = False,
-    limits: tuple[float | None, float | None] = (None, None),
-    batch: tuple[bool, dict[str, tuple[float, float]] | None, Path | None] = (False, None, None),
-) -> int:
-    import os
-
-    from lasagna_cli.commands._embedders import build_embedder, vector_folder
-    from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._llm import servers
-    from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.commands._terminal import echo_err
-    from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
-    from lasagna_cli.engine.run import Models
-
-    check_sweep_options(
-        output, prefix, resume=resume, retry_failed=retry_errors, overwrite=overwrite
-    )
-    # Everything is read and checked before any model is called.
-    loaded = load_sweep(
-        datasets_path,
-        setups_path,
-        config_path,
-        skip,
-        os.environ,
-        missing_as_errors=missing_as_errors,
-    ).located(servers())
-    for note in loaded.notes:
-        typer.echo(note, err=True)
-    by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
-
-    def make(spec: ModelSpec, role: str) -> LLM:
-        # Asked for by the runner only for pending tasks, each before any call is made.
-        return make_setup_llms([by_model[spec.key]], parallel, limits, batch[0])[spec.key]
-
-    logged = [0]
-
-    def failure(path: Path, error: str) -> None:
-        if logged[0] < MAX_LOGGED_ERRORS:
-            typer.echo(f"task {path}: {error}", err=True)
-        elif logged[0] == MAX_LOGGED_ERRORS:
-            typer.echo("more tasks failed; their errors are in their result files", err=True)
-        logged[0] += 1
-
-    runner = make_executor(parallel, chosen, also=loaded.key_variables)
-    batch_lines: list[str] = []
-    if batch[0]:  # the answers, then the grades, through the batch APIs first
-        runner = _batch.batching(
-            list(loaded.setups.values()), runner, chosen.kind, output, batch_lines, *batch[1:]
-        )
-    progress = TaskProgress(0, "sweep")
-    with progress:
-        outcome = run_sweep(
-            loaded,
-            output,
-            prefix,
-            executor=runner,
-            models=Models(make, make_embedder=build_embedder),
-            resume=resume,
-            retry_failed=retry_errors,
-            overwrite=overwrite,
-            vector_folder=vector_folder(),
-            say=echo_err,
-            on_start=progress.start,
-            on_progress=progress.advance,
-            on_failure=failure,
-        )
-    for line in ([] if outcome.nothing_to_do else batch_lines) + outcome.lines(output):
-        typer.echo(line, err=True)
-    if outcome.nothing_to_do:
-        return 0
-    return INTERRUPTED if outcome.interrupted else 1 if outcome.failed else 0
+    if not outcome.nothing_to_do and (outcome.interrupted or outcome.failed):
+        raise typer.Exit(INTERRUPTED if outcome.interrupted else 1)
