@@ -17,13 +17,14 @@ from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
+from lasagna_cli.engine import check_grading, read_grading
 from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import AnswerRow, Grade, Rubric
+    from lasagna_judge import Grade, Rubric
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -131,7 +132,7 @@ def grade_command(
             from lasagna_cli.commands._llm import load_prices, resolve_model
             from lasagna_cli.engine import grade_dry_run_lines
 
-            checked = _checked_input(input_path, rubric, None, max_chars)
+            checked = read_grading(input_path, rubric, None, max_chars)
             table = load_prices(prices) if prices is not None else None
             given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
             names = [resolve_model(m, os.environ) for m in given]
@@ -139,9 +140,7 @@ def grade_command(
             return
         if concurrency is None:
             concurrency = auto_concurrency(models or [None], base_url)
-        if batch and (len(models) > 1 or chosen.kind != "local"):
-            what = f"--executor {chosen.kind}" if len(models) < 2 else "a jury"
-            raise CliError(f"--batch grades with one judge here, not {what}", USAGE_ERROR)
+        check_grading(models, chosen.kind, batch=batch, bias_check=bias_check)
         settings: dict[str, Any] = {
             "base_url": base_url,
             "concurrency": concurrency,
@@ -153,38 +152,7 @@ def grade_command(
             model_name = models[0] if models else None
             return _grade(input_path, model_name, rubric, out, prices, max_chars, chosen,
                           bias_check, batch, settings)  # fmt: skip
-        if bias_check:
-            raise CliError(
-                "--bias-check checks one judge; give one --model (a jury's judges can "
-                "be checked one by one)",
-                USAGE_ERROR,
-            )
-        if chosen.kind != "local":
-            raise CliError(
-                f"--executor {chosen.kind} grades with one judge; a jury ({len(models)} --model) "
-                "runs here: leave out --executor",
-                USAGE_ERROR,
-            )
         _grade_jury(input_path, models, rubric, out, prices, max_chars, settings)
-
-
-def _checked_input(
-    input_path: Path, rubric_name: str, out: Path | None, max_chars: int
-) -> tuple[Rubric, list[AnswerRow]]:
-    """The rubric and the rows, checked before any call, and --out checked writable (the
-    grades must have somewhere to go)."""
-    from lasagna_cli.engine.run import load_judge_rubric
-    from lasagna_judge import read_answers
-
-    rubric = load_judge_rubric(rubric_name)
-    if out is not None and out.is_dir():
-        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
-    rows = read_answers(input_path, max_chars or JUDGE_MAX_CHARS)
-    if out is not None:
-        from lasagna_cli.engine.records import check_output_file
-
-        check_output_file(out, f"--out {out}", "its folder")
-    return rubric, rows
 
 
 def _grade_jury(
@@ -204,7 +172,7 @@ def _grade_jury(
     from lasagna_cli.engine import jury_grading_lines
     from lasagna_judge import grade_answers_by_jury
 
-    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
+    rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
     if len(set(models)) < len(models):
         raise CliError(
             f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
@@ -269,7 +237,7 @@ def _grade(
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
-    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
+    rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
     llm_settings = {"model": model, "prices": price_table, **settings}
     llm = build_llm(**llm_settings)
     if batch:

@@ -1,7 +1,8 @@
-"""The summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches
-report them: one judge's (mean, counts by status and path, tokens, cost), the bias check's,
-a jury's, a calibration against human labels, what went through a batch API, and
-`judge grade --dry-run`'s calls before any is made.
+"""What `judge grade` checks before any call (`check_grading`, `read_grading`), and the
+summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches report
+them: one judge's (mean, counts by status and path, tokens, cost), the bias check's, a
+jury's, a calibration against human labels, what went through a batch API, and `judge
+grade --dry-run`'s calls before any is made.
 
 The dry run's calls are the grading's own (`lasagna_judge.grade_requests`: none where the
 refusal rule grades); their input tokens are cl100k_base counts of the very prompts sent
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine._errors import EngineUsageError
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._dry_run import RoleCalls
     from lasagna_judge import (
         LLM,
+        AnswerRow,
         BatchReport,
         BiasCheck,
         Calibration,
@@ -34,6 +37,45 @@ if TYPE_CHECKING:
         Usage,
         Verdict,
     )
+
+
+def check_grading(models: Sequence[str], executor: str, *, batch: bool, bias_check: int) -> None:
+    """An EngineUsageError when the options do not go together: --batch grades with one
+    judge here; a jury (two or more `models`) has no bias check and runs here."""
+    if batch and (len(models) > 1 or executor != "local"):
+        what = f"--executor {executor}" if len(models) < 2 else "a jury"
+        raise EngineUsageError(f"--batch grades with one judge here, not {what}")
+    if len(models) < 2:
+        return
+    if bias_check:
+        raise EngineUsageError(
+            "--bias-check checks one judge; give one --model (a jury's judges can be checked "
+            "one by one)"
+        )
+    if executor != "local":
+        raise EngineUsageError(
+            f"--executor {executor} grades with one judge; a jury ({len(models)} --model) "
+            "runs here: leave out --executor"
+        )
+
+
+def read_grading(
+    input_path: Path, rubric_name: str, out: Path | None, max_chars: int
+) -> tuple[Rubric, list[AnswerRow]]:
+    """The rubric and the rows to grade, checked before any call, and `out` (--out) checked
+    writable: the grades must have somewhere to go."""
+    from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
+    from lasagna_cli.engine.records._store import check_output_file
+    from lasagna_cli.engine.run._scoring import load_judge_rubric
+    from lasagna_judge import read_answers
+
+    rubric = load_judge_rubric(rubric_name)
+    if out is not None and out.is_dir():
+        raise EngineUsageError(f"--out {out} is a folder: give the path of a .jsonl file")
+    rows = read_answers(input_path, max_chars or JUDGE_MAX_CHARS)
+    if out is not None:
+        check_output_file(out, f"--out {out}", "its folder")
+    return rubric, rows
 
 
 def _counts(counts: Mapping[str, int]) -> str:
