@@ -36,21 +36,6 @@ POLL_VARIABLE = "LASAGNA_BATCH_POLL"
 """Seconds between two polls of a batch's status (default 30)."""
 
 
-def check_batch(llm: LLM, no_cache: bool, flag: str = "--batch") -> None:
-    """A usage error (one line, exit 2) when `llm` has no batch API or the cache is off."""
-    from lasagna_judge import BatchError, batch_api
-
-    if no_cache:
-        raise CliError(
-            f"{flag} keeps the batch's answers in the response cache: leave out --no-cache",
-            USAGE_ERROR,
-        )
-    try:
-        batch_api(llm)
-    except BatchError as exc:
-        raise CliError(f"{flag}: {exc}", USAGE_ERROR) from None
-
-
 def poll_seconds(env: Mapping[str, str] | None = None) -> float:
     text = (os.environ if env is None else env).get(POLL_VARIABLE) or "30"
     try:

@@ -234,6 +234,7 @@ def _grade(
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine import file_grading_lines
+    from lasagna_cli.engine.run import check_batch
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
@@ -241,7 +242,7 @@ def _grade(
     llm_settings = {"model": model, "prices": price_table, **settings}
     llm = build_llm(**llm_settings)
     if batch:
-        _batch.check_batch(llm, settings["no_cache"])
+        check_batch(llm, settings["no_cache"])
     progress = TaskProgress(len(rows), f"grading with {llm.model}")
 
     def on_grade(index: int, grade: Grade) -> None:

@@ -175,6 +175,7 @@ def synthesize_command(
 
         from lasagna_cli.commands._llm import build_llm
         from lasagna_cli.engine.records import check_output_file
+        from lasagna_cli.engine.run import check_batch
         from lasagna_synth import write_rows
 
         # Before any (paid) call: the questions must have somewhere to go.
@@ -185,7 +186,7 @@ def synthesize_command(
         )  # fmt: skip
         reports: list[BatchReport] = []
         if batch:
-            _batch.check_batch(llm, no_cache)
+            check_batch(llm, no_cache)
         result = _run(llm, planned, bound, out, reports if batch else None)
         write_rows(result.rows, out, format=out_format, corpus=Path(corpus))
         spent = spent_line(llm, prices)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         Prefill,
         batch_prefill,
         batch_state_path,
+        check_batch,
         check_batchable,
         prefill,
     )
@@ -35,6 +36,7 @@ _NAMES = {
     "BatchingExecutor": "_batched",
     "batch_prefill": "_batched",
     "batch_state_path": "_batched",
+    "check_batch": "_batched",
     "check_batchable": "_batched",
     "prefill": "_batched",
     "Prefill": "_batched",
@@ -72,6 +74,7 @@ __all__ = [
     "SystemState",
     "batch_prefill",
     "batch_state_path",
+    "check_batch",
     "check_batchable",
     "check_rate",
     "execute",

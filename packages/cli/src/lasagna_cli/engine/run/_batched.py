@@ -71,6 +71,22 @@ async def prefill(
     )
 
 
+def check_batch(llm: LLM, no_cache: bool = False) -> None:
+    """An EngineUsageError when `llm` has no batch API, or `no_cache` (--no-cache) turns
+    off the response cache where the batch's answers wait."""
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_judge import BatchError, batch_api
+
+    if no_cache:
+        raise EngineUsageError(
+            "--batch keeps the batch's answers in the response cache: leave out --no-cache"
+        )
+    try:
+        batch_api(llm)
+    except BatchError as exc:
+        raise EngineUsageError(f"--batch: {exc}") from None
+
+
 def check_batchable(models: Sequence[str], systems: int, executor: str) -> None:
     """`benchmark run | sweep --batch`: an EngineUsageError before any work when a setup
     asks a system or a model whose provider has no batch API, or when the tasks run on
@@ -108,13 +124,7 @@ def batch_prefill(
     API is a usage error."""
 
     async def prefill_role(llm: LLM, requests: Sequence[BatchRequest], role: str) -> None:
-        from lasagna_cli.engine._errors import EngineUsageError
-        from lasagna_judge import BatchError, batch_api
-
-        try:
-            batch_api(llm)
-        except BatchError as exc:
-            raise EngineUsageError(f"--batch: {exc}") from None
+        check_batch(llm)
         state = folder / f".lasagna-batch-{role}.json"
         report = await prefill(
             llm, requests, state, poll_interval=poll_interval, on_status=on_status
