@@ -21,10 +21,8 @@ from lasagna_cli.engine import check_grading, read_grading
 from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import Grade, Rubric
+    from lasagna_judge import Grade
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -195,28 +193,6 @@ def _grade_jury(
     write_graded(found.rows, jury_grading_lines(found.verdicts, llms, prices), out, found.failure)
 
 
-def _remotely(
-    chosen: ExecutorChoice, llm_settings: dict[str, Any], rubric: Rubric
-) -> Callable[[list[dict[str, Any]], Callable[[int, Grade], None]], Awaitable[list[Grade]]]:
-    """`--executor ray`: each answer graded on a worker by the judge it builds from the
-    command's settings."""
-
-    async def grade(
-        items: list[dict[str, Any]], on_grade: Callable[[int, Grade], None]
-    ) -> list[Grade]:
-        from functools import partial
-
-        from lasagna_cli.commands._executors import make_executor
-        from lasagna_cli.commands._llm import build_llm
-        from lasagna_cli.engine.run import grade_remotely
-
-        executor = make_executor(int(llm_settings["concurrency"]), chosen)
-        make = partial(build_llm, **llm_settings)
-        return await grade_remotely(executor, items, rubric, make, on_grade)
-
-    return grade
-
-
 def _grade(
     input_path: Path,
     model: str | None,
@@ -229,12 +205,15 @@ def _grade(
     batch: bool,
     settings: dict[str, Any],
 ) -> None:
+    from functools import partial
+
     from lasagna_cli.commands import _batch
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._grade_summary import run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine import file_grading_lines
-    from lasagna_cli.engine.run import check_batch
+    from lasagna_cli.engine.run import check_batch, grade_remotely
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
@@ -249,6 +228,11 @@ def _grade(
         progress.advance("failed" if grade.status == "error" else "done")
 
     batches: list[BatchReport] = []
+    remote = None
+    if chosen.kind != "local":  # each answer graded on a worker by the judge it builds
+        make = partial(build_llm, **llm_settings)
+        executor = partial(make_executor, settings["concurrency"], chosen)
+        remote = grade_remotely(executor, rubric, make)
 
     async def run() -> FileGrading:
         if batch:  # the answers into the cache; the grading then reads them there
@@ -265,7 +249,7 @@ def _grade(
             concurrency=settings["concurrency"],
             on_grade=on_grade,
             bias_check=bias_check,
-            remote=_remotely(chosen, llm_settings, rubric) if chosen.kind != "local" else None,
+            remote=remote,
         )
 
     found = run_grading(progress, run)

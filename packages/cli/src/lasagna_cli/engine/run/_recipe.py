@@ -6,7 +6,7 @@ and the driver's LLM objects (open connections) never leave the driver. `judge g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -143,24 +143,27 @@ class _RemoteGrader:
         return self._recipe
 
 
-async def grade_remotely(
-    executor: Executor,
-    items: Sequence[Mapping[str, Any]],
-    rubric: Rubric,
-    make: Callable[[], LLM],
-    on_grade: Callable[[int, Grade], None],
-) -> list[Grade]:
-    """Every item's grade, in the order given, each graded on one of `executor`'s workers
-    by the judge `make` (picklable) builds there once (the driver's LLM never leaves it),
-    with the same isolation as `grade_batch` (a failed call is that answer's error grade)."""
-    grades: list[Grade | None] = [None] * len(items)
+def grade_remotely(
+    executor: Callable[[], Executor], rubric: Rubric, make: Callable[[], LLM]
+) -> Callable[[list[dict[str, Any]], Callable[[int, Grade], None]], Awaitable[list[Grade]]]:
+    """`lasagna_judge.grade_answers(remote=...)`: every item's grade, in the order given,
+    each graded on a worker of the executor `executor()` makes when the grading starts, by
+    the judge `make` (picklable) builds there once (the driver's LLM never leaves it), with
+    the same isolation as `grade_batch` (a failed call is that answer's error grade)."""
 
-    def on_outcome(outcome: Outcome[int, Grade]) -> None:
-        if outcome.error is not None or outcome.result is None:
-            raise outcome.error or RuntimeError("no grade")
-        grades[outcome.task] = outcome.result
-        on_grade(outcome.task, outcome.result)
+    async def grade(
+        items: list[dict[str, Any]], on_grade: Callable[[int, Grade], None]
+    ) -> list[Grade]:
+        grades: list[Grade | None] = [None] * len(items)
 
-    recipe = GradeRecipe(items, rubric, make)
-    await executor.run(range(len(items)), _RemoteGrader(recipe), on_outcome)
-    return [g for g in grades if g is not None]
+        def on_outcome(outcome: Outcome[int, Grade]) -> None:
+            if outcome.error is not None or outcome.result is None:
+                raise outcome.error or RuntimeError("no grade")
+            grades[outcome.task] = outcome.result
+            on_grade(outcome.task, outcome.result)
+
+        recipe = GradeRecipe(items, rubric, make)
+        await executor().run(range(len(items)), _RemoteGrader(recipe), on_outcome)
+        return [g for g in grades if g is not None]
+
+    return grade
