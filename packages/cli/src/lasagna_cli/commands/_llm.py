@@ -1,21 +1,11 @@
 """Building the LLM for a command: the one place in lasagna that reads environment variables.
 
 Libraries take an LLM object; commands call `build_llm` with their options, and the
-environment fills in what the options leave out:
-
-| variable          | used for                                                              |
-|-------------------|-----------------------------------------------------------------------|
-| MODEL_NAME        | the model when --model is not given (provider/name)                   |
-| OPENAI_API_KEY    | openai/ models                                                        |
-| OPENAI_BASE_URL   | openai/ models on an OpenAI-compatible server (vLLM, LM Studio, ...)  |
-| ANTHROPIC_API_KEY | anthropic/ models                                                     |
-| ANTHROPIC_BASE_URL| anthropic/ models through a proxy                                     |
-| OLLAMA_BASE_URL   | ollama/ models: the full OpenAI-compatible URL, e.g. http://h:11434/v1 |
-| OLLAMA_HOST       | ollama/ models: Ollama's own host variable, e.g. 127.0.0.1:11434      |
-| LASAGNA_CACHE_DIR | the folder of the LLM cache (default: the user cache dir)             |
-
---base-url beats the variables. Keys are passed to the LLM and never printed. A price
-table (`--prices FILE`) is read here too, for every command that prices its calls.
+environment fills in what the options leave out: the model (MODEL_NAME), each provider's
+key and server, the LLM cache's folder (`ENV_VARIABLES`, listed with what each does in
+docs/reference/environment.md). --base-url beats the variables. Keys are passed to the LLM
+and never printed. A price table (`--prices FILE`) is read here too, for every command
+that prices its calls.
 """
 
 from __future__ import annotations
