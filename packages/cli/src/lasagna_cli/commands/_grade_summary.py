@@ -44,17 +44,19 @@ DiagnosticsOption = Annotated[
 ]
 
 
-def run_grading(progress: TaskProgress, run: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """`run()` under its progress bar; Ctrl-C says what was kept and exits 130."""
+def run_grading(
+    progress: TaskProgress,
+    run: Callable[[], Coroutine[Any, Any, T]],
+    interrupted: str = "no grade was written; finished calls are cached, so the same "
+    "command resumes where this one stopped",
+) -> T:
+    """`run()` under its progress bar; Ctrl-C says what was kept (`interrupted`) and exits
+    130."""
     try:
         with progress:
             return asyncio.run(run())
     except KeyboardInterrupt:
-        typer.echo(
-            "interrupted: no grade was written; finished calls are cached, so the same "
-            "command resumes where this one stopped",
-            err=True,
-        )
+        typer.echo(f"interrupted: {interrupted}", err=True)
         raise typer.Exit(INTERRUPTED) from None
 
 

@@ -9,13 +9,12 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._errors import (
-    INTERRUPTED,
     USAGE_ERROR,
     CliError,
     check_format,
     user_errors,
 )
-from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption
+from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption, run_grading
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -104,21 +103,16 @@ def stats(
                     requests_per_minute=limits[0], tokens_per_minute=limits[1],
                 ), rubric, bound, max_chars,
             )  # fmt: skip
-            try:
-                with TaskProgress(0, "judge") as progress:
-                    report = asyncio.run(
-                        run_stats(
-                            results, datasets, prefix=prefix, judge=chosen,
-                            on_start=progress.start, on_grade=lambda: progress.advance("done"),
-                        )
-                    )  # fmt: skip
-            except KeyboardInterrupt:
-                typer.echo(
-                    "interrupted: the grades made so far are cached; run the same stats "
-                    "command again to go on from there",
-                    err=True,
-                )
-                raise typer.Exit(INTERRUPTED) from None
+            progress = TaskProgress(0, "judge")
+            report = run_grading(
+                progress,
+                lambda: run_stats(
+                    results, datasets, prefix=prefix, judge=chosen, on_start=progress.start,
+                    on_grade=lambda: progress.advance("done"),
+                ),
+                "the grades made so far are cached; run the same stats command again to go on "
+                "from there",
+            )  # fmt: skip
             if report.warning:
                 typer.echo(f"warning: {report.warning}", err=True)
         typer.echo(report.render(output_format))
