@@ -1,6 +1,7 @@
 """What `judge grade` writes: the graded rows (to --out or stdout) and the summary under
 them, the mean over the answers that got a score, counts by status and path, tokens and
-cost (one judge's, or each judge of a jury); and the one way it waits for its grades."""
+cost (one judge's, or each judge of a jury); and the one way a command waits for a judge's
+grades (`judge grade`, `benchmark stats --judge`)."""
 
 from __future__ import annotations
 
