@@ -39,6 +39,8 @@ PUBLIC = sorted(
         "Rubric",
         "build_prompt",
         "calibrate",
+        "calibrate_files",
+        "FileCalibration",
         "cancel_batch",
         "check_items",
         "error_grade",
@@ -94,6 +96,7 @@ PUBLIC = sorted(
         "parse_embedder",
         # pricing
         "price_for",
+        "read_prices",
         # the scripted fake/ models, and the note on the figures they make
         "is_scripted",
         "scripted_note",

@@ -12,7 +12,7 @@ from lasagna_judge._providers import BATCH_PROVIDERS, PROVIDERS, is_reasoning_mo
 from lasagna_judge._proxies import Proxies
 from lasagna_judge._retry import RetryPolicy, is_retryable_status, parse_retry_after
 from lasagna_judge._types import Completion, Structured, Usage
-from lasagna_judge._usage import BATCH_PRICE, is_scripted, price_for
+from lasagna_judge._usage import BATCH_PRICE, is_scripted, price_for, read_prices
 
 if TYPE_CHECKING:
     from lasagna_judge._batch import (
@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from lasagna_judge._calibrate import (
         Agreement,
         Calibration,
+        FileCalibration,
         calibrate,
+        calibrate_files,
         judge_label,
         normalize_label,
     )
@@ -86,7 +88,15 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(("BIAS_FILLER", "BiasCheck", "check_bias"), "lasagna_judge._bias"),
     **dict.fromkeys(
-        ("Agreement", "Calibration", "calibrate", "judge_label", "normalize_label"),
+        (
+            "Agreement",
+            "Calibration",
+            "FileCalibration",
+            "calibrate",
+            "calibrate_files",
+            "judge_label",
+            "normalize_label",
+        ),
         "lasagna_judge._calibrate",
     ),
     **dict.fromkeys(
@@ -193,6 +203,7 @@ __all__ = [
     "Completion",
     "Diagnosis",
     "Embedder",
+    "FileCalibration",
     "FileGrading",
     "Grade",
     "GradeItem",
@@ -216,6 +227,7 @@ __all__ = [
     "batch_api",
     "build_prompt",
     "calibrate",
+    "calibrate_files",
     "cancel_batch",
     "check_bias",
     "check_claims",
@@ -252,6 +264,7 @@ __all__ = [
     "price_for",
     "read_answers",
     "read_jsonl",
+    "read_prices",
     "run_batch",
     "scripted_note",
     "summarize_grades",

@@ -26,9 +26,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
-from lasagna_judge._errors import JudgeError
+from lasagna_judge._errors import JudgeError, JudgeUsageError
 from lasagna_judge._grading import Grade
 from lasagna_metrics import PPIEstimate, is_refusal, ppi_mean
 
@@ -247,3 +248,104 @@ def calibrate(
 
 def _is_number(value: object) -> TypeGuard[int | float]:
     return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+@dataclass(frozen=True)
+class FileCalibration:
+    """`calibrate_files`' result: the agreement, the graded answers no label matched, the
+    labels no grade matched, and the warning about a judge that gave one grade to all."""
+
+    calibration: Calibration
+    unlabelled: int
+    labels_without_grade: int
+    warning: str | None
+
+
+def _read_labels(path: Path, id_field: str, label_field: str) -> dict[str, tuple[int, object]]:
+    from lasagna_judge._grade_file import did_you_mean_field, read_jsonl
+
+    labels: dict[str, tuple[int, object]] = {}
+    for number, data in read_jsonl(path, "labels file"):
+        for name in (id_field, label_field):
+            if name not in data:
+                raise JudgeError(
+                    f"{path}:{number}: missing field {name!r}{did_you_mean_field(name, data)}; "
+                    f"each labels row needs {id_field!r} and {label_field!r} (see --id-field and "
+                    "--label-field)"
+                )
+        key = str(data[id_field])
+        if key in labels:
+            raise JudgeError(
+                f"{path}:{number}: duplicate id {data[id_field]!r} (first on line "
+                f"{labels[key][0]}); each answer needs one label"
+            )
+        labels[key] = (number, data[label_field])
+    return labels
+
+
+def _read_graded(path: Path) -> list[dict[str, Any]]:
+    from lasagna_judge._grade_file import read_jsonl
+
+    rows = list(read_jsonl(path, "graded file"))
+    for number, data in rows:
+        for name in ("id", "prediction", "score", "status"):
+            if name not in data:
+                raise JudgeError(
+                    f"{path}:{number}: missing field {name!r}; give the output of "
+                    "`lasagna judge grade` (rows with id, prediction, score and status)"
+                )
+    if not rows:
+        raise JudgeError(f"{path}: no rows; expected the output of `lasagna judge grade`")
+    return [row for _, row in rows]
+
+
+def calibrate_files(
+    graded_path: Path,
+    labels_path: Path,
+    *,
+    id_field: str = "id",
+    label_field: str = "label",
+    correct_at: int = 3,
+) -> FileCalibration:
+    """`calibrate` on the output of `lasagna judge grade` and a file of human labels (JSON
+    Lines of `id_field` and `label_field`), matched by id; the graded answers without a
+    label feed the PPI++ estimate. Both files are checked to exist before either is read
+    (JudgeUsageError); a bad row is a JudgeError naming its line."""
+    from lasagna_judge._grade_file import constant_judge
+
+    for path, what in ((graded_path, "graded file"), (labels_path, "labels file")):
+        if path.is_dir():
+            raise JudgeUsageError(f"{what} {path} is a folder; give the path to a .jsonl file")
+        if not path.is_file():
+            raise JudgeUsageError(f"{what} not found: {path}; give the path to a .jsonl file")
+    graded = _read_graded(graded_path)
+    labels = _read_labels(labels_path, id_field, label_field)
+    matched = [row for row in graded if str(row["id"]) in labels]
+    if not matched:
+        raise JudgeError(
+            f"no id of {graded_path} appears in {labels_path} (field {id_field!r}); check "
+            "that both files describe the same answers, or set --id-field"
+        )
+    human = []
+    for row in matched:
+        line, value = labels[str(row["id"])]
+        try:
+            human.append(normalize_label(value))
+        except JudgeError as exc:
+            raise JudgeError(f"{labels_path}:{line}: field {label_field!r}: {exc}") from None
+    others = [(row, str(row["prediction"])) for row in graded if str(row["id"]) not in labels]
+    result = calibrate(
+        matched,
+        human,
+        [str(row["prediction"]) for row in matched],
+        correct_at=correct_at,
+        unlabelled=others,
+    )
+    scores = [r["score"] for r in matched if r.get("status") == "ok" and r.get("score") is not None]
+    graded_ids = {str(row["id"]) for row in graded}
+    return FileCalibration(
+        result,
+        unlabelled=len(graded) - len(matched),
+        labels_without_grade=sum(1 for key in labels if key not in graded_ids),
+        warning=constant_judge(scores, against_labels=True),
+    )

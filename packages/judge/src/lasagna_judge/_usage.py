@@ -1,4 +1,5 @@
-"""Counting what calls cost: network requests, tokens, time on the wire, and dollars.
+"""Counting what calls cost: network requests, tokens, time on the wire, and dollars (at
+the prices of a table the user gives, `read_prices`).
 
 Each LLM object has a `Meter` (its totals). Each logical call (`complete`, `structured`)
 opens a `CallRecord` in a context variable; the transport (or the local backend) adds every
@@ -11,7 +12,10 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from lasagna_judge._errors import JudgeError, JudgeUsageError
 from lasagna_judge._types import Usage
 
 Prices = Mapping[str, tuple[float, float]]
@@ -158,6 +162,41 @@ FAKE_PROVIDER = "fake"
 def is_scripted(model: str | None) -> bool:
     """Whether `model` (`provider/name`) is a scripted `fake/` model."""
     return bool(model) and str(model).partition("/")[0] == FAKE_PROVIDER
+
+
+def read_prices(path: Path) -> dict[str, tuple[float, float]]:
+    """A price table: {"provider/model" or "model": [USD per 1M input, per 1M output]}, in
+    JSON or TOML (by its suffix). A file that cannot be read is a JudgeUsageError, a table
+    that is not one a JudgeError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise JudgeUsageError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise JudgeError(f"{path} is not UTF-8 text; expected JSON or TOML") from None
+    from lasagna_judge._toml import load_toml
+    from lasagna_metrics import parse_json
+
+    try:
+        raw: Any = load_toml(text) if path.suffix.lower() == ".toml" else parse_json(text)
+    except ValueError as exc:  # TomlError and JSONDecodeError
+        raise JudgeError(f"{path} is not valid JSON or TOML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise JudgeError(f"{path} must map model names to [input, output] USD per 1M tokens")
+    table: dict[str, tuple[float, float]] = {}
+    for model, price in raw.items():
+        ok = (
+            isinstance(price, list | tuple)
+            and len(price) == 2
+            and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
+        )
+        if not ok:
+            raise JudgeError(
+                f"{path}: the price of {model!r} must be [input, output] in USD per 1M "
+                f"tokens, e.g. [0.15, 0.6], got {price!r}"
+            )
+        table[str(model)] = (float(price[0]), float(price[1]))
+    return table
 
 
 def price_for(prices: Prices | None, model: str | None) -> tuple[float, float] | None:

@@ -78,12 +78,31 @@ def to_deepeval(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _with_corpus(row: Mapping[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
+    """The row with `corpus`, the folder it was written from, relative to the output's
+    folder (absolute when they share no root), before its metadata."""
+    try:
+        named = os.path.relpath(corpus.resolve(), out.resolve().parent)
+    except ValueError:  # another drive (Windows)
+        named = str(corpus.resolve())
+    ordered = {k: v for k, v in row.items() if k != "metadata"}
+    ordered["corpus"] = Path(named).as_posix()
+    if "metadata" in row:
+        ordered["metadata"] = row["metadata"]
+    return ordered
+
+
 def write_rows(
-    rows: Iterable[Mapping[str, Any]], path: str | os.PathLike[str], *, format: str = "lasagna"
+    rows: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    format: str = "lasagna",
+    corpus: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Write rows as JSONL in `format`: "lasagna" (as `write_jsonl`), "ragas" (RAGAS v0.2+
     samples) or "deepeval" (DeepEval goldens); atomically, one object per line. Returns the
-    path written."""
+    path written. `corpus`, the folder the rows' passages came from, is recorded in each
+    lasagna row (relative to the file's folder), so that a run finds its corpus."""
     converters: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
         "lasagna": dict,
         "ragas": to_ragas,
@@ -95,6 +114,9 @@ def write_rows(
             f"unknown output format {format!r}: expected one of {', '.join(EXPORT_FORMATS)}"
         )
     target = Path(path)
+    if corpus is not None and format == "lasagna":
+        folder = Path(corpus)
+        rows = (_with_corpus(row, folder, target) for row in rows)
     with atomic_writer(target) as out:
         for row in rows:
             out.write(json.dumps(convert(row), ensure_ascii=False).encode("utf-8") + b"\n")

@@ -36,21 +36,6 @@ POLL_VARIABLE = "LASAGNA_BATCH_POLL"
 """Seconds between two polls of a batch's status (default 30)."""
 
 
-def check_batch(llm: LLM, no_cache: bool, flag: str = "--batch") -> None:
-    """A usage error (one line, exit 2) when `llm` has no batch API or the cache is off."""
-    from lasagna_judge import BatchError, batch_api
-
-    if no_cache:
-        raise CliError(
-            f"{flag} keeps the batch's answers in the response cache: leave out --no-cache",
-            USAGE_ERROR,
-        )
-    try:
-        batch_api(llm)
-    except BatchError as exc:
-        raise CliError(f"{flag}: {exc}", USAGE_ERROR) from None
-
-
 def poll_seconds(env: Mapping[str, str] | None = None) -> float:
     text = (os.environ if env is None else env).get(POLL_VARIABLE) or "30"
     try:
@@ -60,14 +45,6 @@ def poll_seconds(env: Mapping[str, str] | None = None) -> float:
     if not seconds > 0:
         raise CliError(f"{POLL_VARIABLE}: expected seconds > 0, found {text!r}", USAGE_ERROR)
     return seconds
-
-
-def state_path(beside: Path, role: str = "") -> Path:
-    """The state file of a job whose output is `beside` (a file, or a run folder)."""
-    name = f"batch{'-' + role if role else ''}.json"
-    if beside.is_dir():
-        return beside / f".lasagna-{name}"
-    return beside.with_name(f"{beside.name}.{name}")
 
 
 def status_teller(seconds: float) -> Callable[[LLM, BatchStatus, Path], None]:
@@ -87,51 +64,22 @@ def status_teller(seconds: float) -> Callable[[LLM, BatchStatus, Path], None]:
 
 
 async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> BatchReport:
-    """Answer `requests` through the batch into `llm`'s cache, saying on stderr which batch
-    it follows and how to resume it."""
-    from lasagna_judge import BatchState, run_batch
-    from lasagna_synth import write_bytes_atomic
+    """Answer `requests` through the batch into `llm`'s cache (`engine.run.prefill`), saying
+    on stderr which batch it follows and how to resume it."""
+    from lasagna_cli.engine.run import prefill as batch_prefill
 
     seconds = poll_seconds()
-    tell = status_teller(seconds)
-    return await run_batch(
-        llm,
-        requests,
-        state=BatchState(state, write_bytes_atomic),
-        poll_interval=seconds,
-        on_status=lambda status: tell(llm, status, state),
+    return await batch_prefill(
+        llm, requests, state, poll_interval=seconds, on_status=status_teller(seconds)
     )
 
 
 async def grading(llm: LLM, rubric: Rubric, items: Sequence[object], beside: Path) -> BatchReport:
     """`judge grade --batch`: the judge's calls of `items` through the batch."""
+    from lasagna_cli.engine.run import batch_state_path
     from lasagna_judge import grade_requests
 
-    return await prefill(llm, grade_requests(rubric, items), state_path(beside))
-
-
-def refuse_unbatchable(models: Sequence[str], systems: int, executor: str) -> None:
-    """`benchmark run | sweep --batch`: a usage error (one line) before any work when a
-    setup asks a system or a model whose provider has no batch API, or when the tasks run
-    on another executor (the batch's answers are in this machine's cache)."""
-    if executor != "local":
-        raise CliError(f"--batch runs the tasks here: leave out --executor {executor}", USAGE_ERROR)
-    if systems:
-        raise CliError(
-            f"--batch: {systems} setup(s) ask a system of your own, which has no batch API; "
-            "run them without --batch",
-            USAGE_ERROR,
-        )
-    from lasagna_judge import has_batch_api
-
-    for model in models:
-        if not has_batch_api(model):
-            raise CliError(
-                f"--batch: {model} has no batch API: batches go through OpenAI's Batch API "
-                "(openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
-                "without --batch",
-                USAGE_ERROR,
-            )
+    return await prefill(llm, grade_requests(rubric, items), batch_state_path(beside))
 
 
 def refuse_named_batch(batch: bool, path: str) -> None:
@@ -151,13 +99,13 @@ def batching(
     judges: Sequence[str] = (),
 ) -> Executor:
     """`benchmark run | sweep --batch`: `runner` with the run's calls sent through the batch
-    APIs first, refused in one line when a setup's model or system has none."""
+    APIs first, refused in one line (`check_batchable`) when a setup's model or system has
+    none."""
     from lasagna_cli.engine import batch_lines
-    from lasagna_cli.engine.run import BatchingExecutor, batch_prefill
+    from lasagna_cli.engine.run import BatchingExecutor, batch_prefill, check_batchable
 
     models = [s.generator.name for s in setups if s.generator is not None]
-    systems = sum(1 for s in setups if s.system is not None)
-    refuse_unbatchable([*models, *judges], systems, kind)
+    check_batchable([*models, *judges], sum(1 for s in setups if s.system is not None), kind)
     seconds = poll_seconds()
     prefill = batch_prefill(
         out,

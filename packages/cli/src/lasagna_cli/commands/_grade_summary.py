@@ -1,6 +1,7 @@
 """What `judge grade` writes: the graded rows (to --out or stdout) and the summary under
 them, the mean over the answers that got a score, counts by status and path, tokens and
-cost (one judge's, or each judge of a jury); and the one way it waits for its grades."""
+cost (one judge's, or each judge of a jury); and the one way a command waits for a judge's
+grades (`judge grade`, `benchmark stats --judge`)."""
 
 from __future__ import annotations
 
@@ -44,23 +45,30 @@ DiagnosticsOption = Annotated[
 ]
 
 
-def run_grading(progress: TaskProgress, run: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """`run()` under its progress bar; Ctrl-C says what was kept and exits 130."""
+def run_grading(
+    progress: TaskProgress,
+    run: Callable[[], Coroutine[Any, Any, T]],
+    interrupted: str = "no grade was written; finished calls are cached, so the same "
+    "command resumes where this one stopped",
+) -> T:
+    """`run()` under its progress bar; Ctrl-C says what was kept (`interrupted`) and exits
+    130."""
     try:
         with progress:
             return asyncio.run(run())
     except KeyboardInterrupt:
-        typer.echo(
-            "interrupted: no grade was written; finished calls are cached, so the same "
-            "command resumes where this one stopped",
-            err=True,
-        )
+        typer.echo(f"interrupted: {interrupted}", err=True)
         raise typer.Exit(INTERRUPTED) from None
 
 
-def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Path | None) -> None:
+def write_graded(
+    graded: Sequence[Mapping[str, Any]],
+    lines: list[str],
+    out: Path | None,
+    failure: str | None = None,
+) -> None:
     """The rows to `out` (atomically) with the summary on stdout, or the rows on stdout and
-    the summary on stderr."""
+    the summary on stderr; then the grading's `failure`, if any (exit 1)."""
     from lasagna_synth import write_bytes_atomic
 
     if out is not None:
@@ -82,3 +90,5 @@ def write_graded(graded: Sequence[Mapping[str, Any]], lines: list[str], out: Pat
         for row in graded:
             typer.echo(json.dumps(row, ensure_ascii=False))
         typer.echo("\n".join(lines), err=True)
+    if failure is not None:
+        raise CliError(failure, DATA_ERROR)

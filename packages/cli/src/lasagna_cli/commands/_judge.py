@@ -12,19 +12,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
-from lasagna_cli.commands._grade_dry_run import GradeDryRunOption, grade_dry_run
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
+from lasagna_cli.engine import check_grading, read_grading
 from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import AnswerRow, Grade, Rubric
+    from lasagna_judge import Grade
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -103,7 +101,14 @@ def grade_command(
         ),
     ] = 0,
     batch: BatchOption = False,
-    dry_run: Annotated[bool, GradeDryRunOption] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the judge calls (and --bias-check's), tokens estimated and, with "
+            "--prices, the most they cost (with --batch too); call nothing, write nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Grade each prediction against its answers with an LLM judge.
 
@@ -119,138 +124,115 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
-        if dry_run:
-            checked = _checked_input(input_path, rubric, None, max_chars)
-            return grade_dry_run(*checked, models, bias_check, prices)
+        if dry_run:  # no key, no server needed
+            import os
+
+            from lasagna_cli.commands._llm import load_prices, resolve_model
+            from lasagna_cli.engine import grade_dry_run_lines
+
+            checked = read_grading(input_path, rubric, None, max_chars)
+            table = load_prices(prices) if prices is not None else None
+            given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
+            names = [resolve_model(m, os.environ) for m in given]
+            typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
+            return
         if concurrency is None:
             concurrency = auto_concurrency(models or [None], base_url)
-        if batch and (len(models) > 1 or chosen.kind != "local"):
-            what = f"--executor {chosen.kind}" if len(models) < 2 else "a jury"
-            raise CliError(f"--batch grades with one judge here, not {what}", USAGE_ERROR)
-        if len(models) > 1:
-            if bias_check:
-                raise CliError(
-                    "--bias-check checks one judge; give one --model (a jury's judges can "
-                    "be checked one by one)",
-                    USAGE_ERROR,
-                )
-            _grade_jury(input_path, models, rubric, base_url, concurrency, out, no_cache,
-                        prices, max_chars, chosen, limits)  # fmt: skip
-            return
-        _grade(
-            input_path, models[0] if models else None, rubric, base_url, concurrency, out,
-            no_cache, prices, max_chars, chosen, bias_check, limits, batch,
-        )  # fmt: skip
-
-
-def _checked_input(
-    input_path: Path, rubric_name: str, out: Path | None, max_chars: int
-) -> tuple[Rubric, list[AnswerRow]]:
-    """The rubric and the rows, checked before any call, and --out checked writable (the
-    grades must have somewhere to go)."""
-    from lasagna_cli.engine.run import load_judge_rubric
-    from lasagna_judge import read_answers
-
-    rubric = load_judge_rubric(rubric_name)
-    if out is not None and out.is_dir():
-        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
-    rows = read_answers(input_path, max_chars or JUDGE_MAX_CHARS)
-    if out is not None:
-        from lasagna_cli.engine.records import check_output_file
-
-        check_output_file(out, f"--out {out}", "its folder")
-    return rubric, rows
+        check_grading(models, chosen.kind, batch=batch, bias_check=bias_check)
+        settings: dict[str, Any] = {
+            "base_url": base_url,
+            "concurrency": concurrency,
+            "no_cache": no_cache,
+            "requests_per_minute": limits[0],
+            "tokens_per_minute": limits[1],
+        }
+        if len(models) < 2:
+            model_name = models[0] if models else None
+            return _grade(input_path, model_name, rubric, out, prices, max_chars, chosen,
+                          bias_check, batch, settings)  # fmt: skip
+        _grade_jury(input_path, models, rubric, out, prices, max_chars, settings)
 
 
 def _grade_jury(
     input_path: Path,
     models: list[str],
     rubric_name: str,
-    base_url: str | None,
-    concurrency: int,
     out: Path | None,
-    no_cache: bool,
     prices: Path | None,
     max_chars: int,
-    chosen: ExecutorChoice,
-    limits: tuple[float | None, float | None] = (None, None),
+    settings: dict[str, Any],
 ) -> None:
-    from lasagna_cli.commands._jury import grade_with_jury
+    """A jury: every answer graded by each judge; each output row holds the jury's grade
+    (`lasagna_judge.Verdict.to_dict`), the summary each judge's figures and the jury's."""
+    from lasagna_cli.commands._grade_summary import run_grading, write_graded
+    from lasagna_cli.commands._llm import build_llm, load_prices
+    from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.engine import jury_grading_lines
+    from lasagna_judge import grade_answers_by_jury
 
-    if chosen.kind != "local":
+    rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
+    if len(set(models)) < len(models):
         raise CliError(
-            f"--executor {chosen.kind} grades with one judge; a jury ({len(models)} --model) "
-            "runs here: leave out --executor",
+            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
+            "repeated one",
             USAGE_ERROR,
         )
-    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
-    grade_with_jury(
-        models, rubric, rows, base_url=base_url, concurrency=concurrency, no_cache=no_cache,
-        prices=prices, out=out, limits=limits,
-    )  # fmt: skip
+    table = load_prices(prices) if prices is not None else None
+    llms = [build_llm(m, prices=table, **settings) for m in models]
+    progress = TaskProgress(len(rows) * len(llms), f"grading with a jury of {len(llms)}")
 
+    def on_grade(judge: int, index: int, grade: Grade) -> None:
+        progress.advance("failed" if grade.status == "error" else "done")
 
-def _remotely(
-    chosen: ExecutorChoice, llm_settings: dict[str, Any], rubric: Rubric
-) -> Callable[[list[dict[str, Any]], Callable[[int, Grade], None]], Awaitable[list[Grade]]]:
-    """`--executor ray`: each answer graded on a worker by the judge it builds from the
-    command's settings."""
-
-    async def grade(
-        items: list[dict[str, Any]], on_grade: Callable[[int, Grade], None]
-    ) -> list[Grade]:
-        from lasagna_cli.commands._executors import make_executor
-        from lasagna_cli.commands._grade_remote import GradeRecipe, grade_on
-
-        executor = make_executor(int(llm_settings["concurrency"]), chosen)
-        return await grade_on(executor, GradeRecipe(items, rubric, llm_settings), on_grade)
-
-    return grade
+    found = run_grading(
+        progress,
+        lambda: grade_answers_by_jury(
+            llms, rubric, rows, concurrency=settings["concurrency"], on_grade=on_grade
+        ),
+    )
+    write_graded(found.rows, jury_grading_lines(found.verdicts, llms, prices), out, found.failure)
 
 
 def _grade(
     input_path: Path,
     model: str | None,
     rubric_name: str,
-    base_url: str | None,
-    concurrency: int,
     out: Path | None,
-    no_cache: bool,
     prices: Path | None,
-    max_chars: int = 0,
-    chosen: ExecutorChoice | None = None,
-    bias_check: int = 0,
-    limits: tuple[float | None, float | None] = (None, None),
-    batch: bool = False,
+    max_chars: int,
+    chosen: ExecutorChoice,
+    bias_check: int,
+    batch: bool,
+    settings: dict[str, Any],
 ) -> None:
+    from functools import partial
+
     from lasagna_cli.commands import _batch
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._grade_summary import run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import batch_lines, bias_lines, grading_cost_line, grading_lines
+    from lasagna_cli.engine import file_grading_lines
+    from lasagna_cli.engine.run import check_batch, grade_remotely
     from lasagna_judge import BatchReport, FileGrading, grade_answers
 
     price_table = load_prices(prices) if prices is not None else None
-    rubric, rows = _checked_input(input_path, rubric_name, out, max_chars)
-    llm_settings: dict[str, Any] = {
-        "model": model,
-        "base_url": base_url,
-        "concurrency": concurrency,
-        "no_cache": no_cache,
-        "prices": price_table,
-        "requests_per_minute": limits[0],
-        "tokens_per_minute": limits[1],
-    }
+    rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
+    llm_settings = {"model": model, "prices": price_table, **settings}
     llm = build_llm(**llm_settings)
     if batch:
-        _batch.check_batch(llm, no_cache)
+        check_batch(llm, settings["no_cache"])
     progress = TaskProgress(len(rows), f"grading with {llm.model}")
 
     def on_grade(index: int, grade: Grade) -> None:
         progress.advance("failed" if grade.status == "error" else "done")
 
     batches: list[BatchReport] = []
-    remote = chosen is not None and chosen.kind != "local"
+    remote = None
+    if chosen.kind != "local":  # each answer graded on a worker by the judge it builds
+        make = partial(build_llm, **llm_settings)
+        executor = partial(make_executor, settings["concurrency"], chosen)
+        remote = grade_remotely(executor, rubric, make)
 
     async def run() -> FileGrading:
         if batch:  # the answers into the cache; the grading then reads them there
@@ -264,27 +246,12 @@ def _grade(
             llm,
             rubric,
             rows,
-            concurrency=concurrency,
+            concurrency=settings["concurrency"],
             on_grade=on_grade,
             bias_check=bias_check,
-            remote=_remotely(chosen, llm_settings, rubric) if remote and chosen else None,
+            remote=remote,
         )
 
     found = run_grading(progress, run)
-    spent = found.spent
-    lines = grading_lines(
-        found.summary,
-        spent=(spent.input_tokens, spent.output_tokens),
-        calls=found.calls,
-        cost=grading_cost_line(
-            llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage)
-        ),
-    )
-    for report in batches:
-        lines += batch_lines(report, llm.model, price_table, prices)
-    if found.warning:
-        lines.append(f"warning: {found.warning}")
-    lines += bias_lines(found.bias, found.bias_calls)
-    write_graded(found.rows, lines, out)
-    if found.failure is not None:
-        raise CliError(found.failure, DATA_ERROR)
+    lines = file_grading_lines(found, llm, prices, price_table, batches)
+    write_graded(found.rows, lines, out, found.failure)

@@ -1,21 +1,11 @@
 """Building the LLM for a command: the one place in lasagna that reads environment variables.
 
 Libraries take an LLM object; commands call `build_llm` with their options, and the
-environment fills in what the options leave out:
-
-| variable          | used for                                                              |
-|-------------------|-----------------------------------------------------------------------|
-| MODEL_NAME        | the model when --model is not given (provider/name)                   |
-| OPENAI_API_KEY    | openai/ models                                                        |
-| OPENAI_BASE_URL   | openai/ models on an OpenAI-compatible server (vLLM, LM Studio, ...)  |
-| ANTHROPIC_API_KEY | anthropic/ models                                                     |
-| ANTHROPIC_BASE_URL| anthropic/ models through a proxy                                     |
-| OLLAMA_BASE_URL   | ollama/ models: the full OpenAI-compatible URL, e.g. http://h:11434/v1 |
-| OLLAMA_HOST       | ollama/ models: Ollama's own host variable, e.g. 127.0.0.1:11434      |
-| LASAGNA_CACHE_DIR | the folder of the LLM cache (default: the user cache dir)             |
-
---base-url beats the variables. Keys are passed to the LLM and never printed. A price
-table (`--prices FILE`) is read here too, for every command that prices its calls.
+environment fills in what the options leave out: the model (MODEL_NAME), each provider's
+key and server, the LLM cache's folder (`ENV_VARIABLES`, listed with what each does in
+docs/reference/environment.md). --base-url beats the variables. Keys are passed to the LLM
+and never printed. A price table (`--prices FILE`) is read here too, for every command
+that prices its calls.
 """
 
 from __future__ import annotations
@@ -25,8 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError
-from lasagna_metrics import parse_json
+from lasagna_cli.commands._errors import USAGE_ERROR, CliError, exit_code_for
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.config import Servers
@@ -120,40 +109,13 @@ def cache_setting(cache: bool, env: Mapping[str, str]) -> bool | Path:
 
 
 def load_prices(path: Path) -> dict[str, tuple[float, float]]:
-    """A `--prices` table: {"provider/model" or "model": [USD per 1M input, per 1M output]},
-    in JSON or TOML."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"--prices: cannot read {path}: {exc.strerror}", USAGE_ERROR) from None
-    except UnicodeDecodeError:
-        raise CliError(f"--prices: {path} is not UTF-8 text; expected JSON or TOML") from None
-    from lasagna_judge import load_toml
+    """A `--prices` table (`lasagna_judge.read_prices`), its errors naming the flag."""
+    from lasagna_judge import JudgeError, read_prices
 
     try:
-        raw: Any = load_toml(text) if path.suffix.lower() == ".toml" else parse_json(text)
-    except ValueError as exc:  # TomlError and JSONDecodeError
-        raise CliError(f"--prices: {path} is not valid JSON or TOML: {exc}", DATA_ERROR) from None
-    table: dict[str, tuple[float, float]] = {}
-    if isinstance(raw, dict):
-        for model, price in raw.items():
-            ok = (
-                isinstance(price, list | tuple)
-                and len(price) == 2
-                and all(isinstance(p, int | float) and not isinstance(p, bool) for p in price)
-            )
-            if not ok:
-                raise CliError(
-                    f"--prices: {path}: the price of {model!r} must be [input, output] in USD "
-                    f"per 1M tokens, e.g. [0.15, 0.6], got {price!r}",
-                    DATA_ERROR,
-                )
-            table[str(model)] = (float(price[0]), float(price[1]))
-        return table
-    raise CliError(
-        f"--prices: {path} must map model names to [input, output] USD per 1M tokens",
-        DATA_ERROR,
-    )
+        return read_prices(path)
+    except JudgeError as exc:
+        raise CliError(f"--prices: {exc}", exit_code_for(exc)) from None
 
 
 def build_llm(
@@ -335,17 +297,14 @@ def auto_concurrency(
     `--base-url` or OPENAI_BASE_URL server, Ollama, an in-process model): a self-hosted
     server queues what it cannot serve, and a call queued past the idle timeout fails.
     `base_url` is the command's --base-url; a model left None is the environment's."""
-    from lasagna_cli.engine.config import HOSTED_CONCURRENCY, OTHER_CONCURRENCY, is_hosted
+    from lasagna_cli.engine.config import OTHER_CONCURRENCY
 
-    located = servers(env, base_url)
-    names = []
-    for model in models:
-        try:
-            names.append(resolve_model(model, os.environ if env is None else env, None))
-        except CliError:  # no model configured: the command's own check says so
-            return OTHER_CONCURRENCY
-    hosted = is_hosted(names, [located.endpoint(name) for name in names])
-    return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
+    env = os.environ if env is None else env
+    try:
+        names = [resolve_model(model, env, None) for model in models]
+    except CliError:  # no model configured: the command's own check says so
+        return OTHER_CONCURRENCY
+    return servers(env, base_url).concurrency(names)
 
 
 def run_llm(

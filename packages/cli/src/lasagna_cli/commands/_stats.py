@@ -4,25 +4,21 @@ GEN/CTX_LEN/RET), lasagna's option extraction, EM/F1 and judge grades beside it;
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from lasagna_cli.commands._errors import (
-    INTERRUPTED,
     USAGE_ERROR,
     CliError,
     check_format,
     user_errors,
 )
-from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption
+from lasagna_cli.commands._grade_summary import JudgeMaxCharsOption, run_grading
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.engine.config import JUDGE_MAX_CHARS
-
-if TYPE_CHECKING:
-    from lasagna_cli.engine.kag import StatsRun
 
 RESULTS_HELP = (
     "Root of the result files (kag's -r/--results; the sweep's --output), or a run folder "
@@ -83,7 +79,11 @@ def stats(
         return
     with user_errors():
         limits = rate_limits(rpm, tpm)  # before anything is read
-        from lasagna_cli.engine.kag import is_run_folder
+        import asyncio
+
+        from lasagna_cli.commands._llm import build_llm
+        from lasagna_cli.commands._progress import TaskProgress
+        from lasagna_cli.engine.kag import StatsJudge, is_run_folder, run_stats
 
         if datasets is None and not is_run_folder(results):
             raise CliError(
@@ -93,65 +93,31 @@ def stats(
                 USAGE_ERROR,
             )
         check_format(output_format)
-        report = _report(
-            datasets, results, prefix, judge, rubric, base_url, concurrency, limits, max_chars
-        )
+        if judge is None:
+            report = asyncio.run(run_stats(results, datasets, prefix=prefix))
+        else:  # the judge built from the flags and the environment, a bar while it grades
+            bound = concurrency or auto_concurrency([judge], base_url)
+            chosen = StatsJudge(
+                judge, lambda: build_llm(
+                    judge, base_url=base_url, concurrency=bound, flag="--judge",
+                    requests_per_minute=limits[0], tokens_per_minute=limits[1],
+                ), rubric, bound, max_chars,
+            )  # fmt: skip
+            progress = TaskProgress(0, "judge")
+            report = run_grading(
+                progress,
+                lambda: run_stats(
+                    results, datasets, prefix=prefix, judge=chosen, on_start=progress.start,
+                    on_grade=lambda: progress.advance("done"),
+                ),
+                "the grades made so far are cached; run the same stats command again to go on "
+                "from there",
+            )  # fmt: skip
+            if report.warning:
+                typer.echo(f"warning: {report.warning}", err=True)
         typer.echo(report.render(output_format))
         if report.failure is not None:
             raise CliError(report.failure)
-
-
-def _report(
-    datasets_path: Path | None,
-    results: Path,
-    prefix: str,
-    judge: str | None,
-    rubric_name: str,
-    base_url: str | None,
-    concurrency: int | None,
-    limits: tuple[float | None, float | None],
-    max_chars: int,
-) -> StatsRun:
-    """The report, its judge built from the flags and the environment, under a progress bar
-    while it grades; Ctrl-C while grading says what was kept (exit 130)."""
-    import asyncio
-
-    from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine.kag import StatsJudge, run_stats
-
-    if judge is None:
-        return asyncio.run(run_stats(results, datasets_path, prefix=prefix))
-    model, bound = judge, concurrency or auto_concurrency([judge], base_url)
-    chosen = StatsJudge(
-        model, lambda: build_llm(
-            model, base_url=base_url, concurrency=bound, flag="--judge",
-            requests_per_minute=limits[0], tokens_per_minute=limits[1],
-        ), rubric_name, bound, max_chars,
-    )  # fmt: skip
-    progress = TaskProgress(0, "judge")
-    try:
-        with progress:
-            report = asyncio.run(
-                run_stats(
-                    results,
-                    datasets_path,
-                    prefix=prefix,
-                    judge=chosen,
-                    on_start=progress.start,
-                    on_grade=lambda: progress.advance("done"),
-                )
-            )
-    except KeyboardInterrupt:
-        typer.echo(
-            "interrupted: the grades made so far are cached; run the same stats command again "
-            "to go on from there",
-            err=True,
-        )
-        raise typer.Exit(INTERRUPTED) from None
-    if report.warning:
-        typer.echo(f"warning: {report.warning}", err=True)
-    return report
 
 
 @stats_app.command("find")
@@ -175,13 +141,7 @@ def find(
     import json
     import re
 
-    from lasagna_cli.engine.kag import (
-        damaged_failure,
-        dataset_of,
-        find_in,
-        is_run_folder,
-        run_folder_results,
-    )
+    from lasagna_cli.engine.kag import damaged_failure
     from lasagna_cli.engine.kag import find as find_results
 
     # -r, --prefix and --format may come before `find`, as kag's are global.
@@ -195,29 +155,13 @@ def find(
             pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
             raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
-        if not root.is_dir():
-            raise CliError(f"results folder not found: {root} (see --results)", USAGE_ERROR)
-        run_folder = is_run_folder(root)
-        if run_folder:
-            found = find_in(run_folder_results(root)[1], pattern)
-        else:
-            found = find_results(root, prefix, pattern)
+        found = find_results(root, prefix, pattern)
         if output_format == "json":
             typer.echo(json.dumps(found.as_json(), indent=2, ensure_ascii=False))
-        elif not found.matches:
-            typer.echo("No result matched the pattern.", err=True)
         else:
-            for result in found.matches:
-                text = " ".join((result.text or "").split())
-                typer.echo(
-                    f"{dataset_of(result.question)}/{result.question.id}/{result.setup}: "
-                    f"{text[:200]}"
-                )
-            typer.echo(
-                f"{len(found.matches)} occurrence(s) out of {found.total} result file(s) "
-                "matched the pattern.",
-                err=True,
-            )
-        failure = damaged_failure(found.damaged, run_folder)
+            for line in found.lines():
+                typer.echo(line)
+            typer.echo(found.tally(), err=True)
+        failure = damaged_failure(found.damaged, found.run_folder)
         if failure is not None:
             raise CliError(failure)

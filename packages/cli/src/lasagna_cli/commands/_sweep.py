@@ -1,4 +1,6 @@
-"""`lasagna benchmark sweep`: every setup on every question, resumably, in parallel."""
+"""`lasagna benchmark sweep`: every setup on every question, resumably, in parallel; its
+setups' models one LLM per (provider, model), with its provider's key, server and rate
+limits."""
 
 from __future__ import annotations
 
@@ -9,58 +11,93 @@ import typer
 
 from lasagna_cli.commands import _batch
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import INTERRUPTED, user_errors
+from lasagna_cli.commands._errors import INTERRUPTED, USAGE_ERROR, CliError, user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.commands._sweep_llms import make_setup_llms
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_cli.engine.config import ModelSpec, Setup
+    from lasagna_cli.engine.config import ModelSpec, ProviderSpec, Setup
     from lasagna_judge import LLM
 
 DEFAULT_OUTPUT = Path(".")  # kag's default: the working directory
 MAX_LOGGED_ERRORS = 5
 
 
-def _with_endpoint(setup: Setup) -> Setup:
-    """A built-in provider's setup with the server its calls go to (OPENAI_BASE_URL, ...):
-    recorded in its result files, part of its fingerprint. A config.toml provider names its
-    own `base_url`, recorded as it is."""
-    from dataclasses import replace
-
-    from lasagna_cli.commands._llm import servers
-    from lasagna_cli.engine.config import BUILTIN_PROVIDERS, with_embedder_endpoint
-
-    found = servers()
-    setup = with_embedder_endpoint(setup, found)
-    model = setup.generator
-    builtin = (
-        model is not None
-        and model.provider is not None
-        and (model.provider == BUILTIN_PROVIDERS.get(model.provider.name))
-    )
-    if model is None or not builtin:
-        return setup
-    return replace(setup, generator=replace(model, endpoint=found.endpoint_at(model.name, None)))
-
-
-def _key_variables(setups: Iterable[Setup]) -> set[str]:
-    """The variables config.toml's providers read their keys from (`api_key_env`)."""
-    return {
-        s.generator.provider.api_key_env
-        for s in setups
-        if s.generator is not None
-        and s.generator.provider is not None
-        and s.generator.provider.api_key_env
-    }
-
-
 def _split_names(text: str | None) -> list[str]:
     return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+def provider_api_key(provider: ProviderSpec, setup: str) -> str | None:
+    """The key of a config.toml provider: its own `key` (kag's), else the value of the
+    variable it names (CLI layer only)."""
+    from lasagna_cli.commands._llm import key_from_variable
+
+    if provider.api_key is not None:
+        return provider.api_key
+    if provider.api_key_env is None:
+        return None
+    value = key_from_variable(provider.api_key_env)
+    if value is None:
+        raise CliError(
+            f"setup {setup!r}: provider {provider.name!r} reads its API key from "
+            f"${provider.api_key_env}, which is not set; export it, or point the setup at "
+            "another provider (e.g. local, which needs no key)",
+            USAGE_ERROR,
+        )
+    return value
+
+
+def make_setup_llms(
+    setups: list[Setup],
+    parallel: int,
+    limits: tuple[float | None, float | None] = (None, None),
+    cache: bool = False,
+) -> dict[tuple[str, str], LLM]:
+    """One LLM object per (provider, model), all built (and every key checked) before any
+    call. Built-in providers go through `build_llm`, so they read the same variables as
+    every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
+    config.toml providers use their base_url and the key variable they name. `limits`
+    (--rpm, --tpm) hold for each model; a config.toml provider's own keys beat them.
+    `cache`: --batch's, whose answers the tasks read from the LLM cache."""
+    import os
+
+    from lasagna_cli.commands._llm import build_llm, cache_setting, proxies_of
+    from lasagna_cli.engine.config import BUILTIN_PROVIDERS
+    from lasagna_cli.engine.run import shared
+    from lasagna_judge import make_llm
+
+    llms: dict[tuple[str, str], LLM] = {}
+    for setup in setups:
+        model = setup.generator
+        if model is None or model.key in llms:
+            continue
+        provider = model.provider
+        assert provider is not None
+        # The result files are the sweep's record and --continue its resume: no LLM cache
+        # (but for --batch, whose answers wait there).
+        if provider == BUILTIN_PROVIDERS.get(provider.name):
+            try:
+                llms[model.key] = build_llm(
+                    model.name, concurrency=parallel, cache=cache, flag=None,
+                    base_url_flag=None, requests_per_minute=limits[0],
+                    tokens_per_minute=limits[1],
+                )  # fmt: skip
+            except CliError as exc:
+                raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
+        else:
+            llms[model.key] = make_llm(
+                model.name,
+                base_url=provider.base_url,
+                api_key=provider_api_key(provider, setup.name),
+                cache=cache_setting(cache, os.environ) if cache else False,
+                concurrency=parallel,
+                requests_per_minute=shared(provider.requests_per_minute or limits[0]),
+                tokens_per_minute=shared(provider.tokens_per_minute or limits[1]),
+                proxies=proxies_of(),
+                wire=provider.wire,
+            )
+    return llms
 
 
 @benchmark_app.command("sweep")
@@ -145,137 +182,72 @@ def sweep(
 ) -> None:
     """Run every setup on every question: one result file per task, resumable."""
     with user_errors():
+        import os
+
         from lasagna_cli.commands._collector import fewer_collections
-        from lasagna_cli.commands._executors import executor_choice
-        from lasagna_cli.commands._llm import load_prices
+        from lasagna_cli.commands._embedders import build_embedder, vector_folder
+        from lasagna_cli.commands._executors import executor_choice, make_executor
+        from lasagna_cli.commands._llm import load_prices, servers
+        from lasagna_cli.commands._progress import TaskProgress
+        from lasagna_cli.commands._terminal import echo_err
+        from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
+        from lasagna_cli.engine.run import Models
 
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         price_table = load_prices(prices) if prices is not None else None  # before any call
         with fewer_collections():  # from the reading of the files: thousands of objects
-            exit_code = _sweep(
-                datasets,
-                benchmark,
-                config,
-                concurrency,
-                resume,
-                retry_errors,
-                output,
-                prefix,
-                _split_names(skip),
-                chosen,
-                overwrite=overwrite,
-                missing_as_errors=missing_as_errors,
-                limits=limits,
-                batch=(batch, price_table, prices),
+            check_sweep_options(
+                output, prefix, resume=resume, retry_failed=retry_errors, overwrite=overwrite
             )
-        if price_table is not None:
-            from lasagna_cli.commands._costs import sweep_costs
+            # Everything is read and checked before any model is called.
+            loaded = load_sweep(
+                datasets, benchmark, config, _split_names(skip), os.environ,
+                missing_as_errors=missing_as_errors,
+            ).located(servers())  # fmt: skip
+            for note in loaded.notes:
+                typer.echo(note, err=True)
+            by_model = {
+                s.generator.key: s for s in loaded.setups.values() if s.generator is not None
+            }
 
-            sweep_costs(output, datasets, price_table)
-    if exit_code:
-        raise typer.Exit(exit_code)
+            def make(spec: ModelSpec, role: str) -> LLM:
+                # Asked for by the runner only for pending tasks, each before any call.
+                return make_setup_llms([by_model[spec.key]], concurrency, limits, batch)[spec.key]
 
+            logged = [0]
 
-def _sweep(
-    datasets_path: Path,
-    setups_path: Path,
-    config_path: Path | None,
-    parallel: int,
-    resume: bool,
-    retry_errors: bool,
-    output: Path,
-    prefix: str,
-    skip: list[str],
-    chosen: ExecutorChoice,
-    *,
-    overwrite: bool = False,
-    missing_as_errors: bool = False,
-    limits: tuple[float | None, float | None] = (None, None),
-    batch: tuple[bool, dict[str, tuple[float, float]] | None, Path | None] = (False, None, None),
-) -> int:
-    import os
+            def failure(path: Path, error: str) -> None:
+                if logged[0] < MAX_LOGGED_ERRORS:
+                    typer.echo(f"task {path}: {error}", err=True)
+                elif logged[0] == MAX_LOGGED_ERRORS:
+                    typer.echo(
+                        "more tasks failed; their errors are in their result files", err=True
+                    )
+                logged[0] += 1
 
-    from lasagna_cli.commands._embedders import build_embedder, vector_folder
-    from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.commands._terminal import echo_err
-    from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
-    from lasagna_cli.engine.run import Models
+            runner = make_executor(concurrency, chosen, also=loaded.key_variables)
+            batch_lines: list[str] = []
+            if batch:  # the answers, then the grades, through the batch APIs first
+                setups = list(loaded.setups.values())
+                runner = _batch.batching(
+                    setups, runner, chosen.kind, output, batch_lines, price_table, prices
+                )
+            with TaskProgress(0, "sweep") as progress:
+                outcome = run_sweep(
+                    loaded, output, prefix, executor=runner,
+                    models=Models(make, make_embedder=build_embedder), resume=resume,
+                    retry_failed=retry_errors, overwrite=overwrite, vector_folder=vector_folder(),
+                    say=echo_err, on_start=progress.start, on_progress=progress.advance,
+                    on_failure=failure,
+                )  # fmt: skip
+            for line in ([] if outcome.nothing_to_do else batch_lines) + outcome.lines(output):
+                typer.echo(line, err=True)
+        if price_table is not None and output.is_dir():  # for the report and the export
+            from lasagna_cli.engine.reports import cost_line, keep_prices, read_run
 
-    check_sweep_options(
-        output, prefix, resume=resume, retry_failed=retry_errors, overwrite=overwrite
-    )
-    # Everything is read and checked before any model is called.
-    loaded = load_sweep(
-        datasets_path,
-        setups_path,
-        config_path,
-        skip,
-        os.environ,
-        missing_as_errors=missing_as_errors,
-    ).with_setups(_with_endpoint)
-    for note in loaded.notes:
-        typer.echo(note, err=True)
-    by_model = {s.generator.key: s for s in loaded.setups.values() if s.generator is not None}
-
-    def make(spec: ModelSpec, role: str) -> LLM:
-        # Asked for by the runner only for pending tasks, each before any call is made.
-        return make_setup_llms([by_model[spec.key]], parallel, limits, batch[0])[spec.key]
-
-    logged = [0]
-
-    def failure(path: Path, error: str) -> None:
-        if logged[0] < MAX_LOGGED_ERRORS:
-            typer.echo(f"task {path}: {error}", err=True)
-        elif logged[0] == MAX_LOGGED_ERRORS:
-            typer.echo("more tasks failed; their errors are in their result files", err=True)
-        logged[0] += 1
-
-    runner = make_executor(parallel, chosen, also=_key_variables(loaded.setups.values()))
-    batch_lines: list[str] = []
-    if batch[0]:  # the answers, then the grades, through the batch APIs first
-        runner = _batch.batching(
-            list(loaded.setups.values()), runner, chosen.kind, output, batch_lines, *batch[1:]
-        )
-    progress = TaskProgress(0, "sweep")
-    with progress:
-        outcome = run_sweep(
-            loaded,
-            output,
-            prefix,
-            executor=runner,
-            models=Models(make, make_embedder=build_embedder),
-            resume=resume,
-            retry_failed=retry_errors,
-            overwrite=overwrite,
-            vector_folder=vector_folder(),
-            say=echo_err,
-            on_start=progress.start,
-            on_progress=progress.advance,
-            on_failure=failure,
-        )
-    if outcome.nothing_to_do:
-        typer.echo(f"nothing to do: all {outcome.total} results exist in {output}", err=True)
-        return 0
-    for line in batch_lines:
-        typer.echo(line, err=True)
-    ran = outcome.done + outcome.failed
-    rate = ran / outcome.seconds if outcome.seconds > 0 else 0.0
-    typer.echo(
-        f"sweep: {outcome.done} done, {outcome.failed} failed, {outcome.skipped} skipped "
-        f"of {outcome.total} tasks in {outcome.seconds:.1f} s ({rate:.1f} tasks/s); "
-        f"results in {output}",
-        err=True,
-    )
-    if outcome.interrupted:
-        typer.echo("interrupted: finished results are kept; resume with --continue", err=True)
-        return INTERRUPTED
-    if outcome.failed:
-        typer.echo(
-            f'{outcome.failed} tasks failed (recorded as {{"error": ...}}); run them again '
-            "with --continue --retry-errors",
-            err=True,
-        )
-        return 1
-    return 0
+            keep_prices(output, price_table)
+            found = read_run(output, datasets=datasets, prices=price_table, texts=False)
+            typer.echo(cost_line(found.results), err=True)
+    if not outcome.nothing_to_do and (outcome.interrupted or outcome.failed):
+        raise typer.Exit(INTERRUPTED if outcome.interrupted else 1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,13 +20,19 @@ from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._terminal import shown
-from lasagna_cli.engine import spent_line, synthesis_lines, synthesis_plan_lines
+from lasagna_cli.engine import (
+    batch_lines,
+    check_synthesis,
+    spent_line,
+    synthesis_lines,
+    synthesis_plan_lines,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from lasagna_judge import LLM, BatchReport, BatchRequest
-    from lasagna_synth import Chunker, Mix, Synthesis
+    from lasagna_synth import Plan, Synthesis
 
 DEFAULT_OUT = "synthetic_qa.jsonl"
 #: --format: `lasagna_synth.write_rows`'s formats (here so --help imports no lasagna-synth).
@@ -130,209 +136,97 @@ def synthesize_command(
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
     with user_errors():
-        _synthesize(
-            corpus,
-            n=_whole_number(n, "--n", 1),
-            out=out,
-            mix=mix,
-            seed=_whole_number(seed, "--seed"),
-            model=model,
-            base_url=base_url,
-            dry_run=dry_run,
-            overwrite=overwrite,
-            concurrency=(
-                auto_concurrency([model], base_url)
-                if concurrency is None
-                else _whole_number(concurrency, "--concurrency", 1)
-            ),
-            chunker=chunker,
-            chunk_words=_whole_number(chunk_words, "--chunk-words", 1),
-            prices=prices,
-            no_cache=no_cache,
-            out_format=out_format,
-            include_license=include_license,
-            limits=rate_limits(rpm, tpm),
-            batch=batch,
+        count, plan_seed = _whole_number(n, "--n", 1), _whole_number(seed, "--seed")
+        bound = (
+            auto_concurrency([model], base_url)
+            if concurrency is None
+            else _whole_number(concurrency, "--concurrency", 1)
         )
+        words = _whole_number(chunk_words, "--chunk-words", 1)
+        limits = rate_limits(rpm, tpm)
+        parsed_mix, checked_chunker = check_synthesis(
+            corpus, out, out_format=out_format, formats=WRITE_FORMATS, mix=mix, chunker=chunker,
+            chunk_words=words, dry_run=dry_run, overwrite=overwrite,
+        )  # fmt: skip
+        price_table = load_prices(prices) if prices is not None else None
 
+        def planned() -> Plan:
+            from lasagna_cli.commands._progress import StageProgress
+            from lasagna_synth import plan
 
-def _synthesize(
-    corpus: str,
-    *,
-    n: int,
-    out: Path,
-    mix: str,
-    seed: int,
-    model: str | None,
-    base_url: str | None,
-    dry_run: bool,
-    overwrite: bool,
-    concurrency: int,
-    chunker: str,
-    chunk_words: int,
-    prices: Path | None,
-    no_cache: bool,
-    out_format: str = "lasagna",
-    limits: tuple[float | None, float | None] = (None, None),
-    include_license: bool = False,
-    batch: bool = False,
-) -> None:
-    from lasagna_synth import check_chunking, parse_mix
+            with StageProgress() as steps:
+                found = plan(
+                    corpus, n=count, mix=parsed_mix, seed=plan_seed, chunker=checked_chunker,
+                    chunk_words=words, on_step=steps.step, include_license=include_license,
+                )  # fmt: skip
+            for warning in found.warnings:
+                typer.echo(f"warning: {warning}", err=True)
+            return found
 
-    if out_format not in WRITE_FORMATS:
-        from lasagna_cli.engine import did_you_mean
+        if dry_run:
+            from lasagna_synth import cl100k_base, estimate
 
-        raise CliError(
-            f"--format: expected one of {', '.join(WRITE_FORMATS)}, found {out_format!r}"
-            f"{did_you_mean(out_format, WRITE_FORMATS)}",
-            USAGE_ERROR,
-        )
+            cl100k_base()  # first: its loading peak then does not add up with the corpus's
+            the_plan = planned()
+            figures = estimate(the_plan, model=model, prices=price_table)
+            lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
+            typer.echo("\n".join(shown(line) for line in lines))
+            return
 
-    parsed_mix = parse_mix(mix)
-    checked_chunker = check_chunking(chunker, chunk_words)
-    if not Path(corpus).exists():
-        raise CliError(
-            f"corpus not found: {corpus!r}: expected a folder of documents or one file",
-            USAGE_ERROR,
-        )
-    if out.is_dir():
-        raise CliError(f"--out {out} is a folder: give the path of a .jsonl file", USAGE_ERROR)
-    if not dry_run and out.exists() and not overwrite:
-        raise CliError(
-            f"{out} exists: pass --overwrite to replace it, or choose another --out",
-            USAGE_ERROR,
-        )
-    price_table = load_prices(prices) if prices is not None else None
+        from lasagna_cli.commands._llm import build_llm
+        from lasagna_cli.engine.records import check_output_file
+        from lasagna_cli.engine.run import check_batch
+        from lasagna_synth import write_rows
 
-    if dry_run:
-        from lasagna_synth import cl100k_base, estimate, plan
-
-        # The tokenizer first: its loading peak then does not add up with the corpus's.
-        cl100k_base()
-        from lasagna_cli.commands._progress import StageProgress
-
-        with StageProgress() as steps:
-            planned = plan(
-                corpus,
-                n=n,
-                mix=parsed_mix,
-                seed=seed,
-                chunker=checked_chunker,
-                chunk_words=chunk_words,
-                on_step=steps.step,
-                include_license=include_license,
-            )
-        for warning in planned.warnings:
-            typer.echo(f"warning: {warning}", err=True)
-        figures = estimate(planned, model=model, prices=price_table)
-        lines = synthesis_plan_lines(planned, figures, out, overwrite)
-        typer.echo("\n".join(shown(line) for line in lines))
-        return
-
-    from lasagna_cli.commands._llm import build_llm
-    from lasagna_cli.engine.records import check_output_file
-
-    # Before any (paid) call: the questions must have somewhere to go.
-    check_output_file(out, f"--out {out}", "its folder")
-    llm = build_llm(
-        model, base_url, concurrency, no_cache=no_cache, prices=price_table,
-        requests_per_minute=limits[0], tokens_per_minute=limits[1],
-    )  # fmt: skip
-    reports: list[BatchReport] = []
-    if batch:
-        _batch.check_batch(llm, no_cache)
-    result = _run(
-        llm,
-        corpus,
-        n,
-        parsed_mix,
-        seed,
-        checked_chunker,
-        chunk_words,
-        concurrency,
-        out,
-        include_license,
-        reports if batch else None,
-    )
-    from lasagna_synth import write_rows
-
-    rows = result.rows
-    if out_format == "lasagna":  # where the passages came from: a run finds its corpus
-        rows = [with_corpus(row, Path(corpus), out) for row in rows]
-    write_rows(rows, out, format=out_format)
-    lines = [
-        shown(line) for line in synthesis_lines(result, out, spent_line(llm, prices), out_format)
-    ]
-    for report in reports:
-        from lasagna_cli.engine import batch_lines
-
-        lines[-1:-1] = batch_lines(report, llm.model, price_table, prices)
-    typer.echo("\n".join(lines))
-
-
-def with_corpus(row: dict[str, Any], corpus: Path, out: Path) -> dict[str, Any]:
-    """The row with `corpus`, the folder it was written from, relative to the output's
-    folder (absolute when they share no root), before its metadata."""
-    import os
-
-    try:
-        named = os.path.relpath(corpus.resolve(), out.resolve().parent)
-    except ValueError:  # another drive (Windows)
-        named = str(corpus.resolve())
-    ordered = {k: v for k, v in row.items() if k != "metadata"}
-    ordered["corpus"] = Path(named).as_posix()
-    if "metadata" in row:
-        ordered["metadata"] = row["metadata"]
-    return ordered
+        # Before any (paid) call: the questions must have somewhere to go.
+        check_output_file(out, f"--out {out}", "its folder")
+        llm = build_llm(
+            model, base_url, bound, no_cache=no_cache, prices=price_table,
+            requests_per_minute=limits[0], tokens_per_minute=limits[1],
+        )  # fmt: skip
+        reports: list[BatchReport] = []
+        if batch:
+            check_batch(llm, no_cache)
+        result = _run(llm, planned, bound, out, reports if batch else None)
+        write_rows(result.rows, out, format=out_format, corpus=Path(corpus))
+        spent = spent_line(llm, prices)
+        lines = [shown(line) for line in synthesis_lines(result, out, spent, out_format)]
+        for report in reports:
+            lines[-1:-1] = batch_lines(report, llm.model, price_table, prices)
+        typer.echo("\n".join(lines))
 
 
 def _run(
     llm: LLM,
-    corpus: str,
-    n: int,
-    mix: Mix,
-    seed: int,
-    chunker: Chunker,
-    chunk_words: int,
+    planned: Callable[[], Plan],
     concurrency: int,
     out: Path,
-    include_license: bool = False,
     batches: list[BatchReport] | None = None,
 ) -> Synthesis:
     """Plan and generate; with `batches` (--batch), the writes and then the checks go
     through the batch API first, each round's report appended there."""
     import asyncio
 
-    from lasagna_cli.commands._progress import StageProgress, SynthesisBar
-    from lasagna_synth import generate, plan
+    from lasagna_cli.commands._progress import SynthesisBar
+    from lasagna_cli.engine import synthesis_failure
+    from lasagna_cli.engine.run import batch_state_path
+    from lasagna_synth import generate
 
     async def batch_round(requests: Sequence[BatchRequest], name: str) -> None:
         assert batches is not None
-        batches.append(await _batch.prefill(llm, requests, _batch.state_path(out, name)))
+        batches.append(await _batch.prefill(llm, requests, batch_state_path(out, name)))
 
     batch = batch_round if batches is not None else None
 
     async def go() -> Synthesis:
         async with llm:
-            with StageProgress() as steps:
-                planned = plan(
-                    corpus,
-                    n=n,
-                    mix=mix,
-                    seed=seed,
-                    chunker=chunker,
-                    chunk_words=chunk_words,
-                    on_step=steps.step,
-                    include_license=include_license,
-                )
-            for warning in planned.warnings:
-                typer.echo(f"warning: {warning}", err=True)
+            the_plan = planned()
             # The plan (60,000 objects for 6,000 passages) lives to the end: frozen, the
             # collections the calls trigger skip it (one took 20 ms before the first call).
             gc.freeze()
-            with SynthesisBar(len(planned.items)) as bar:
+            with SynthesisBar(len(the_plan.items)) as bar:
                 return await generate(
-                    planned, llm, concurrency=concurrency, on_progress=bar, batch=batch
+                    the_plan, llm, concurrency=concurrency, on_progress=bar, batch=batch
                 )
 
     try:
@@ -344,17 +238,7 @@ def _run(
             err=True,
         )
         raise typer.Exit(INTERRUPTED) from None
-    if not result.rows and result.drops.get("error"):
-        raise CliError(
-            f"every question failed on a call error, so {out} was not written (first: "
-            f"{result.errors[0] if result.errors else 'unknown'})",
-            DATA_ERROR,
-        )
-    if not result.rows:
-        raise CliError(
-            f"no question was kept ({result.dropped}), so {out} was not written"
-            + (" and the existing file is left as it was" if out.exists() else "")
-            + "; try another --seed or --mix, or a model that follows the instructions",
-            DATA_ERROR,
-        )
+    failure = synthesis_failure(result, out)
+    if failure is not None:
+        raise CliError(failure, DATA_ERROR)
     return result

@@ -1,33 +1,127 @@
-"""The summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches
-report them: one judge's (mean, counts by status and path, tokens, cost), the bias check's,
-a jury's, a calibration against human labels, and what went through a batch API.
+"""What `judge grade` checks before any call (`check_grading`, `read_grading`), and the
+summaries of a grading, as `judge grade`, `judge calibrate` and a run's batches report
+them: one judge's (mean, counts by status and path, tokens, cost), the bias check's, a
+jury's, a calibration against human labels, what went through a batch API, and `judge
+grade --dry-run`'s calls before any is made.
+
+The dry run's calls are the grading's own (`lasagna_judge.grade_requests`: none where the
+refusal rule grades); their input tokens are cl100k_base counts of the very prompts sent
+(`lasagna_synth.count_tokens`, every dry run's yardstick), each reply assumed at the
+`benchmark run` dry run's GRADE_REPLY_TOKENS. `--bias-check N` adds at most 2N calls: N
+answers padded with the check's filler and N with their references reversed, priced at the
+mean prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine._errors import EngineUsageError
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._dry_run import RoleCalls
     from lasagna_judge import (
         LLM,
+        AnswerRow,
         BatchReport,
         BiasCheck,
         Calibration,
+        FileGrading,
         Grade,
         GradeSummary,
         JuryAgreement,
+        Rubric,
         Usage,
         Verdict,
     )
 
 
+def check_grading(models: Sequence[str], executor: str, *, batch: bool, bias_check: int) -> None:
+    """An EngineUsageError when the options do not go together: --batch grades with one
+    judge here; a jury (two or more `models`) has no bias check and runs here."""
+    if batch and (len(models) > 1 or executor != "local"):
+        what = f"--executor {executor}" if len(models) < 2 else "a jury"
+        raise EngineUsageError(f"--batch grades with one judge here, not {what}")
+    if len(models) < 2:
+        return
+    if bias_check:
+        raise EngineUsageError(
+            "--bias-check checks one judge; give one --model (a jury's judges can be checked "
+            "one by one)"
+        )
+    if executor != "local":
+        raise EngineUsageError(
+            f"--executor {executor} grades with one judge; a jury ({len(models)} --model) "
+            "runs here: leave out --executor"
+        )
+
+
+def read_grading(
+    input_path: Path, rubric_name: str, out: Path | None, max_chars: int
+) -> tuple[Rubric, list[AnswerRow]]:
+    """The rubric and the rows to grade, checked before any call, and `out` (--out) checked
+    writable: the grades must have somewhere to go."""
+    from lasagna_cli.engine.config._config import JUDGE_MAX_CHARS
+    from lasagna_cli.engine.records._store import check_output_file
+    from lasagna_cli.engine.run._scoring import load_judge_rubric
+    from lasagna_judge import read_answers
+
+    rubric = load_judge_rubric(rubric_name)
+    if out is not None and out.is_dir():
+        raise EngineUsageError(f"--out {out} is a folder: give the path of a .jsonl file")
+    rows = read_answers(input_path, max_chars or JUDGE_MAX_CHARS)
+    if out is not None:
+        check_output_file(out, f"--out {out}", "its folder")
+    return rubric, rows
+
+
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items())
+
+
+def file_grading_lines(
+    found: FileGrading,
+    llm: LLM,
+    prices: Path | None,
+    table: Mapping[str, tuple[float, float]] | None,
+    batches: Sequence[BatchReport] = (),
+) -> list[str]:
+    """`judge grade`'s summary of one judge: the grading's lines and cost (`table`, read
+    from `prices`), each batch's, the constant-judge warning and the bias check's."""
+    spent = found.spent
+    cost = grading_cost_line(llm, found.grades, prices, llm.cost_of(spent, batch=llm.batch_usage))
+    lines = grading_lines(
+        found.summary, spent=(spent.input_tokens, spent.output_tokens), calls=found.calls, cost=cost
+    )
+    for report in batches:
+        lines += batch_lines(report, llm.model, table, prices)
+    if found.warning:
+        lines.append(f"warning: {found.warning}")
+    return lines + bias_lines(found.bias, found.bias_calls)
+
+
+def jury_grading_lines(
+    verdicts: Sequence[Verdict], llms: Sequence[LLM], prices: Path | None
+) -> list[str]:
+    """`judge grade`'s summary of a jury: each judge's figures (the `llms` in the verdicts'
+    order), then the jury's grade and how far its judges agree."""
+    from lasagna_judge import jury_agreement, summarize_grades
+
+    lines: list[str] = []
+    for j, llm in enumerate(llms):
+        grades = [v.grades[j] for v in verdicts]
+        spent = llm.usage
+        lines.append(f"-- judge {j + 1} of {len(llms)}")
+        lines += grading_lines(
+            summarize_grades(grades),
+            spent=(spent.input_tokens, spent.output_tokens),
+            calls=llm.calls_made,
+            cost=grading_cost_line(llm, grades, prices, llm.cost_of(spent)),
+        )
+    return lines + jury_lines(verdicts, jury_agreement(verdicts))
 
 
 def grading_cost_line(
@@ -238,3 +332,48 @@ def batch_price_line(
         f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
         f"{BATCH_PRICE:.0%} of the per-token price)"
     )
+
+
+def grade_dry_run_lines(
+    rubric: Rubric,
+    rows: Sequence[Any],
+    models: Sequence[str],
+    bias_check: int,
+    prices: Mapping[str, tuple[float, float]] | None,
+) -> list[str]:
+    """`judge grade --dry-run`: the judge calls grading `rows` (`lasagna_judge.AnswerRow`,
+    checked as a grading checks them) with each of `models` would make, and `bias_check`'s
+    (--bias-check N), with tokens and, with `prices`, the most they cost."""
+    from lasagna_cli.engine._dry_run import GRADE_REPLY_TOKENS, RoleCalls, role_lines
+    from lasagna_judge import BIAS_FILLER, grade_requests, price_for
+    from lasagna_synth import count_tokens
+
+    items = [
+        {"question": r.question, "references": r.references, "prediction": r.prediction}
+        for r in rows
+    ]
+    requests = grade_requests(rubric, items)
+    prompts = [count_tokens(m["content"] for m in r.messages) for r in requests]
+    calls = len(prompts)
+    roles = [
+        RoleCalls("judge", name, calls, sum(prompts), calls * GRADE_REPLY_TOKENS) for name in models
+    ]
+    if bias_check and calls:
+        sampled = min(bias_check, calls)
+        mean = sum(prompts) // calls
+        padded = sampled * count_tokens([BIAS_FILLER])
+        roles.append(
+            RoleCalls(
+                "bias check", models[0], 2 * sampled, 2 * sampled * mean + padded,
+                2 * sampled * GRADE_REPLY_TOKENS,
+            )
+        )  # fmt: skip
+    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
+    lines = [
+        "dry run: no model called, nothing written",
+        f"{counted(len(rows), 'row')}: {calls:,} for the judge, {len(rows) - calls:,} graded "
+        "by the refusal rule (no call)",
+        *role_lines(roles, price_of),
+    ]
+    batch = batch_price_line(roles, price_of) if price_of is not None else None
+    return lines if batch is None else [*lines, batch]

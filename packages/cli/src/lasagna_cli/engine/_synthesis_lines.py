@@ -1,22 +1,62 @@
-"""What `benchmark synthesize` reports: the dry run's plan, and a finished run's summary
-(what was written and dropped, the calls and tokens spent). The lines quote file names and
-reasons as found: the command escapes them for the terminal."""
+"""What `benchmark synthesize` checks before any work (`check_synthesis`) and reports: the
+dry run's plan, and a finished run's summary (what was written and dropped, the calls and
+tokens spent) or why nothing was written. The lines quote file names and reasons as found:
+the command escapes them for the terminal."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna_cli.engine._counts import counted
+from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
-    from lasagna_synth import Estimate, Plan, Synthesis
+    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
 
 _LISTED = 20  # documents and skipped files listed by name in the dry run
 _PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
+
+
+def check_synthesis(
+    corpus: str,
+    out: Path,
+    *,
+    out_format: str,
+    formats: Sequence[str],
+    mix: str,
+    chunker: str,
+    chunk_words: int,
+    dry_run: bool,
+    overwrite: bool,
+) -> tuple[Mix, Chunker]:
+    """The mix and the chunker parsed, once the options are checked in this order: the
+    format (one of `formats`), the mix, the chunking, the corpus (there), `out` (not a
+    folder; but for a dry run, not there unless `overwrite`): an EngineUsageError (or
+    lasagna-synth's SynthUsageError) says the first wrong one."""
+    from lasagna_synth import check_chunking, parse_mix
+
+    if out_format not in formats:
+        raise EngineUsageError(
+            f"--format: expected one of {', '.join(formats)}, found {out_format!r}"
+            f"{did_you_mean(out_format, formats)}"
+        )
+    parsed = parse_mix(mix), check_chunking(chunker, chunk_words)
+    if not Path(corpus).exists():
+        raise EngineUsageError(
+            f"corpus not found: {corpus!r}: expected a folder of documents or one file"
+        )
+    if out.is_dir():
+        raise EngineUsageError(f"--out {out} is a folder: give the path of a .jsonl file")
+    if not dry_run and out.exists() and not overwrite:
+        raise EngineUsageError(
+            f"{out} exists: pass --overwrite to replace it, or choose another --out"
+        )
+    return parsed
 
 
 def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
@@ -137,3 +177,20 @@ def spent_line(llm: LLM, prices: Path | None) -> str:
     if prices is not None:
         return line + f"; no price for {llm.model} in {prices}"
     return line
+
+
+def synthesis_failure(result: Synthesis, out: Path) -> str | None:
+    """Why a finished synthesis writes nothing to `out`: every question failed on a call
+    error, or none was kept; None when some question was."""
+    if result.rows:
+        return None
+    if result.drops.get("error"):
+        return (
+            f"every question failed on a call error, so {out} was not written (first: "
+            f"{result.errors[0] if result.errors else 'unknown'})"
+        )
+    return (
+        f"no question was kept ({result.dropped}), so {out} was not written"
+        + (" and the existing file is left as it was" if out.exists() else "")
+        + "; try another --seed or --mix, or a model that follows the instructions"
+    )

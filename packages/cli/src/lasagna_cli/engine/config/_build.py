@@ -60,6 +60,12 @@ class Servers:
         """The endpoint a run's `model` calls (`server`, else the environment's)."""
         return self.endpoint_at(model, self.server(model))
 
+    def concurrency(self, models: list[str]) -> int:
+        """The calls in flight when the command's --concurrency is not given: HOSTED_ when
+        every one of `models` goes to OpenAI's or Anthropic's own API, else OTHER_."""
+        hosted = is_hosted(models, [self.endpoint(model) for model in models])
+        return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
+
     def embedder_endpoint(self, model: str) -> str | None:
         """The embedding server `model` calls; None for OpenAI's own and in-process ones."""
         url = self.embedder_urls.get(model.partition("/")[0])

@@ -27,8 +27,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lasagna_cli.engine._data import Question
+from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.kag._datasets import Datasets, dataset_of
-from lasagna_cli.engine.kag._results import NANOS, Damaged, Result, kag_timing, read_result
+from lasagna_cli.engine.kag._results import (
+    NANOS,
+    Damaged,
+    Result,
+    is_run_folder,
+    kag_timing,
+    read_result,
+    run_folder_results,
+)
 from lasagna_cli.engine.run._scoring import gradable, score_answer
 from lasagna_synth import TEMP_PREFIX
 
@@ -640,6 +649,8 @@ class Found:
     matches: list[Result] = field(default_factory=list)
     total: int = 0
     damaged: list[Damaged] = field(default_factory=list)
+    run_folder: bool = False
+    """The answers searched were a run folder's task records."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -647,6 +658,22 @@ class Found:
             "total": self.total,
             "paths": [str(r.path) for r in self.matches],
         }
+
+    def lines(self) -> list[str]:
+        """Each match as dataset/question/setup and its answer on one line (kag opens fzf)."""
+        return [
+            f"{dataset_of(r.question)}/{r.question.id}/{r.setup}: "
+            f"{' '.join((r.text or '').split())[:200]}"
+            for r in self.matches
+        ]
+
+    def tally(self) -> str:
+        if not self.matches:
+            return "No result matched the pattern."
+        return (
+            f"{len(self.matches)} occurrence(s) out of {self.total} result file(s) matched the "
+            "pattern."
+        )
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -660,8 +687,19 @@ def _walk(folder: Path) -> Iterator[Path]:
             yield path
 
 
+def _matches(result: Result, pattern: re.Pattern[str]) -> bool:
+    return result.text is not None and bool(pattern.search(result.text.strip(RUST_WHITESPACE)))
+
+
 def find(results: Path, prefix: str, pattern: re.Pattern[str]) -> Found:
-    """The matching ok results under `results`, in path order, and the count inspected."""
+    """The matching ok results under `results`, in path order, and the count inspected; in
+    a run folder of `benchmark run`, among its task records' answers."""
+    if not results.is_dir():
+        raise EngineUsageError(f"results folder not found: {results} (see --results)")
+    if is_run_folder(results):
+        answers = run_folder_results(results)[1]
+        matched = [r for r in answers if _matches(r, pattern)]
+        return Found(matched, total=len(answers), run_folder=True)
     found = Found()
     for path in _walk(results):
         name = path.name
@@ -679,15 +717,6 @@ def find(results: Path, prefix: str, pattern: re.Pattern[str]) -> Found:
         result = read_result(path, question, name[len(prefix) : -len(".json")])
         if isinstance(result, str):
             found.damaged.append((path, result))
-        elif result.text is not None and pattern.search(result.text.strip(RUST_WHITESPACE)):
+        elif _matches(result, pattern):
             found.matches.append(result)
-    return found
-
-
-def find_in(results: list[Result], pattern: re.Pattern[str]) -> Found:
-    """The same over answers already read (a run folder's task records)."""
-    found = Found(total=len(results))
-    found.matches = [
-        r for r in results if r.text is not None and pattern.search(r.text.strip(RUST_WHITESPACE))
-    ]
     return found

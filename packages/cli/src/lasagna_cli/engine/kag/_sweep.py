@@ -21,7 +21,8 @@ from pathlib import Path
 
 from lasagna_cli.engine._data import Corpus
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
-from lasagna_cli.engine.config._config import BenchmarkEntry, DatabaseSpec, Setup
+from lasagna_cli.engine.config._build import Servers, with_embedder_endpoint
+from lasagna_cli.engine.config._config import BUILTIN_PROVIDERS, BenchmarkEntry, DatabaseSpec, Setup
 from lasagna_cli.engine.datasets import chunk_rule, cut_documents
 from lasagna_cli.engine.kag._config import Config, load_config
 from lasagna_cli.engine.kag._datasets import Datasets, as_datasets, load_datasets
@@ -56,14 +57,38 @@ class Sweep:
     notes: list[str] = field(default_factory=list)
     """What the user is told before the run (a file() read beside the setups file)."""
 
-    def with_setups(self, change: Callable[[Setup], Setup]) -> Sweep:
-        """The sweep with every setup changed by `change` (the plan's too)."""
-        setups = {name: change(s) for name, s in self.setups.items()}
+    def located(self, servers: Servers) -> Sweep:
+        """The sweep with each built-in provider's model at the server its calls go to
+        (`servers`: OPENAI_BASE_URL, ...), and each embedder at its own: recorded in the
+        result files, part of their fingerprint. A config.toml provider names its own
+        `base_url`, recorded as it is."""
+
+        def at_server(setup: Setup) -> Setup:
+            setup = with_embedder_endpoint(setup, servers)
+            model = setup.generator
+            if model is None or model.provider is None:
+                return setup
+            if model.provider != BUILTIN_PROVIDERS.get(model.provider.name):
+                return setup
+            endpoint = servers.endpoint_at(model.name, None)
+            return replace(setup, generator=replace(model, endpoint=endpoint))
+
+        setups = {name: at_server(s) for name, s in self.setups.items()}
         plan = [
             replace(b, setups=tuple(replace(p, setup=setups[p.setup.name]) for p in b.setups))
             for b in self.plan
         ]
         return Sweep(self.datasets, self.config, setups, plan, self.broken, self.notes)
+
+    @property
+    def key_variables(self) -> set[str]:
+        """The variables config.toml's providers read their keys from (`api_key_env`)."""
+        models = [s.generator for s in self.setups.values() if s.generator is not None]
+        return {
+            m.provider.api_key_env
+            for m in models
+            if m.provider is not None and m.provider.api_key_env
+        }
 
 
 def check_prefix(prefix: str) -> None:
@@ -245,6 +270,27 @@ class SweepOutcome:
     """Every result was there already: no task ran and none was written."""
     interrupted: bool = False
     """Ctrl-C ended it; the finished results are whole and kept (`resume` goes on)."""
+
+    def lines(self, output: Path) -> list[str]:
+        """What the sweep came to, for its closing lines: nothing to do, or the counts and
+        the rate, then why it stopped (interrupted) or how to run the failed tasks again."""
+        if self.nothing_to_do:
+            return [f"nothing to do: all {self.total} results exist in {output}"]
+        ran = self.done + self.failed
+        rate = ran / self.seconds if self.seconds > 0 else 0.0
+        lines = [
+            f"sweep: {self.done} done, {self.failed} failed, {self.skipped} skipped "
+            f"of {self.total} tasks in {self.seconds:.1f} s ({rate:.1f} tasks/s); "
+            f"results in {output}"
+        ]
+        if self.interrupted:
+            lines.append("interrupted: finished results are kept; resume with --continue")
+        elif self.failed:
+            lines.append(
+                f'{self.failed} tasks failed (recorded as {{"error": ...}}); run them again '
+                "with --continue --retry-errors"
+            )
+        return lines
 
 
 def run_sweep(

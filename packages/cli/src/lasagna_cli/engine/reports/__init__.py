@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.reports._compare import compare_runs
+    from lasagna_cli.engine.reports._costs import cost_line
     from lasagna_cli.engine.reports._export import (
         export_formats,
         export_text,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.reports._gc import collector_paused
     from lasagna_cli.engine.reports._html import build_report, report_parts
     from lasagna_cli.engine.reports._read import read_run
-    from lasagna_cli.engine.reports._read_kag import PRICES_FILE
+    from lasagna_cli.engine.reports._read_kag import PRICES_FILE, keep_prices
     from lasagna_cli.engine.reports._run_data import RunData
     from lasagna_cli.engine.reports._scripted import scripted_note_of
     from lasagna_cli.engine.reports._settings import varied_settings
@@ -58,6 +59,8 @@ _NAMES = {
     "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
+    "keep_prices": "_read_kag",
+    "cost_line": "_costs",
     "load_results": "_typed",
     "Results": "_typed",
     "BenchmarkResult": "_typed",
@@ -78,9 +81,11 @@ __all__ = [
     "check_gates",
     "collector_paused",
     "compare_runs",
+    "cost_line",
     "export_formats",
     "export_text",
     "flat_rows",
+    "keep_prices",
     "load_results",
     "read_run",
     "report_parts",

@@ -8,11 +8,12 @@ graded answers". A call answered through a batch API (`"batch": true` on its ans
 grade: `--batch`) costs lasagna-judge's `BATCH_PRICE` of the price, as its provider bills
 it; a record without the mark (every record before it) is a direct call's. A model without
 a price leaves the cost unknown (None), and is named in `unpriced`, never counted as free.
+`cost_line` says each result's cost in one line (`run --prices`, `sweep --prices`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lasagna_cli.engine.records._records import ANSWER_SECTIONS
@@ -101,3 +102,19 @@ def price_results(results: Iterable[dict[str, Any]], prices: Prices) -> None:
                 if isinstance(section, dict) and "input_tokens" in section:
                     section["cost_usd"] = section_cost(section, prices, tally)
         result.setdefault("usage", {}).update(tally.summary())
+
+
+def _money(usage: Mapping[str, Any]) -> str:
+    if usage.get("cost_usd") is not None:
+        return f"${usage['cost_usd']:.4f}"
+    unpriced = ", ".join(usage.get("unpriced") or ()) or "some model"
+    return f"unknown (no price for {unpriced}; ${usage.get('priced_usd', 0.0):.4f} priced)"
+
+
+def cost_line(results: Sequence[Mapping[str, Any]]) -> str:
+    """One line: each result's cost (answers and grades, cached calls included)."""
+    parts = [
+        f"{r['setup']['name']} on {r['dataset']['name']} {_money(r.get('usage') or {})}"
+        for r in results
+    ]
+    return "cost (answers and grades, cached calls included): " + "; ".join(parts)

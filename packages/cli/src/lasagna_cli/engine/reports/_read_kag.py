@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine.config._config import DEFAULT_SEED
 from lasagna_cli.engine.kag import iter_results, load_datasets
 from lasagna_cli.engine.kag._datasets import dataset_of
-from lasagna_cli.engine.records._store import read_json
+from lasagna_cli.engine.records._store import read_json, write_json_atomic
 from lasagna_cli.engine.reports._results import (
     comparability_key,
     generation_metrics,
@@ -43,6 +44,12 @@ def _questions_sha256(questions: dict[str, Any]) -> str:
         default=str,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def keep_prices(folder: Path, prices: Mapping[str, tuple[float, float]]) -> None:
+    """`sweep --prices`: the table kept beside the results, where `read_kag` (the report,
+    the export) finds it."""
+    write_json_atomic(folder / PRICES_FILE, {m: list(p) for m, p in sorted(prices.items())})
 
 
 def read_kag(folder: Path, datasets_path: Path) -> RunData:

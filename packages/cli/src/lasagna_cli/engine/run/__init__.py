@@ -9,12 +9,21 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.run._batched import BatchingExecutor, Prefill, batch_prefill
+    from lasagna_cli.engine.run._batched import (
+        BatchingExecutor,
+        Prefill,
+        batch_prefill,
+        batch_state_path,
+        check_batch,
+        check_batchable,
+        prefill,
+    )
     from lasagna_cli.engine.run._executor import Executor, LocalExecutor, Outcome, Recipe
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
     from lasagna_cli.engine.run._rate_share import check_rate, shared
     from lasagna_cli.engine.run._ray import RayExecutor, ray_module
+    from lasagna_cli.engine.run._recipe import grade_remotely
     from lasagna_cli.engine.run._runner import Models, execute, prepare
     from lasagna_cli.engine.run._scoring import (
         judge_references,
@@ -26,6 +35,10 @@ if TYPE_CHECKING:
 _NAMES = {
     "BatchingExecutor": "_batched",
     "batch_prefill": "_batched",
+    "batch_state_path": "_batched",
+    "check_batch": "_batched",
+    "check_batchable": "_batched",
+    "prefill": "_batched",
     "Prefill": "_batched",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
@@ -35,6 +48,7 @@ _NAMES = {
     "RunOptions": "_options",
     "check_rate": "_rate_share",
     "shared": "_rate_share",
+    "grade_remotely": "_recipe",
     "RayExecutor": "_ray",
     "ray_module": "_ray",
     "Models": "_runner",
@@ -59,10 +73,15 @@ __all__ = [
     "RunOptions",
     "SystemState",
     "batch_prefill",
+    "batch_state_path",
+    "check_batch",
+    "check_batchable",
     "check_rate",
     "execute",
+    "grade_remotely",
     "judge_references",
     "load_judge_rubric",
+    "prefill",
     "prepare",
     "ray_module",
     "shared",

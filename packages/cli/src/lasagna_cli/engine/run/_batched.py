@@ -4,10 +4,12 @@ tasks then run as always, on cache hits, and call directly only what a batch cou
 answer. `BatchingExecutor` does it around the executor a run is given, so the runner
 knows nothing of it.
 
-`prefill(llm, requests, role)` answers the requests into the LLM's cache; `batch_prefill`
-is the one a run uses: `lasagna_judge.run_batch` with a state file per `role` in the run's
-folder, so a run killed while a batch is in flight follows the same batch when resumed. The
-claim diagnostics are not batched: they call directly.
+`prefill(llm, requests, state)` answers the requests into the LLM's cache, following the
+batch in a state file (`batch_state_path`: beside a command's output file, or in a run's
+folder), so a command killed while a batch is in flight follows the same batch when run
+again; `batch_prefill` is the one a run uses, with a state file per model role in its
+folder. `check_batchable` refuses, before any work, what no batch API can answer. The claim
+diagnostics are not batched: they call directly.
 """
 
 from __future__ import annotations
@@ -39,6 +41,75 @@ R = TypeVar("R")
 Prefill = Callable[["LLM", Sequence["BatchRequest"], str], Awaitable[object]]
 
 
+def batch_state_path(beside: Path, role: str = "") -> Path:
+    """The state file of a batch job whose output is `beside` (a file, or a run folder)."""
+    name = f"batch{'-' + role if role else ''}.json"
+    if beside.is_dir():
+        return beside / f".lasagna-{name}"
+    return beside.with_name(f"{beside.name}.{name}")
+
+
+async def prefill(
+    llm: LLM,
+    requests: Sequence[BatchRequest],
+    state: Path,
+    *,
+    poll_interval: float,
+    on_status: Callable[[LLM, BatchStatus, Path], None] = lambda llm, status, state: None,
+) -> BatchReport:
+    """Answer `requests` through `llm`'s batch API into its cache, the batch's id kept in
+    `state` (written atomically); `on_status(llm, status, state)` as its status is read."""
+    from lasagna_judge import BatchState, run_batch
+    from lasagna_synth import write_bytes_atomic
+
+    return await run_batch(
+        llm,
+        requests,
+        state=BatchState(state, write_bytes_atomic),
+        poll_interval=poll_interval,
+        on_status=lambda status: on_status(llm, status, state),
+    )
+
+
+def check_batch(llm: LLM, no_cache: bool = False) -> None:
+    """An EngineUsageError when `llm` has no batch API, or `no_cache` (--no-cache) turns
+    off the response cache where the batch's answers wait."""
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_judge import BatchError, batch_api
+
+    if no_cache:
+        raise EngineUsageError(
+            "--batch keeps the batch's answers in the response cache: leave out --no-cache"
+        )
+    try:
+        batch_api(llm)
+    except BatchError as exc:
+        raise EngineUsageError(f"--batch: {exc}") from None
+
+
+def check_batchable(models: Sequence[str], systems: int, executor: str) -> None:
+    """`benchmark run | sweep --batch`: an EngineUsageError before any work when a setup
+    asks a system or a model whose provider has no batch API, or when the tasks run on
+    another executor (the batch's answers are in this machine's cache)."""
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_judge import has_batch_api
+
+    if executor != "local":
+        raise EngineUsageError(f"--batch runs the tasks here: leave out --executor {executor}")
+    if systems:
+        raise EngineUsageError(
+            f"--batch: {systems} setup(s) ask a system of your own, which has no batch API; "
+            "run them without --batch"
+        )
+    for model in models:
+        if not has_batch_api(model):
+            raise EngineUsageError(
+                f"--batch: {model} has no batch API: batches go through OpenAI's Batch API "
+                "(openai/ models) or Anthropic's Message Batches (anthropic/ models); run it "
+                "without --batch"
+            )
+
+
 def batch_prefill(
     folder: Path,
     *,
@@ -53,21 +124,10 @@ def batch_prefill(
     API is a usage error."""
 
     async def prefill_role(llm: LLM, requests: Sequence[BatchRequest], role: str) -> None:
-        from lasagna_cli.engine._errors import EngineUsageError
-        from lasagna_judge import BatchError, BatchState, batch_api, run_batch
-        from lasagna_synth import write_bytes_atomic
-
-        try:
-            batch_api(llm)
-        except BatchError as exc:
-            raise EngineUsageError(f"--batch: {exc}") from None
+        check_batch(llm)
         state = folder / f".lasagna-batch-{role}.json"
-        report = await run_batch(
-            llm,
-            requests,
-            state=BatchState(state, write_bytes_atomic),
-            poll_interval=poll_interval,
-            on_status=lambda status: on_status(llm, status, state),
+        report = await prefill(
+            llm, requests, state, poll_interval=poll_interval, on_status=on_status
         )
         if report.requests:
             on_report(llm, report)
