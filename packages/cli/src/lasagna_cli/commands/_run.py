@@ -365,7 +365,7 @@ def run(
         run = run_engine(config, out, resume, price_table, chosen, base_url, (batch, prices))
         results = run.results["results"]
         if output_format == "json":
-            from lasagna_cli.commands._leaderboard import leaderboard_json
+            from lasagna_cli.engine.reports import leaderboard_json
 
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
         else:

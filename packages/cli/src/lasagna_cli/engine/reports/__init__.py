@@ -7,6 +7,7 @@
 - `_paired`, `_compare`, `_settings`: paired comparisons (one sign-flip test: its
   p-value and the interval that inverts it) and what the setups vary;
 - `_verdict`: a comparison's sentence per metric, and `compare --fail-if-worse`'s gate;
+- `_leaderboard`: `benchmark run`'s leaderboard: its tables' cells, jury lines and JSON;
 - `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
 - `_report_payload`, `_html`, `assets/`: the self-contained HTML report;
 - `_scripted`: the note every view shows when a scripted `fake/` model made the figures.
@@ -29,6 +30,12 @@ if TYPE_CHECKING:
     )
     from lasagna_cli.engine.reports._gc import collector_paused
     from lasagna_cli.engine.reports._html import build_report, report_parts
+    from lasagna_cli.engine.reports._leaderboard import (
+        LeaderboardTable,
+        leaderboard_json,
+        leaderboard_jury_lines,
+        leaderboard_tables,
+    )
     from lasagna_cli.engine.reports._read import read_run
     from lasagna_cli.engine.reports._read_kag import PRICES_FILE
     from lasagna_cli.engine.reports._run_data import RunData
@@ -41,7 +48,16 @@ if TYPE_CHECKING:
         Results,
         load_results,
     )
-    from lasagna_cli.engine.reports._verdict import Gate, check_gates
+    from lasagna_cli.engine.reports._verdict import (
+        COMPARE_HEADINGS,
+        Gate,
+        check_gates,
+        compared_fields,
+        comparison_table,
+        gates_json,
+        method_note,
+        parse_gates,
+    )
 
 _NAMES = {
     "RunData": "_run_data",
@@ -49,6 +65,12 @@ _NAMES = {
     "compare_runs": "_compare",
     "Gate": "_verdict",
     "check_gates": "_verdict",
+    "COMPARE_HEADINGS": "_verdict",
+    "compared_fields": "_verdict",
+    "comparison_table": "_verdict",
+    "gates_json": "_verdict",
+    "method_note": "_verdict",
+    "parse_gates": "_verdict",
     "varied_settings": "_settings",
     "build_report": "_html",
     "flat_rows": "_export",
@@ -64,12 +86,18 @@ _NAMES = {
     "MetricSummary": "_typed",
     "QueryResult": "_typed",
     "scripted_note_of": "_scripted",
+    "LeaderboardTable": "_leaderboard",
+    "leaderboard_json": "_leaderboard",
+    "leaderboard_jury_lines": "_leaderboard",
+    "leaderboard_tables": "_leaderboard",
 }
 
 __all__ = [
+    "COMPARE_HEADINGS",
     "PRICES_FILE",
     "BenchmarkResult",
     "Gate",
+    "LeaderboardTable",
     "MetricSummary",
     "QueryResult",
     "Results",
@@ -78,10 +106,18 @@ __all__ = [
     "check_gates",
     "collector_paused",
     "compare_runs",
+    "compared_fields",
+    "comparison_table",
     "export_formats",
     "export_text",
     "flat_rows",
+    "gates_json",
+    "leaderboard_json",
+    "leaderboard_jury_lines",
+    "leaderboard_tables",
     "load_results",
+    "method_note",
+    "parse_gates",
     "read_run",
     "report_parts",
     "scripted_note_of",
