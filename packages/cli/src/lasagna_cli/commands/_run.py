@@ -258,39 +258,15 @@ def run(
         judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judges or [])
         refuse_named_batch(batch, path)
-    from lasagna_cli.commands._staged import refuse_pipeline_options, run_named_benchmark
+    from lasagna_cli.commands._staged import run_named_benchmark
 
     if door == "benchmark":
-        return run_named_benchmark(
-            ctx,
-            path,
-            data_dir=data_dir,
-            step=step,
-            max_queries=max_queries,
-            retrieval_instruction=retrieval_instruction,
-            profile=profile,
-            generator=generator,
-            judge=judge,
-            rubric=rubric,
-            split=split,
-            top_k=top_k,
-            output=output,
-            concurrency=concurrency,
-            executor=executor,
-            ray_address=ray_address,
-            retriever=retriever,
-            embedder=embedder,
-            vector_store=vector_store,
-            collection=collection,
-            ingest_mode=ingest_mode,
-            ingest_workers=ingest_workers,
-            base_url=base_url,
-            rpm=rpm,
-            tpm=tpm,
-            jury=jury,
-        )
+        return run_named_benchmark(ctx, path, judge, jury, base_url)
     with user_errors():
-        refuse_pipeline_options(ctx, path)
+        from lasagna_cli.commands._run_options import given_flags
+        from lasagna_cli.engine.staged import refuse_pipeline_options
+
+        refuse_pipeline_options(given_flags(ctx), path)
         check_data_format(data_format, output_format=output_format)
         check_format(output_format)
         from lasagna_cli.commands._executors import executor_choice

@@ -1,12 +1,12 @@
 """`benchmark run`'s options that take more than a line, shared with the commands that read
 the same things: --judge (once, or more for a jury), --rubric, --prices, --dry-run; the
 corpus of a question set and how it is cut (`validate-data` too); the dense-retrieval
-options (the staged pipeline too)."""
+options (the staged pipeline too); and which options a command line gave (`given_flags`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -125,3 +125,15 @@ IngestWorkersOption = Annotated[
     int,
     typer.Option("--ingest-workers", help="NAME, dense/hybrid: embedding requests in flight."),
 ]
+
+
+def given_flags(ctx: Any) -> dict[str, str]:
+    """Each option the command line gave (not left at its default), by its parameter's
+    name -> its flag (`--top-k`), as the engine's checks of a run's options take them."""
+    given = {}
+    for param in ctx.command.params:
+        # By name: typer may carry its own copy of click, whose enum is not click's.
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name != "DEFAULT":
+            given[param.name] = param.opts[0]
+    return given

@@ -60,6 +60,13 @@ class Servers:
         """The endpoint a run's `model` calls (`server`, else the environment's)."""
         return self.endpoint_at(model, self.server(model))
 
+    def endpoints(self, base_url: str | None) -> dict[str, str]:
+        """Provider -> the server its calls go to: `base_url`, or the environment's."""
+        found = {
+            p: self.endpoint_at(f"{p}/model", base_url) for p in ("openai", "anthropic", "ollama")
+        }
+        return {p: url for p, url in found.items() if url is not None}
+
     def embedder_endpoint(self, model: str) -> str | None:
         """The embedding server `model` calls; None for OpenAI's own and in-process ones."""
         url = self.embedder_urls.get(model.partition("/")[0])
