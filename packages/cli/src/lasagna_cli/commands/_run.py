@@ -10,19 +10,13 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
-from lasagna_cli.commands._errors import (
-    DATA_ERROR,
-    USAGE_ERROR,
-    CliError,
-    check_format,
-    user_errors,
-)
-from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._errors import DATA_ERROR, check_format, user_errors
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption, executor_choice
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.commands._llm import concurrency_option
+from lasagna_cli.commands._llm import concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
+from lasagna_cli.commands._run_engine import run_engine
 from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._run_options import (
     ChunkerOption,
@@ -39,7 +33,7 @@ from lasagna_cli.commands._run_options import (
     RetrieverOption,
     RubricOption,
     VectorStoreOption,
-    chunking_from_flags,
+    given_flags,
 )
 from lasagna_cli.commands._validate import (
     DataFormat,
@@ -254,6 +248,8 @@ def run(
         assert config_file is not None  # the door of --config
         return run_config(ctx, config_file, step, base_url, rpm, tpm)
     assert path is not None  # door_of refuses a run with neither PATH nor --config
+    from lasagna_cli.engine.config import checked_base_url, jury_flags
+
     with user_errors():
         judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judges or [])
@@ -263,27 +259,17 @@ def run(
     if door == "benchmark":
         return run_named_benchmark(ctx, path, judge, jury, base_url)
     with user_errors():
-        from lasagna_cli.commands._run_options import given_flags
+        from lasagna_cli.engine.config import check_predictions_from_data, run_flags
         from lasagna_cli.engine.staged import refuse_pipeline_options
 
-        refuse_pipeline_options(given_flags(ctx), path)
+        given = given_flags(ctx)
+        refuse_pipeline_options(given, path)
         check_data_format(data_format, output_format=output_format)
         check_format(output_format)
-        from lasagna_cli.commands._executors import executor_choice
-
         chosen = executor_choice(executor, ray_address)
         requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
-        from lasagna_cli.engine.config import is_sweep_file
-
-        if predictions_from_data and is_sweep_file(path):
-            raise CliError(
-                f"--predictions-from-data scores the outputs one data file records, and {path} "
-                "is a sweep file; run each data file with it, or give a setup "
-                "`system: {predictions: FILE}`",
-                USAGE_ERROR,
-            )
-        from lasagna_cli.commands._llm import load_prices
-
+        if predictions_from_data:
+            check_predictions_from_data(path)
         price_table = load_prices(prices) if prices is not None else None  # before any work
         from lasagna_cli.engine.systems import spec_from_flags
 
@@ -298,36 +284,14 @@ def run(
             predictions_from_data=path if predictions_from_data else None,
             data_format=data_format,
         )
-        from lasagna_cli.engine.config import Flags, parse_filter_flags, parse_tracks
-
-        flags = Flags(
-            profile=profile,
-            tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
-            generator=generator,
+        flags = run_flags(
+            ctx.params,
+            given,
             judge=judge,
             jury=jury,
-            rubric=rubric,
-            judge_max_chars=max_chars,
-            diagnostics=diagnostics,
-            n_samples=n_samples,
-            seed=seed,
-            split=split,
-            # Left at its default, a registered benchmark in a sweep runs its own default split.
-            split_given=getattr(ctx.get_parameter_source("split"), "name", "") != "DEFAULT",
-            top_k=top_k,
-            filters=parse_filter_flags(filters or []),
-            concurrency=concurrency,
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
-            drop_unknown_judgments=drop_unknown_judgments,
-            data_format=data_format,
             system=system_spec,
-            retriever=retriever,
-            embedder=embedder,
-            vector_store=vector_store,
-            collection=collection,
-            corpus=Path(corpus).expanduser() if corpus is not None else None,
-            chunking=chunking_from_flags(chunker, chunk_size, chunk_overlap),
         )
         from lasagna_cli.commands._llm import servers
         from lasagna_cli.engine.config import build_config

@@ -1,5 +1,5 @@
 """`benchmark run`'s engine run: the command's models (and their --base-url) and
-embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
+embedders, progress bar and Ctrl-C message around `run_benchmarks`; and its --dry-run."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from lasagna_cli.engine.config import OTHER_CONCURRENCY
 from lasagna_cli.engine.run import ModelsUnreachable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine import BenchmarkRun
     from lasagna_cli.engine.config import ModelSpec, RunConfig
@@ -101,45 +99,6 @@ def run_engine(
     for line in batch_lines:
         typer.echo(line, err=True)
     return run
-
-
-def checked_base_url(
-    base_url: str | None, path: str, generator: str | None, judges: Sequence[str]
-) -> str | None:
-    """--base-url, refused when no model of the run (its generator, every judge) calls a
-    server (a sweep file names its own models, so it is taken as it is)."""
-    from lasagna_cli.commands._errors import USAGE_ERROR
-    from lasagna_cli.commands._llm import run_server
-    from lasagna_cli.engine.config import is_sweep_file
-
-    if base_url is None or is_sweep_file(path):
-        return base_url
-    models = [m for m in (generator, *judges) if m is not None]
-    if not any(run_server(m, base_url) for m in models):
-        found = (
-            f"this run's models are {' and '.join(models)}, which run in-process"
-            if models
-            else "neither is given"
-        )
-        raise CliError(
-            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
-            f"anthropic/ models); {found}",
-            USAGE_ERROR,
-        )
-    return base_url
-
-
-def jury_flags(judges: list[str]) -> tuple[str | None, tuple[str, ...]]:
-    """--judge given once or more: the first judge, and the jury's other judges."""
-    from lasagna_cli.commands._errors import USAGE_ERROR
-
-    if len(set(judges)) < len(judges):
-        raise CliError(
-            f"--judge: each judge of a jury once, found {', '.join(judges)}; remove the "
-            "repeated one",
-            USAGE_ERROR,
-        )
-    return (judges[0] if judges else None), tuple(judges[1:])
 
 
 def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:

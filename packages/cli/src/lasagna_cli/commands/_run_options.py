@@ -6,13 +6,9 @@ options (the staged pipeline too); and which options a command line gave (`given
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-
-if TYPE_CHECKING:
-    from lasagna_cli.engine.config import ChunkingSpec
-
 
 #: `benchmark run --judge`, once or more (a jury: `engine.run._jury`).
 JudgesOption = Annotated[
@@ -68,14 +64,6 @@ ChunkSizeOption = Annotated[
 ChunkOverlapOption = Annotated[
     int, typer.Option("--chunk-overlap", help="--corpus: words (tokens) shared by neighbours.")
 ]
-
-
-def chunking_from_flags(chunker: str, size: int, overlap: int) -> ChunkingSpec:
-    from lasagna_cli.engine.config import ChunkingSpec, chunking_spec
-
-    names = {"chunker": "--chunker", "size": "--chunk-size", "overlap": "--chunk-overlap"}
-    values = {"chunker": chunker, "size": size, "overlap": overlap}
-    return chunking_spec(values, "--chunker", ChunkingSpec(), names)
 
 
 RetrieverOption = Annotated[
