@@ -35,11 +35,7 @@ from lasagna_cli.commands._run_options import (
     VectorStoreOption,
     given_flags,
 )
-from lasagna_cli.commands._validate import (
-    DataFormat,
-    DropUnknownJudgments,
-    check_data_format,
-)
+from lasagna_cli.commands._validate import DataFormat, DropUnknownJudgments
 from lasagna_cli.engine.config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
 
 
@@ -259,7 +255,11 @@ def run(
     if door == "benchmark":
         return run_named_benchmark(ctx, path, judge, jury, base_url)
     with user_errors():
-        from lasagna_cli.engine.config import check_predictions_from_data, run_flags
+        from lasagna_cli.engine.config import (
+            check_data_format,
+            check_predictions_from_data,
+            run_flags,
+        )
         from lasagna_cli.engine.staged import refuse_pipeline_options
 
         given = given_flags(ctx)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.config._chunking_flags import chunking_spec
     from lasagna_cli.engine.config._config import (
         BUILTIN_PROVIDERS,
+        DATA_FORMATS,
         DEFAULT_TOP_K,
         JUDGE_MAX_CHARS,
         BenchmarkEntry,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
     from lasagna_cli.engine.config._flags import (
         Flags,
+        check_data_format,
         config_from_path,
         parse_filter_flags,
         parse_tracks,
@@ -74,6 +76,7 @@ _NAMES = {
         "_build",
     ),
     "BUILTIN_PROVIDERS": "_config",
+    "DATA_FORMATS": "_config",
     "DEFAULT_TOP_K": "_config",
     "JUDGE_MAX_CHARS": "_config",
     "BenchmarkEntry": "_config",
@@ -88,6 +91,7 @@ _NAMES = {
     "endpoint_url": "_config",
     "chunking_spec": "_chunking_flags",
     "Flags": "_flags",
+    "check_data_format": "_flags",
     "config_from_path": "_flags",
     "parse_filter_flags": "_flags",
     "parse_tracks": "_flags",
@@ -98,6 +102,7 @@ _NAMES = {
 
 __all__ = [
     "BUILTIN_PROVIDERS",
+    "DATA_FORMATS",
     "DEFAULT_TOP_K",
     "HOSTED_CONCURRENCY",
     "JUDGE_MAX_CHARS",
@@ -116,6 +121,7 @@ __all__ = [
     "Servers",
     "Setup",
     "build_config",
+    "check_data_format",
     "check_data_path",
     "check_predictions_from_data",
     "checked_base_url",

@@ -13,6 +13,7 @@ from lasagna_cli.engine.datasets._describe import (
     list_json,
     list_lines,
     sample_lines,
+    validate_data,
     validation_lines,
 )
 from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
@@ -57,5 +58,6 @@ __all__ = [
     "read_own",
     "sample_lines",
     "select_questions",
+    "validate_data",
     "validation_lines",
 ]

@@ -24,6 +24,39 @@ if TYPE_CHECKING:
     from lasagna_synth import BenchmarkData, Skipped
 
 
+#: What `validate-data` reads as PATH.
+DATA_ACCEPTS = "a .jsonl, .csv or SQuAD .json file, or a BEIR folder"
+
+
+def validate_data(
+    path: str, *, drop_unknown_judgments: bool, data_format: str | None, corpus: str | None
+) -> tuple[list[str], bool]:
+    """`validate-data PATH`: its lines and whether the data can be run (a `DataError`'s
+    message is the one line, not runnable). A sweep file, or a PATH that does not exist,
+    is a usage error."""
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_cli.engine.config import SWEEP_SUFFIXES, check_data_format, check_data_path
+    from lasagna_synth import DataError, load_data_and_outputs
+
+    check_data_format(data_format)
+    if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():
+        raise EngineUsageError(
+            f"{path}: validate-data checks one data file or BEIR folder, and this is a sweep "
+            "file; validate each `path:` it lists, or run it: `lasagna benchmark run "
+            f"{shlex.quote(path)}` checks every benchmark before anything loads"
+        )
+    check_data_path(path, DATA_ACCEPTS)
+    try:
+        data, outputs = load_data_and_outputs(
+            path, drop_unknown_judgments=drop_unknown_judgments, format=data_format
+        )
+    except DataError as exc:
+        return [str(exc)], False
+    return validation_lines(
+        data, path, data_format=data_format, has_outputs=bool(outputs), corpus=corpus
+    )
+
+
 def validation_lines(
     data: BenchmarkData,
     path: str,
