@@ -17,7 +17,6 @@ from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 from lasagna_cli.commands._run_engine import run_engine
-from lasagna_cli.commands._run_folders import new_run_folder
 from lasagna_cli.commands._run_options import (
     ChunkerOption,
     ChunkOverlapOption,
@@ -301,6 +300,8 @@ def run(
             from lasagna_cli.commands._run_engine import print_dry_run
 
             return print_dry_run(config, price_table)
+        from lasagna_cli.engine.records import new_run_folder
+
         out = output if output is not None else new_run_folder(path, resume=resume)
         run = run_engine(config, out, resume, price_table, chosen, base_url, (batch, prices))
         results = run.results["results"]

@@ -36,7 +36,7 @@ def run_engine(
 
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
-    from lasagna_cli.commands._executors import LOCAL, make_executor
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine import run_benchmarks
@@ -57,13 +57,13 @@ def run_engine(
             flag=flag,
         )
 
-    runner = make_executor(concurrency, executor or LOCAL)
+    runner = make_executor(concurrency, executor)
     batch_lines: list[str] = []
     if batch[0]:
         from lasagna_cli.commands._batch import batching
 
         judges = [j for j in (config.judge, *(m.name for m in config.jury)) if j]
-        kind = (executor or LOCAL).kind
+        kind = executor.kind if executor is not None else "local"
         runner = batching(config.setups, runner, kind, out, batch_lines, prices, batch[1], judges)
     progress = TaskProgress(0, "tasks")
     try:

@@ -32,7 +32,7 @@ def run_named_benchmark(
         from lasagna_cli.commands._embedders import embedder_endpoint
         from lasagna_cli.commands._executors import executor_choice
         from lasagna_cli.commands._llm import servers
-        from lasagna_cli.commands._run_folders import default_output
+        from lasagna_cli.engine.records import default_output
         from lasagna_cli.engine.staged import flag_options, refuse_run_options
 
         # click's values, before typer's conversions: the folders as Paths here.
@@ -75,7 +75,7 @@ def run_stages(
 
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
-    from lasagna_cli.commands._executors import LOCAL, make_executor
+    from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine.run import Models, load_judge_rubric
@@ -117,7 +117,7 @@ def run_stages(
             failed = asyncio.run(
                 run_pipeline(
                     options,
-                    executor=make_executor(options.concurrency, chosen or LOCAL),
+                    executor=make_executor(options.concurrency, chosen),
                     models=models,
                     load_rubric=load_judge_rubric,
                     text_cache=text_cache(),

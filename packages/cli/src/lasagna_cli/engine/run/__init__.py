@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
     from lasagna_cli.engine.run._rate_share import check_rate, shared
-    from lasagna_cli.engine.run._ray import RayExecutor, ray_module
+    from lasagna_cli.engine.run._ray import (
+        LOCAL,
+        ExecutorChoice,
+        RayExecutor,
+        executor_choice,
+        make_executor,
+        ray_module,
+    )
     from lasagna_cli.engine.run._runner import Models, execute, prepare
     from lasagna_cli.engine.run._scoring import (
         judge_references,
@@ -36,6 +43,10 @@ _NAMES = {
     "check_rate": "_rate_share",
     "shared": "_rate_share",
     "RayExecutor": "_ray",
+    "LOCAL": "_ray",
+    "ExecutorChoice": "_ray",
+    "executor_choice": "_ray",
+    "make_executor": "_ray",
     "ray_module": "_ray",
     "Models": "_runner",
     "execute": "_runner",
@@ -47,8 +58,10 @@ _NAMES = {
 }
 
 __all__ = [
+    "LOCAL",
     "BatchingExecutor",
     "Executor",
+    "ExecutorChoice",
     "LocalExecutor",
     "Models",
     "ModelsUnreachable",
@@ -61,8 +74,10 @@ __all__ = [
     "batch_prefill",
     "check_rate",
     "execute",
+    "executor_choice",
     "judge_references",
     "load_judge_rubric",
+    "make_executor",
     "prepare",
     "ray_module",
     "shared",
