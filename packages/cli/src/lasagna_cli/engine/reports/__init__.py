@@ -23,13 +23,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lasagna_cli.engine.reports._compare import compare_runs
     from lasagna_cli.engine.reports._export import (
+        check_export,
         export_formats,
         export_text,
         flat_rows,
         to_parquet,
+        write_export,
     )
     from lasagna_cli.engine.reports._gc import collector_paused
-    from lasagna_cli.engine.reports._html import build_report, report_parts
+    from lasagna_cli.engine.reports._html import build_report, report_parts, write_report
     from lasagna_cli.engine.reports._leaderboard import (
         LeaderboardTable,
         leaderboard_json,
@@ -77,6 +79,9 @@ _NAMES = {
     "to_parquet": "_export",
     "export_formats": "_export",
     "export_text": "_export",
+    "check_export": "_export",
+    "write_export": "_export",
+    "write_report": "_html",
     "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
@@ -103,6 +108,7 @@ __all__ = [
     "Results",
     "RunData",
     "build_report",
+    "check_export",
     "check_gates",
     "collector_paused",
     "compare_runs",
@@ -123,6 +129,8 @@ __all__ = [
     "scripted_note_of",
     "to_parquet",
     "varied_settings",
+    "write_export",
+    "write_report",
 ]
 
 
