@@ -270,27 +270,15 @@ def run(
         if predictions_from_data:
             check_predictions_from_data(path)
         price_table = load_prices(prices) if prices is not None else None  # before any work
-        from lasagna_cli.engine.systems import spec_from_flags
-
-        system_spec = spec_from_flags(
-            system=system,
-            predictions=predictions,
-            allow_missing=allow_missing,
-            timeout=system_timeout,
-            retries=system_retries,
-            headers=system_headers or [],
-            env=os.environ,
-            predictions_from_data=path if predictions_from_data else None,
-            data_format=data_format,
-        )
         flags = run_flags(
+            path,
             ctx.params,
             given,
+            os.environ,
             judge=judge,
             jury=jury,
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
-            system=system_spec,
         )
         from lasagna_cli.commands._llm import servers
         from lasagna_cli.engine.config import build_config

@@ -106,15 +106,6 @@ def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | No
     from lasagna_cli.commands._llm import text_cache
     from lasagna_cli.engine import dry_run, dry_run_lines
     from lasagna_cli.engine.datasets import DatasetLoader
-    from lasagna_judge import price_for
 
-    found = dry_run(config, DatasetLoader(text_cache()))
-    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
-    for line in dry_run_lines(found, price_of):
+    for line in dry_run_lines(dry_run(config, DatasetLoader(text_cache())), prices):
         typer.echo(line)
-    if price_of is not None:
-        from lasagna_cli.engine import batch_price_line
-
-        batch = batch_price_line(found.roles, price_of)
-        if batch is not None:
-            typer.echo(batch)

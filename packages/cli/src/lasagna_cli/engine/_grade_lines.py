@@ -5,14 +5,13 @@ a jury's, a calibration against human labels, and what went through a batch API.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lasagna_cli.engine._counts import counted
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._dry_run import RoleCalls
     from lasagna_judge import (
         LLM,
         BatchReport,
@@ -218,23 +217,4 @@ def batch_cost_line(
     return (
         f"batch price: ${full * BATCH_PRICE:.4f} for {usage.input_tokens:,} in, "
         f"{usage.output_tokens:,} out ({what}, ${full:.4f})"
-    )
-
-
-def batch_price_line(
-    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
-) -> str | None:
-    """A dry run's line of what its calls cost at most through --batch (the models whose
-    provider has a batch API); None when none has."""
-    from lasagna_cli.engine._dry_run import priced
-    from lasagna_judge import BATCH_PRICE, has_batch_api
-
-    batchable = [r for r in roles if has_batch_api(r.model)]
-    if not batchable:
-        return None
-    most, _ = priced(batchable, price_of)
-    return (
-        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
-        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
-        f"{BATCH_PRICE:.0%} of the per-token price)"
     )

@@ -202,14 +202,33 @@ def check_predictions_from_data(path: str) -> None:
         )
 
 
-def run_flags(values: Mapping[str, Any], given: Container[str], **resolved: Any) -> Flags:
-    """`benchmark run`'s `Flags` from its flags' values (by parameter name); --split left at
-    its default lets a sweep's registered benchmark run its own. `resolved`: what the command
-    settled beforehand (the judge and jury, the rate limits, the user's system)."""
+def run_flags(
+    path: str,
+    values: Mapping[str, Any],
+    given: Container[str],
+    env: Mapping[str, str],
+    **resolved: Any,
+) -> Flags:
+    """`benchmark run PATH`'s `Flags` from its flags' values (by parameter name): the user's
+    system they name (`env` fills `${VAR}` in its headers), and --split left at its default
+    lets a sweep's registered benchmark run its own. `resolved`: what the command settled
+    beforehand (the judge and jury, the rate limits)."""
     from lasagna_cli.engine.config._chunking_flags import chunking_spec
     from lasagna_cli.engine.config._config import ChunkingSpec
     from lasagna_cli.engine.config._flags import parse_filter_flags, parse_tracks
+    from lasagna_cli.engine.systems import spec_from_flags
 
+    system = spec_from_flags(
+        system=values["system"],
+        predictions=values["predictions"],
+        allow_missing=values["allow_missing"],
+        timeout=values["system_timeout"],
+        retries=values["system_retries"],
+        headers=values["system_headers"] or [],
+        env=env,
+        predictions_from_data=path if values["predictions_from_data"] else None,
+        data_format=values["data_format"],
+    )
     tracks, corpus = values["tracks"], values["corpus"]
     names = {"chunker": "--chunker", "size": "--chunk-size", "overlap": "--chunk-overlap"}
     chunking = {
@@ -239,5 +258,6 @@ def run_flags(values: Mapping[str, Any], given: Container[str], **resolved: Any)
         collection=values["collection"],
         corpus=Path(corpus).expanduser() if corpus is not None else None,
         chunking=chunking_spec(chunking, "--chunker", ChunkingSpec(), names),
+        system=system,
         **resolved,
     )
