@@ -14,7 +14,6 @@ from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
 
 if TYPE_CHECKING:
     from lasagna_cli.engine.config import ModelSpec
-    from lasagna_cli.engine.staged import OpenVikingConfig
     from lasagna_judge import LLM
 
 StepOption = Annotated[
@@ -30,28 +29,6 @@ BaseUrlOption = Annotated[
 ]
 
 
-def _api_key(config: OpenVikingConfig, server: str | None) -> str | None:
-    """llm.api_key_env_var's variable when it names one, else llm.api_key; with neither,
-    OPENAI_API_KEY only when the calls go to OpenAI itself (no base URL), so that key never
-    reaches another server. Never recorded."""
-    from lasagna_cli.commands._llm import key_from_variable
-
-    llm = config.llm
-    assert llm is not None
-    if llm.api_key_env_var:
-        value = key_from_variable(llm.api_key_env_var)
-        if value is None:
-            raise CliError(
-                f"{config.path}: llm.api_key_env_var names ${llm.api_key_env_var}, which is not "
-                "set; export it, or give llm.api_key",
-                USAGE_ERROR,
-            )
-        return value
-    if llm.api_key:
-        return llm.api_key
-    return key_from_variable("OPENAI_API_KEY") if server is None else None
-
-
 def run_openviking(
     config_path: Path,
     step: str,
@@ -63,7 +40,7 @@ def run_openviking(
     `limits` are --rpm and --tpm."""
     import os
 
-    from lasagna_cli.commands._llm import cache_setting, proxies_of
+    from lasagna_cli.commands._llm import cache_setting, key_from_variable, proxies_of
     from lasagna_cli.commands._staged import run_stages
     from lasagna_cli.engine.run import shared
     from lasagna_cli.engine.staged import load_openviking_config
@@ -80,7 +57,7 @@ def run_openviking(
             llms[config.generator] = make_llm(
                 config.generator,
                 base_url=server,
-                api_key=_api_key(config, server),
+                api_key=config.api_key(server, key_from_variable),
                 cache=cache_setting(True, os.environ),
                 concurrency=config.max_workers,
                 requests_per_minute=shared(limits[0]),
@@ -104,11 +81,6 @@ def run_openviking(
     run_stages(options, make_llm=make)
 
 
-#: `benchmark run` options that `--config` takes from the command line; the rest it reads
-#: from the config file.
-_RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url", "rpm", "tpm")
-
-
 def run_config(
     ctx: typer.Context,
     config: Path,
@@ -120,15 +92,10 @@ def run_config(
     """`lasagna benchmark run --config CONFIG.yaml`: run it as `benchmark openviking` does;
     an option the config sets is refused."""
     from lasagna_cli.commands._run_options import given_flags
+    from lasagna_cli.engine.staged import refuse_config_options
 
     with user_errors():
-        for name, flag in given_flags(ctx).items():
-            if name not in _RUN_CONFIG_OPTIONS:
-                raise CliError(
-                    f"{flag} does not apply with --config: the config file sets the "
-                    "run (see `lasagna benchmark openviking --help`)",
-                    USAGE_ERROR,
-                )
+        refuse_config_options(given_flags(ctx))
         run_openviking(config, step, base_url, rate_limits(rpm, tpm))
 
 

@@ -36,6 +36,7 @@ from lasagna_cli.engine.staged._options import (
     PipelineOptions,
     check_options,
     flag_options,
+    refuse_config_options,
     refuse_pipeline_options,
     refuse_run_options,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "flag_options",
     "is_openviking_config",
     "load_openviking_config",
+    "refuse_config_options",
     "refuse_pipeline_options",
     "refuse_run_options",
     "run_pipeline",

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,6 +110,24 @@ class OpenVikingConfig:
     llm: LLMSettings | None
     warnings: tuple[str, ...] = ()
     prompts: Prompts | None = None
+
+    def api_key(self, server: str | None, read: Callable[[str], str | None]) -> str | None:
+        """llm.api_key_env_var's variable (its value as `read` finds it) when it names one,
+        else llm.api_key; with neither, OPENAI_API_KEY only when the calls go to OpenAI
+        itself (no `server`), so that key never reaches another server. Never recorded."""
+        llm = self.llm
+        assert llm is not None
+        if llm.api_key_env_var:
+            value = read(llm.api_key_env_var)
+            if value is None:
+                raise EngineUsageError(
+                    f"{self.path}: llm.api_key_env_var names ${llm.api_key_env_var}, which is "
+                    "not set; export it, or give llm.api_key"
+                )
+            return value
+        if llm.api_key:
+            return llm.api_key
+        return read("OPENAI_API_KEY") if server is None else None
 
     @property
     def generator(self) -> str | None:

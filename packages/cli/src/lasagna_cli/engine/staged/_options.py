@@ -112,6 +112,22 @@ _PIPELINE_ONLY = (
 )
 
 
+#: `benchmark run` options that `--config` takes from the command line; the rest it reads
+#: from the config file.
+_RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url", "rpm", "tpm")
+
+
+def refuse_config_options(given: Mapping[str, str]) -> None:
+    """`benchmark run --config`: an option the config file sets is refused (`given` as
+    `refuse_pipeline_options`'s)."""
+    for name, flag in given.items():
+        if name not in _RUN_CONFIG_OPTIONS:
+            raise EngineUsageError(
+                f"{flag} does not apply with --config: the config file sets the "
+                "run (see `lasagna benchmark openviking --help`)"
+            )
+
+
 def refuse_pipeline_options(given: Mapping[str, str], path: str) -> None:
     """`benchmark run DATA`: the options only a registered benchmark's pipeline takes are
     refused, naming the benchmarks. `given`: each option the command line gave (by its
