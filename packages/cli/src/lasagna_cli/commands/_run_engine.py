@@ -14,6 +14,8 @@ from lasagna_cli.engine.config import OTHER_CONCURRENCY
 from lasagna_cli.engine.run import ModelsUnreachable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine import BenchmarkRun
     from lasagna_cli.engine.config import ModelSpec, RunConfig
@@ -37,7 +39,7 @@ def run_engine(
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._llm import run_llm, text_cache
+    from lasagna_cli.commands._llm import text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine import run_benchmarks
     from lasagna_cli.engine.datasets import DatasetLoader
@@ -46,17 +48,8 @@ def run_engine(
 
     concurrency = config.concurrency or OTHER_CONCURRENCY
 
-    def make(spec: ModelSpec, role: str) -> LLM:
-        flag = "--generator" if role == "generator" else "--judge"
-        return run_llm(
-            spec.name,
-            base_url=base_url,
-            concurrency=concurrency,
-            requests_per_minute=config.requests_per_minute,
-            tokens_per_minute=config.tokens_per_minute,
-            flag=flag,
-        )
-
+    limits = (config.requests_per_minute, config.tokens_per_minute)
+    make = run_models(base_url, concurrency, limits)
     runner = make_executor(concurrency, executor)
     batch_lines: list[str] = []
     if batch[0]:
@@ -99,6 +92,29 @@ def run_engine(
     for line in batch_lines:
         typer.echo(line, err=True)
     return run
+
+
+def run_models(
+    base_url: str | None,
+    concurrency: int,
+    limits: tuple[float | None, float | None],
+    judge_flag: str | None = "--judge",
+) -> Callable[[ModelSpec, str], LLM]:
+    """How a run makes its models (`run_llm`): at --base-url where they call a server, with
+    its concurrency and --rpm, --tpm (`limits`); a judge named in messages as `judge_flag`."""
+    from lasagna_cli.commands._llm import run_llm
+
+    def make(spec: ModelSpec, role: str) -> LLM:
+        return run_llm(
+            spec.name,
+            base_url=base_url,
+            concurrency=concurrency,
+            requests_per_minute=limits[0],
+            tokens_per_minute=limits[1],
+            flag="--generator" if role == "generator" else judge_flag,
+        )
+
+    return make
 
 
 def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:

@@ -76,8 +76,9 @@ def run_stages(
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import make_executor
-    from lasagna_cli.commands._llm import resolve_model, run_llm, text_cache
+    from lasagna_cli.commands._llm import resolve_model, text_cache
     from lasagna_cli.commands._progress import TaskProgress
+    from lasagna_cli.commands._run_engine import run_models
     from lasagna_cli.engine.run import Models, load_judge_rubric
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 
@@ -88,18 +89,9 @@ def run_stages(
     if options.judge is not None:
         resolve_model(options.judge, {}, "--judge")
 
-    def make(spec: ModelSpec, role: str) -> LLM:
-        # A judge named only by the run's record (the generator) is named without a flag.
-        flag = "--generator" if role == "generator" else ("--judge" if options.judge else None)
-        return run_llm(
-            spec.name,
-            base_url=base_url,
-            concurrency=options.concurrency,
-            requests_per_minute=options.requests_per_minute,
-            tokens_per_minute=options.tokens_per_minute,
-            flag=flag,
-        )
-
+    # A judge named only by the run's record (the generator) is named without a flag.
+    limits = (options.requests_per_minute, options.tokens_per_minute)
+    make = run_models(base_url, options.concurrency, limits, "--judge" if options.judge else None)
     models = Models(
         make if make_llm is None else make_llm,
         make_embedder=lambda spec: build_embedder(spec, concurrency=options.ingest_workers),
