@@ -114,7 +114,13 @@ def compare(
     --fail-if-worse METRIC:MARGIN exits 1 when B is shown worse than A by more than MARGIN."""
     with user_errors():
         check_format(output_format)
-        from lasagna_cli.engine.reports import check_gates, compare_runs, gates_json, parse_gates
+        from lasagna_cli.engine.reports import (
+            check_gates,
+            compare_json,
+            compare_runs,
+            forced_lines,
+            parse_gates,
+        )
 
         gates = parse_gates(fail_if_worse or [])
 
@@ -122,19 +128,12 @@ def compare(
         found = compare_runs(runs, setups or [], seed=seed, force=force, metrics=metrics)
         checked = check_gates(found, gates)
         if output_format == "json":
-            shown: dict[str, Any] = {"comparisons": found}
-            if gates:
-                shown["gates"] = gates_json(checked)
+            shown = compare_json(found, checked if gates else None)
             typer.echo(json.dumps(shown, indent=1, ensure_ascii=False))
         else:
             render_text(found)
-        for item in found:
-            if item["differs"]:
-                typer.echo(
-                    f"warning: {item['a']['setup']} and {item['b']['setup']} were compared "
-                    f"with --force; they differ in {'; '.join(item['differs'])}",
-                    err=True,
-                )
+        for line in forced_lines(found):
+            typer.echo(line, err=True)
         for gate in checked:
             typer.echo(gate.line, err=output_format == "json")
     failed = sum(1 for gate in checked if gate.failed)

@@ -10,6 +10,10 @@ import typer
 from lasagna_cli.commands._errors import check_format, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
+NameArgument = Annotated[
+    str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")
+]
+
 
 @benchmark_app.command("list")
 def list_command(
@@ -38,7 +42,7 @@ def list_command(
 
 @benchmark_app.command("info")
 def info_command(
-    name: Annotated[str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")],
+    name: NameArgument,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="The benchmark's files: also count what is there."),
@@ -65,7 +69,7 @@ def info_command(
 
 @benchmark_app.command("sample")
 def sample_command(
-    name: Annotated[str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")],
+    name: NameArgument,
     data_dir: Annotated[
         Path, typer.Option("--data-dir", help="The benchmark's raw files (a folder or the file).")
     ],

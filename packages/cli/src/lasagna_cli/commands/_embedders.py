@@ -38,14 +38,6 @@ def embedder_base_url(model: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def embedder_endpoint(model: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The embedding server a model's calls go to, as results record it (no credentials,
-    no query); None for OpenAI's own and for in-process embedders."""
-    from lasagna_cli.commands._llm import servers
-
-    return servers(env).embedder_endpoint(model)
-
-
 def build_embedder(
     spec: RetrieverSpec,
     env: Mapping[str, str] | None = None,

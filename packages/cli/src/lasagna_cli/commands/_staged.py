@@ -29,7 +29,6 @@ def run_named_benchmark(
     """`lasagna benchmark run NAME`, NAME a registered benchmark: its staged pipeline, with
     the flags' values (`ctx.params`), the judge and --base-url `run` checked."""
     with user_errors():
-        from lasagna_cli.commands._embedders import embedder_endpoint
         from lasagna_cli.commands._executors import executor_choice
         from lasagna_cli.commands._llm import servers
         from lasagna_cli.engine.records import default_output
@@ -41,7 +40,7 @@ def run_named_benchmark(
         refuse_run_options(given, path, jury)
         chosen = executor_choice(values["executor"] or "local", values["ray_address"])
         requests_per_minute, tokens_per_minute = rate_limits(values["rpm"], values["tpm"])
-        models = [m for m in (values["generator"], judge) if m]
+        models, found = [m for m in (values["generator"], judge) if m], servers()
         embedder = values["embedder"]
         options = flag_options(
             path,
@@ -52,8 +51,8 @@ def run_named_benchmark(
             concurrency=values["concurrency"] or auto_concurrency(models, base_url),
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
-            endpoints=servers().endpoints(base_url),
-            embedder_endpoint=embedder_endpoint(embedder) if embedder else None,
+            endpoints=found.endpoints(base_url),
+            embedder_endpoint=found.embedder_endpoint(embedder) if embedder else None,
         )
         run_stages(options, chosen, base_url=base_url)
 

@@ -227,13 +227,29 @@ def parse_gates(values: Sequence[str]) -> list[Gate]:
     return gates
 
 
-def gates_json(checked: Sequence[GateResult]) -> list[dict[str, Any]]:
-    """The gates checked, as `compare --format json` prints them."""
+def compare_json(
+    comparisons: Sequence[Mapping[str, Any]], checked: Sequence[GateResult] | None
+) -> dict[str, Any]:
+    """What `compare --format json` prints: the comparisons, and the gates checked when
+    --fail-if-worse gave any (`checked` None: none given)."""
+    shown: dict[str, Any] = {"comparisons": comparisons}
+    if checked is not None:
+        shown["gates"] = [
+            {"gate": str(g.gate), "metric": g.metric, "dataset": g.dataset,
+             "failed": g.failed, "line": g.line}
+            for g in checked
+        ]  # fmt: skip
+    return shown
+
+
+def forced_lines(comparisons: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning per comparison `--force` made though its results differ."""
     return [
-        {"gate": str(g.gate), "metric": g.metric, "dataset": g.dataset,
-         "failed": g.failed, "line": g.line}
-        for g in checked
-    ]  # fmt: skip
+        f"warning: {item['a']['setup']} and {item['b']['setup']} were compared "
+        f"with --force; they differ in {'; '.join(item['differs'])}"
+        for item in comparisons
+        if item["differs"]
+    ]
 
 
 #: The columns of a comparison's table.
