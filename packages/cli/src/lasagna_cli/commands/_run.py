@@ -1,11 +1,13 @@
-"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data."""
+"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data,
+then draw the leaderboard (`engine.reports.leaderboard_tables`)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -298,8 +300,6 @@ def run(
 
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
         else:
-            from lasagna_cli.commands._leaderboard import print_leaderboard
-
             print_leaderboard(results)
             if price_table is not None:
                 from lasagna_cli.commands._costs import cost_line
@@ -308,6 +308,43 @@ def run(
             typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
         if say_gaps(results, out):
             raise typer.Exit(DATA_ERROR)
+
+
+def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
+    """The leaderboard: a table per comparability group and track, each with its title and
+    key as lines of their own (as a table's title and caption rich would wrap them to the
+    table's width, which is narrow), then the jury lines and the scripted-model note."""
+    import sys
+
+    from rich.console import Console, Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from lasagna_cli.commands._terminal import shown
+    from lasagna_cli.engine.reports import (
+        leaderboard_jury_lines,
+        leaderboard_tables,
+        scripted_note_of,
+    )
+
+    # Off a terminal (a log, a pipe) rich would squeeze the tables into 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    for i, found in enumerate(leaderboard_tables(results)):
+        table = Table()
+        table.add_column("setup", style="bold", no_wrap=True)
+        for heading in found.headings:
+            table.add_column(heading, justify="right")
+        for name, *cells in found.rows:
+            table.add_row(Text(shown(name)), *cells)
+        if i:
+            console.print()
+        title = Text(shown(found.title), style="bold")
+        console.print(Group(title, table, Text(shown(found.caption), style="dim")))
+    for line in leaderboard_jury_lines(results):
+        console.print(line, markup=False, highlight=False)
+    note = scripted_note_of(results)
+    if note:
+        console.print(note, style="bold yellow", markup=False, highlight=False)
 
 
 def say_gaps(results: list[dict[str, object]], out: Path) -> bool:

@@ -125,8 +125,7 @@ def build_report(
 
 def write_report(runs: Sequence[RunData], target: Path, *, title: str | None = None) -> str:
     """The report of `runs` written to `target` (whole or absent), and the line that says
-    what it holds. Not fsynced: it is made again from the run folders in seconds, and a
-    large run's 50 MB took 0.25 s to sync."""
+    what it holds. Not fsynced: it is made again from the run folders in seconds."""
     from lasagna_synth import atomic_writer
 
     parts = report_parts(runs, title=title)
