@@ -5,7 +5,6 @@ and the stages run, with their progress bars, for `benchmark openviking` too."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -31,12 +30,9 @@ def run_named_benchmark(
     with user_errors():
         from lasagna_cli.commands._executors import executor_choice
         from lasagna_cli.commands._llm import servers
-        from lasagna_cli.engine.records import default_output
         from lasagna_cli.engine.staged import flag_options, refuse_run_options
 
-        # click's values, before typer's conversions: the folders as Paths here.
-        values = {**ctx.params, "data_dir": _path(ctx.params["data_dir"])}
-        given, output = given_flags(ctx), _path(values["output"])
+        given, values = given_flags(ctx), ctx.params
         refuse_run_options(given, path, jury)
         chosen = executor_choice(values["executor"] or "local", values["ray_address"])
         requests_per_minute, tokens_per_minute = rate_limits(values["rpm"], values["tpm"])
@@ -47,7 +43,6 @@ def run_named_benchmark(
             values,
             given,
             judge=judge,
-            out=output if output is not None else default_output(path),
             concurrency=values["concurrency"] or auto_concurrency(models, base_url),
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
@@ -55,10 +50,6 @@ def run_named_benchmark(
             embedder_endpoint=found.embedder_endpoint(embedder) if embedder else None,
         )
         run_stages(options, chosen, base_url=base_url)
-
-
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value is not None else None
 
 
 def run_stages(

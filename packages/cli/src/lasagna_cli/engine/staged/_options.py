@@ -172,13 +172,17 @@ def refuse_run_options(given: Mapping[str, str], name: str, jury: Sequence[str])
 def flag_options(
     name: str, values: Mapping[str, Any], given: Mapping[str, str], **resolved: Any
 ) -> PipelineOptions:
-    """`benchmark run NAME`'s options from its flags' values (by parameter name); --split
-    and --rubric, when not given, are the benchmark's own. `given` as
-    `refuse_pipeline_options`'s; `resolved`: what the command read from the environment and
-    the judge (out, concurrency, endpoints, ...)."""
+    """`benchmark run NAME`'s options from its flags' values (by parameter name, the folders
+    as text or paths); without -o, runs/NAME; --split and --rubric, when not given, are the
+    benchmark's own. `given` as `refuse_pipeline_options`'s; `resolved`: what the command
+    read from the environment and the judge (concurrency, endpoints, ...)."""
+    from lasagna_cli.engine.records._store import default_output
+
+    data_dir, output = values["data_dir"], values["output"]
     return PipelineOptions(
         name=name,
-        data_dir=values["data_dir"],
+        data_dir=Path(data_dir) if data_dir is not None else None,
+        out=Path(output) if output is not None else default_output(name),
         step=values["step"] or "all",
         split=values["split"] if "split" in given else None,
         profile=values["profile"] or "speed",
