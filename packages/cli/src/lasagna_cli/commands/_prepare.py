@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import DATA_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
 
@@ -64,7 +64,12 @@ def prepare(
     format with sampling_metadata.json, as the scripts write them. Exit 1 when a dataset's
     raw files are missing (the others are written)."""
     with user_errors():
-        from lasagna_cli.engine.benchmarks import check_prepare, prepare_benchmarks, prepared_line
+        from lasagna_cli.engine.benchmarks import (
+            check_prepare,
+            check_prepared,
+            prepare_benchmarks,
+            prepared_line,
+        )
         from lasagna_cli.engine.records import check_writable
 
         names = check_prepare(raw, output, datasets or (), overwrite)
@@ -75,9 +80,4 @@ def prepare(
         )  # fmt: skip
         for done in prepared:
             typer.echo(prepared_line(done, raw), err=done.missing or done.metadata is None)
-        missing = [d.name for d in prepared if d.missing]
-        if missing:
-            raise CliError(
-                f"{len(missing)} of {len(prepared)} datasets not prepared: {', '.join(missing)}",
-                DATA_ERROR,
-            )
+        check_prepared(prepared)

@@ -29,6 +29,7 @@ from lasagna_cli.engine.benchmarks._model import (
 from lasagna_cli.engine.benchmarks._prepare import (
     OFFICIAL,
     check_prepare,
+    check_prepared,
     dataset_key,
     prepare_benchmarks,
     prepared_line,
@@ -75,6 +76,7 @@ __all__ = [
     "UnknownBenchmarkError",
     "benchmark_names",
     "check_prepare",
+    "check_prepared",
     "check_sample_output",
     "dataset_key",
     "get_benchmark_spec",

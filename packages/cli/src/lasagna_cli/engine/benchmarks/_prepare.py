@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.benchmarks._ov_sampling import sample_openviking
 
 #: scripts/run_sampling.py: lasagna name -> (dataset_name, documents, questions); every
@@ -76,6 +76,15 @@ def check_prepare(raw: Path, out: Path, datasets: Sequence[str], overwrite: bool
                 "choose another -o"
             )
     return names
+
+
+def check_prepared(prepared: Sequence[Prepared]) -> None:
+    """The datasets whose raw files were missing, as one error (the others are written)."""
+    missing = [d.name for d in prepared if d.missing]
+    if missing:
+        raise EngineError(
+            f"{len(missing)} of {len(prepared)} datasets not prepared: {', '.join(missing)}"
+        )
 
 
 def prepared_line(done: Prepared, raw: Path) -> str:
