@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.reports._compare import compare_runs
     from lasagna_cli.engine.reports._export import (
         check_export,
-        export_formats,
         export_text,
         flat_rows,
         to_parquet,
@@ -79,7 +78,6 @@ _NAMES = {
     "build_report": "_html",
     "flat_rows": "_export",
     "to_parquet": "_export",
-    "export_formats": "_export",
     "export_text": "_export",
     "check_export": "_export",
     "write_export": "_export",
@@ -117,7 +115,6 @@ __all__ = [
     "compare_runs",
     "compared_fields",
     "comparison_table",
-    "export_formats",
     "export_text",
     "flat_rows",
     "forced_lines",

@@ -58,10 +58,6 @@ BASE_FIELDS = (
 )
 
 
-def export_formats() -> tuple[str, ...]:
-    return FORMATS
-
-
 def check_export(export_format: str, output: Path | None) -> None:
     """`export --format` is one of FORMATS, and parquet is written to a file."""
     if export_format not in FORMATS:
