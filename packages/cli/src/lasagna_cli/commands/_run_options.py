@@ -6,7 +6,7 @@ options (the staged pipeline too); and which options a command line gave (`given
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -115,13 +115,13 @@ IngestWorkersOption = Annotated[
 ]
 
 
-def given_flags(ctx: Any) -> dict[str, str]:
+def given_flags(ctx: typer.Context) -> dict[str, str]:
     """Each option the command line gave (not left at its default), by its parameter's
     name -> its flag (`--top-k`), as the engine's checks of a run's options take them."""
     given = {}
     for param in ctx.command.params:
         # By name: typer may carry its own copy of click, whose enum is not click's.
         source = ctx.get_parameter_source(param.name or "")
-        if source is not None and source.name != "DEFAULT":
+        if param.name and source is not None and source.name != "DEFAULT":
             given[param.name] = param.opts[0]
     return given
