@@ -55,8 +55,8 @@ def run_engine(
     if batch[0]:
         from lasagna_cli.commands._batch import batching
 
-        judges = [j for j in (config.judge, *(m.name for m in config.jury)) if j]
         kind = executor.kind if executor is not None else "local"
+        judges = config.judges
         runner = batching(config.setups, runner, kind, out, batch_lines, prices, batch[1], judges)
     progress = TaskProgress(0, "tasks")
     try:

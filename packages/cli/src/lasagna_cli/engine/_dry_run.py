@@ -86,7 +86,7 @@ def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
         judge=config.judge, jury=config.jury, rubric=rubric, diagnostics=config.diagnostics
     )
     tasks = plan_tasks(plan, options)
-    judges = [config.judge, *(j.name for j in config.jury)] if config.judge else []
+    judges = config.judges
     found = DryRun()
     for bench in plan:
         if bench.dataset.duplicates:

@@ -364,3 +364,8 @@ class RunConfig:
     """Each model's tokens a minute at most (--tpm)."""
     source: str = ""
     """The PATH or file the run was started with, as given."""
+
+    @property
+    def judges(self) -> list[str]:
+        """Every judge's model: `judge`, then the jury's; none without a judge."""
+        return [self.judge, *(j.name for j in self.jury)] if self.judge else []
