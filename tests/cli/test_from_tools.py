@@ -263,7 +263,7 @@ def test_a_sweep_entry_takes_a_format(tmp_path: Path) -> None:
 
 def test_the_commands_know_the_formats_lasagna_synth_reads_and_writes() -> None:
     from lasagna_cli.commands._synthesize import WRITE_FORMATS
-    from lasagna_cli.commands._validate import DATA_FORMATS
+    from lasagna_cli.engine.config import DATA_FORMATS
     from lasagna_cli.engine.config._sweepfile_entries import DATA_FORMATS as SWEEP_FORMATS
     from lasagna_synth import DATA_FORMATS as READ
     from lasagna_synth import EXPORT_FORMATS

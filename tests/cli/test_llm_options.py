@@ -11,6 +11,7 @@ import pytest
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 from lasagna_cli.commands._llm import ENV_VARIABLES, auto_concurrency, build_llm, load_prices
+from lasagna_cli.engine import EngineUsageError
 from lasagna_cli.engine.config import RunConfig
 from lasagna_judge import LLM
 from lasagna_judge.testing import FakeLLMServer
@@ -250,13 +251,15 @@ def test_a_run_asking_a_users_system_keeps_8(monkeypatch: pytest.MonkeyPatch) ->
 def test_every_judge_of_a_jury_counts_for_base_url_and_the_default_concurrency(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from lasagna_cli.commands._run_engine import checked_base_url
+    from lasagna_cli.engine.config import checked_base_url
     from lasagna_cli.engine.config._config import BenchmarkEntry, ModelSpec, RunConfig, Setup
 
     server = "http://127.0.0.1:8000/v1"
     # The second judge calls a server: --base-url is its, though the first runs in-process.
     assert checked_base_url(server, "d.jsonl", None, ["local/smollm2", "openai/m"]) == server
-    with pytest.raises(CliError, match="local/smollm2 and local/other, which run in-process"):
+    with pytest.raises(
+        EngineUsageError, match="local/smollm2 and local/other, which run in-process"
+    ):
         checked_base_url(server, "d.jsonl", None, ["local/smollm2", "local/other"])
     for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "MODEL_NAME"):
         monkeypatch.delenv(name, raising=False)

@@ -83,6 +83,35 @@ class SquadEvaluation:
             return json.dumps(self.official())
         return json.dumps(self.official(), indent=2)
 
+    def table(self) -> str:
+        """The scores as a plain-text table: the rules and why, EM, F1 and questions
+        overall, HasAns and NoAns, and the best no-answer thresholds when known."""
+        lines = [
+            f"SQuAD v{self.version} rules ({_VERSION_SOURCES[self.version_source]})",
+            f"{'':<9}{'EM':>8}{'F1':>8}{'questions':>11}",
+        ]
+        rows = [("overall", self.overall), ("HasAns", self.has_ans), ("NoAns", self.no_ans)]
+        for name, scores in rows:
+            if scores is not None:
+                lines.append(f"{name:<9}{scores.exact:>8.2f}{scores.f1:>8.2f}{scores.total:>11}")
+        if self.best is not None:
+            best = self.best
+            lines.append(
+                f"best EM {best['best_exact']:.2f} at no-answer threshold "
+                f"{best['best_exact_thresh']:g}; best F1 {best['best_f1']:.2f} at "
+                f"{best['best_f1_thresh']:g}"
+            )
+        return "\n".join(lines)
+
+
+#: Why a SquadEvaluation's rules were chosen, as its table says it.
+_VERSION_SOURCES = {
+    "dataset": "from the dataset's version field",
+    "detected": "the dataset has unanswerable questions",
+    "default": "the dataset names no version; --v1 for the v1.1 rules",
+    "caller": "as asked",
+}
+
 
 def _resolve_version(
     dataset: Mapping[str, Any], questions: list[_Question], version: SquadVersion | None

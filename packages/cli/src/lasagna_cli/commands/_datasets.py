@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
+from lasagna_cli.commands._errors import check_format, user_errors
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.engine import counted
 
-if TYPE_CHECKING:
-    pass
+NameArgument = Annotated[
+    str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")
+]
 
 
 @benchmark_app.command("list")
@@ -30,44 +30,19 @@ def list_command(
         if output_format == "json":
             import json
 
-            listed = [
-                {
-                    "name": spec.name,
-                    "title": spec.title,
-                    "splits": list(spec.splits),
-                    "default_split": spec.default_split,
-                    "categories": dict(spec.categories),
-                    "licence": spec.licence,
-                    "homepage": spec.homepage,
-                }
-                for spec in specs
-            ]
-            typer.echo(json.dumps(listed, indent=1, ensure_ascii=False))
+            from lasagna_cli.engine.datasets import list_json
+
+            typer.echo(json.dumps(list_json(specs), indent=1, ensure_ascii=False))
             return
-        rows = [
-            (
-                spec.name,
-                spec.title,
-                ", ".join(spec.splits),
-                str(len(spec.categories)),
-                spec.licence.split(" (")[0].split(";")[0],
-            )
-            for spec in specs
-        ]
-        header = ("name", "benchmark", "splits", "categories", "licence")
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        for row in [header, *rows]:
-            cells = (cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-            typer.echo("  ".join(cells).rstrip())
-        typer.echo(
-            "\nDetails: lasagna benchmark info NAME [--data-dir DIR]. Nothing is downloaded: "
-            "point --data-dir at the benchmark's files."
-        )
+        from lasagna_cli.engine.datasets import list_lines
+
+        for line in list_lines(specs):
+            typer.echo(line)
 
 
 @benchmark_app.command("info")
 def info_command(
-    name: Annotated[str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")],
+    name: NameArgument,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="The benchmark's files: also count what is there."),
@@ -92,20 +67,9 @@ def info_command(
         typer.echo("\n".join(lines))
 
 
-def _check_out(out: Path, overwrite: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise CliError(f"-o {out}: expected a folder, found a file; choose a folder", USAGE_ERROR)
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise CliError(
-            f"-o {out} is not empty; choose a new folder, or pass --overwrite to write the "
-            "sample over it",
-            USAGE_ERROR,
-        )
-
-
 @benchmark_app.command("sample")
 def sample_command(
-    name: Annotated[str, typer.Argument(help="A benchmark name from `lasagna benchmark list`.")],
+    name: NameArgument,
     data_dir: Annotated[
         Path, typer.Option("--data-dir", help="The benchmark's raw files (a folder or the file).")
     ],
@@ -142,17 +106,17 @@ def sample_command(
     """
     with user_errors():
         from lasagna_cli.engine.benchmarks import (
-            SAMPLE_MODES,
+            check_sample_output,
             get_benchmark_spec,
             load_benchmark,
             sample_benchmark,
             write_sample,
         )
+        from lasagna_cli.engine.datasets import sample_lines
+        from lasagna_cli.engine.records import check_writable
 
         spec = get_benchmark_spec(name)
-        if mode not in SAMPLE_MODES:
-            raise CliError(f"--mode: expected stratified or random, found {mode!r}", USAGE_ERROR)
-        _check_out(output, overwrite)
+        chosen = check_sample_output(mode, output, overwrite)
         bench = load_benchmark(name, data_dir, split, with_text=False)
         sample = sample_benchmark(
             bench,
@@ -160,34 +124,13 @@ def sample_command(
             sample_size=sample_size,
             full=full,
             seed=seed,
-            mode=mode,
+            mode=chosen,
             unit=spec.sampling_unit,
         )
-        from lasagna_cli.engine.records import check_writable
-
         check_writable(output, f"-o {output}", "the sample folder")
         written = write_sample(sample, bench, data_dir, output)
-        meta = sample.metadata
-        typer.echo(
-            f"{name} ({bench.split}): {meta['sampled']['documents']} of "
-            f"{meta['original']['documents']} documents, {meta['sampled']['questions']} of "
-            f"{meta['original']['questions']} questions (seed {seed}"
-            + (f", {meta['mode']}" if meta["mode"] else "")
-            + ")"
+        lines = sample_lines(
+            name, spec, bench, sample, files=len(written), output=output, seed=seed
         )
-        for category, n in meta["sampled"]["categories"].items():
-            target = meta.get("category_quotas", {}).get(category)
-            typer.echo(f"  {category}: {n}" + (f" (quota {target})" if target is not None else ""))
-        if meta.get("shortfall"):
-            typer.echo(
-                f"  {meta['shortfall']} fewer questions than asked: the benchmark has no more",
-                err=True,
-            )
-        typer.echo(
-            f"wrote {counted(len(written), 'file')} to {output} (sampling_metadata.json included)"
-        )
-        split_flag = f" --split {bench.split}" if bench.split != spec.default_split else ""
-        typer.echo(
-            f"run it: lasagna benchmark run {name} --data-dir {output}{split_flag} --step gen "
-            "(retrieval; add --generator MODEL and drop --step for answers and grades)"
-        )
+        for line, err in lines:
+            typer.echo(line, err=err)

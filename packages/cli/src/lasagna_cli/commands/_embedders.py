@@ -28,14 +28,6 @@ if TYPE_CHECKING:
     from lasagna_judge import Embedder
 
 
-def embedder_endpoint(model: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The embedding server a model's calls go to, as results record it (no credentials,
-    no query); None for OpenAI's own and for in-process embedders."""
-    from lasagna_cli.commands._llm import servers
-
-    return servers(env).embedder_endpoint(model)
-
-
 def build_embedder(
     spec: RetrieverSpec,
     env: Mapping[str, str] | None = None,

@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._report import DatasetsOption, PricesOption, read_runs
-from lasagna_cli.engine import counted
 
 
 @benchmark_app.command("export")
@@ -46,31 +45,19 @@ def export(
     """Write a run's results as flat rows (every metric, the answer, the judge's grade and
     status, tokens and cost) or as a TREC run file for trec_eval, ranx and ir_measures."""
     with user_errors():
-        from lasagna_cli.engine.reports import export_formats
-
-        if export_format not in export_formats():
-            raise CliError(
-                f"--format: expected one of {', '.join(export_formats())}, found {export_format!r}",
-                USAGE_ERROR,
-            )
-        if export_format == "parquet" and output is None:
-            raise CliError("--format parquet: give the file with -o FILE.parquet", USAGE_ERROR)
         from lasagna_cli.engine.records import check_output_file
-        from lasagna_cli.engine.reports import export_text, flat_rows, to_parquet
-        from lasagna_synth import write_bytes_atomic
+        from lasagna_cli.engine.reports import check_export, export_text, write_export
 
+        check_export(export_format, output)
         if output is not None:
             check_output_file(output, f"-o {output}")
         (run,) = read_runs([folder], datasets, prices, texts=False)
-        if export_format == "parquet":
-            assert output is not None
-            rows = list(flat_rows(run.results, run.label))
-            to_parquet(rows, output)
-            typer.echo(f"export: {output} ({counted(len(rows), 'row')})", err=True)
-            return
-        text = export_text(run.results, export_format, run=run.label, setup=setup, dataset=dataset)
+        results, label = run.results, run.label
         if output is None:
+            text = export_text(results, export_format, run=label, setup=setup, dataset=dataset)
             typer.echo(text, nl=False)
         else:
-            write_bytes_atomic(output, text.encode("utf-8"))
-            typer.echo(f"export: {output} ({text.count(chr(10)):,} lines)", err=True)
+            line = write_export(
+                results, export_format, output, run=label, setup=setup, dataset=dataset
+            )
+            typer.echo(line, err=True)

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from lasagna_cli.commands._errors import USAGE_ERROR, CliError, check_format, user_errors
 from lasagna_cli.commands._groups import metrics_app
-
-if TYPE_CHECKING:
-    from lasagna_metrics import SquadEvaluation
-
-
-_VERSION_SOURCES = {
-    "dataset": "from the dataset's version field",
-    "detected": "the dataset has unanswerable questions",
-    "default": "the dataset names no version; --v1 for the v1.1 rules",
-    "caller": "as asked",
-}
 
 
 def _existing_file(path: Path, what: str) -> Path:
@@ -28,25 +17,6 @@ def _existing_file(path: Path, what: str) -> Path:
     if path.is_dir():
         raise CliError(f"{what} {path}: is a folder, expected a JSON file", USAGE_ERROR)
     return path
-
-
-def _table(result: SquadEvaluation) -> str:
-    lines = [
-        f"SQuAD v{result.version} rules ({_VERSION_SOURCES[result.version_source]})",
-        f"{'':<9}{'EM':>8}{'F1':>8}{'questions':>11}",
-    ]
-    rows = [("overall", result.overall), ("HasAns", result.has_ans), ("NoAns", result.no_ans)]
-    for name, scores in rows:
-        if scores is not None:
-            lines.append(f"{name:<9}{scores.exact:>8.2f}{scores.f1:>8.2f}{scores.total:>11}")
-    if result.best is not None:
-        best = result.best
-        lines.append(
-            f"best EM {best['best_exact']:.2f} at no-answer threshold "
-            f"{best['best_exact_thresh']:g}; best F1 {best['best_f1']:.2f} at "
-            f"{best['best_f1_thresh']:g}"
-        )
-    return "\n".join(lines)
 
 
 @metrics_app.command("squad")
@@ -134,4 +104,4 @@ def squad(
                 f"(first: {first})",
                 err=True,
             )
-        typer.echo(result.official_json() if as_json else _table(result))
+        typer.echo(result.official_json() if as_json else result.table())

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import DATA_ERROR, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._groups import benchmark_app
 
 
@@ -65,51 +65,19 @@ def prepare(
     raw files are missing (the others are written)."""
     with user_errors():
         from lasagna_cli.engine.benchmarks import (
-            OFFICIAL,
-            dataset_key,
+            check_prepare,
+            check_prepared,
             prepare_benchmarks,
+            prepared_line,
         )
         from lasagna_cli.engine.records import check_writable
 
-        if not raw.is_dir():
-            raise CliError(
-                f"--raw-dir {raw}: no such folder; give the folder holding one folder of raw "
-                "files per dataset (raw_data/Locomo, ...)",
-                USAGE_ERROR,
-            )
-        given = [d for d in datasets or () if d.lower() != "all"]
-        names = [dataset_key(name) for name in given]
-        for name in names or OFFICIAL:
-            target = output / OFFICIAL[name][0]
-            if target.is_dir() and any(target.iterdir()) and not overwrite:
-                raise CliError(
-                    f"{target} is not empty; pass --overwrite to write the sample over it, or "
-                    "choose another -o",
-                    USAGE_ERROR,
-                )
+        names = check_prepare(raw, output, datasets or (), overwrite)
         check_writable(output, f"-o {output}")
         prepared = prepare_benchmarks(
             raw, output, names, seed=seed, sample_size=sample_size, num_docs=num_docs,
             full=full, mode=sample_mode,
         )  # fmt: skip
         for done in prepared:
-            if done.missing or done.metadata is None:
-                typer.echo(
-                    f"{done.name}: no raw files in {raw / OFFICIAL[done.name][0]} (or "
-                    f"{raw / done.name}); see `lasagna benchmark info {done.name}` for the "
-                    "files and where to get them",
-                    err=True,
-                )
-                continue
-            meta = done.metadata
-            typer.echo(
-                f"{done.name}: {meta['sampled_num_docs']} of {meta['original_num_docs']} "
-                f"documents, {meta['sampled_total_qas']} of {meta['original_total_qas']} "
-                f"questions -> {done.out}"
-            )
-        missing = [d.name for d in prepared if d.missing]
-        if missing:
-            raise CliError(
-                f"{len(missing)} of {len(prepared)} datasets not prepared: {', '.join(missing)}",
-                DATA_ERROR,
-            )
+            typer.echo(prepared_line(done, raw), err=done.missing or done.metadata is None)
+        check_prepared(prepared)

@@ -27,25 +27,34 @@ import typer
 from lasagna_cli.commands._terminal import shown
 
 
-def _columns(*, counts: bool) -> tuple[Any, ...]:
+def _started(*, counts: bool, eta_label: bool = True) -> Any:
+    """A rich Progress on stderr, started: the description, the bar, done of total, the
+    counts (`counts`), the time taken and the ETA (labelled `eta` unless not `eta_label`)."""
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
+        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
     middle = (TextColumn("{task.fields[counts]}"),) if counts else ()
-    return (
+    label = (TextColumn("eta"),) if eta_label else ()
+    progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         *middle,
         TimeElapsedColumn(),
-        TextColumn("eta"),
+        *label,
         TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
     )
+    progress.start()
+    return progress
 
 
 #: Off a terminal, a step's line is printed once it has run this long (seconds), so quick
@@ -152,13 +161,7 @@ class TaskProgress(_Steps):
     def __enter__(self) -> TaskProgress:
         self._start = self._last_line = time.perf_counter()
         if self._enabled:
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self._progress = Progress(
-                *_columns(counts=True), console=Console(stderr=True), transient=False
-            )
-            self._progress.start()
+            self._progress = _started(counts=True)
         return self
 
     def _main_bar(self) -> None:
@@ -245,13 +248,7 @@ class StageProgress(_Steps):
 
     def __enter__(self) -> StageProgress:
         if self._enabled:
-            from rich.console import Console
-            from rich.progress import Progress
-
-            self._progress = Progress(
-                *_columns(counts=False), console=Console(stderr=True), transient=False
-            )
-            self._progress.start()
+            self._progress = _started(counts=False)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -279,26 +276,7 @@ class SynthesisBar:
     def __enter__(self) -> SynthesisBar:
         self._start = self._last_line = time.perf_counter()
         if self._enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("synthesize"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[counts]}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-            )
-            self._progress.start()
+            self._progress = _started(counts=True, eta_label=False)
             self._task = self._progress.add_task("synthesize", total=self.total, counts="")
         return self
 

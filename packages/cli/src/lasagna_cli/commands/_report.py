@@ -84,8 +84,7 @@ def _write_report(
     title: str | None,
 ) -> None:
     from lasagna_cli.engine.records import check_output_file
-    from lasagna_cli.engine.reports import report_parts
-    from lasagna_synth import atomic_writer
+    from lasagna_cli.engine.reports import write_report
 
     target = output if output is not None else folders[0] / "report.html"
     runs = read_runs(folders, datasets, prices)  # reads only: a bad folder, nothing made
@@ -93,14 +92,4 @@ def _write_report(
     for run in runs:
         for note in run.notes:
             typer.echo(f"note: {run.label}: {note}", err=True)
-    parts = report_parts(runs, title=title)
-    # Whole or absent, as every file; not fsynced: it is made again from the run folder
-    # in seconds, and a large run's 50 MB took 0.25 s to sync.
-    with atomic_writer(target, sync=False) as handle:
-        handle.writelines(parts)
-    questions = sum(len(r.get("per_query", ())) for run in runs for r in run.results)
-    typer.echo(
-        f"report: {target} ({sum(map(len, parts)) / 1e6:.1f} MB; {questions:,} answers of "
-        f"{sum(len(run.results) for run in runs)} benchmark/setup results); open it in a "
-        "browser, no network needed"
-    )
+    typer.echo(write_report(runs, target, title=title))

@@ -1,29 +1,24 @@
-"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data."""
+"""`lasagna benchmark run PATH|SWEEP.yaml`: measure retrieval and generation on your data,
+then draw the leaderboard (`engine.reports.leaderboard_tables`)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
-from lasagna_cli.commands._errors import (
-    DATA_ERROR,
-    USAGE_ERROR,
-    CliError,
-    check_format,
-    user_errors,
-)
-from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._errors import DATA_ERROR, check_format, user_errors
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption, executor_choice
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
-from lasagna_cli.commands._llm import concurrency_option
+from lasagna_cli.commands._llm import concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
-from lasagna_cli.commands._run_engine import checked_base_url, jury_flags, run_engine
-from lasagna_cli.commands._run_folders import new_run_folder
+from lasagna_cli.commands._run_engine import run_engine
 from lasagna_cli.commands._run_options import (
     ChunkerOption,
     ChunkOverlapOption,
@@ -39,13 +34,9 @@ from lasagna_cli.commands._run_options import (
     RetrieverOption,
     RubricOption,
     VectorStoreOption,
-    chunking_from_flags,
+    given_flags,
 )
-from lasagna_cli.commands._validate import (
-    DataFormat,
-    DropUnknownJudgments,
-    check_data_format,
-)
+from lasagna_cli.commands._validate import DataFormat, DropUnknownJudgments
 from lasagna_cli.engine.config import DEFAULT_TOP_K, JUDGE_MAX_CHARS
 
 
@@ -254,104 +245,42 @@ def run(
         assert config_file is not None  # the door of --config
         return run_config(ctx, config_file, step, base_url, rpm, tpm)
     assert path is not None  # door_of refuses a run with neither PATH nor --config
+    from lasagna_cli.engine.config import checked_base_url, jury_flags
+
     with user_errors():
         judge, jury = jury_flags(judges or [])
         base_url = checked_base_url(base_url, path, generator, judges or [])
         refuse_named_batch(batch, path)
-    from lasagna_cli.commands._staged import refuse_pipeline_options, run_named_benchmark
+    from lasagna_cli.commands._staged import run_named_benchmark
 
     if door == "benchmark":
-        return run_named_benchmark(
-            ctx,
-            path,
-            data_dir=data_dir,
-            step=step,
-            max_queries=max_queries,
-            retrieval_instruction=retrieval_instruction,
-            profile=profile,
-            generator=generator,
-            judge=judge,
-            rubric=rubric,
-            split=split,
-            top_k=top_k,
-            output=output,
-            concurrency=concurrency,
-            executor=executor,
-            ray_address=ray_address,
-            retriever=retriever,
-            embedder=embedder,
-            vector_store=vector_store,
-            collection=collection,
-            ingest_mode=ingest_mode,
-            ingest_workers=ingest_workers,
-            base_url=base_url,
-            rpm=rpm,
-            tpm=tpm,
-            jury=jury,
-        )
+        return run_named_benchmark(ctx, path, judge, jury, base_url)
     with user_errors():
-        refuse_pipeline_options(ctx, path)
+        from lasagna_cli.engine.config import (
+            check_data_format,
+            check_predictions_from_data,
+            run_flags,
+        )
+        from lasagna_cli.engine.staged import refuse_pipeline_options
+
+        given = given_flags(ctx)
+        refuse_pipeline_options(given, path)
         check_data_format(data_format, output_format=output_format)
         check_format(output_format)
-        from lasagna_cli.commands._executors import executor_choice
-
         chosen = executor_choice(executor, ray_address)
         requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
-        from lasagna_cli.engine.config import is_sweep_file
-
-        if predictions_from_data and is_sweep_file(path):
-            raise CliError(
-                f"--predictions-from-data scores the outputs one data file records, and {path} "
-                "is a sweep file; run each data file with it, or give a setup "
-                "`system: {predictions: FILE}`",
-                USAGE_ERROR,
-            )
-        from lasagna_cli.commands._llm import load_prices
-
+        if predictions_from_data:
+            check_predictions_from_data(path)
         price_table = load_prices(prices) if prices is not None else None  # before any work
-        from lasagna_cli.engine.systems import spec_from_flags
-
-        system_spec = spec_from_flags(
-            system=system,
-            predictions=predictions,
-            allow_missing=allow_missing,
-            timeout=system_timeout,
-            retries=system_retries,
-            headers=system_headers or [],
-            env=os.environ,
-            predictions_from_data=path if predictions_from_data else None,
-            data_format=data_format,
-        )
-        from lasagna_cli.engine.config import Flags, parse_filter_flags, parse_tracks
-
-        flags = Flags(
-            profile=profile,
-            tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
-            generator=generator,
+        flags = run_flags(
+            path,
+            ctx.params,
+            given,
+            os.environ,
             judge=judge,
             jury=jury,
-            rubric=rubric,
-            judge_max_chars=max_chars,
-            diagnostics=diagnostics,
-            n_samples=n_samples,
-            seed=seed,
-            split=split,
-            # Left at its default, a registered benchmark in a sweep runs its own default split.
-            split_given=getattr(ctx.get_parameter_source("split"), "name", "") != "DEFAULT",
-            top_k=top_k,
-            filters=parse_filter_flags(filters or []),
-            concurrency=concurrency,
             requests_per_minute=requests_per_minute,
             tokens_per_minute=tokens_per_minute,
-            drop_unknown_judgments=drop_unknown_judgments,
-            data_format=data_format,
-            system=system_spec,
-            retriever=retriever,
-            embedder=embedder,
-            vector_store=vector_store,
-            collection=collection,
-            corpus=Path(corpus).expanduser() if corpus is not None else None,
-            chunking=chunking_from_flags(chunker, chunk_size, chunk_overlap),
         )
         from lasagna_cli.commands._llm import servers
         from lasagna_cli.engine.config import build_config
@@ -361,24 +290,61 @@ def run(
             from lasagna_cli.commands._run_engine import print_dry_run
 
             return print_dry_run(config, price_table)
+        from lasagna_cli.engine.records import new_run_folder
+
         out = output if output is not None else new_run_folder(path, resume=resume)
         run = run_engine(config, out, resume, price_table, chosen, base_url, (batch, prices))
         results = run.results["results"]
         if output_format == "json":
-            from lasagna_cli.commands._leaderboard import leaderboard_json
+            from lasagna_cli.engine.reports import leaderboard_json
 
             typer.echo(json.dumps(leaderboard_json(results, out), indent=1, ensure_ascii=False))
         else:
-            from lasagna_cli.commands._leaderboard import print_leaderboard
-
             print_leaderboard(results)
             if price_table is not None:
-                from lasagna_cli.commands._costs import cost_line
+                from lasagna_cli.engine.reports import cost_line
 
                 typer.echo(cost_line(results))
             typer.echo(f"results: {out / 'results.json'}  (task records in {out / 'tasks'})")
         if say_gaps(results, out):
             raise typer.Exit(DATA_ERROR)
+
+
+def print_leaderboard(results: Sequence[Mapping[str, Any]]) -> None:
+    """The leaderboard: a table per comparability group and track, each with its title and
+    key as lines of their own (as a table's title and caption rich would wrap them to the
+    table's width, which is narrow), then the jury lines and the scripted-model note."""
+    import sys
+
+    from rich.console import Console, Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from lasagna_cli.commands._terminal import shown
+    from lasagna_cli.engine.reports import (
+        leaderboard_jury_lines,
+        leaderboard_tables,
+        scripted_note_of,
+    )
+
+    # Off a terminal (a log, a pipe) rich would squeeze the tables into 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    for i, found in enumerate(leaderboard_tables(results)):
+        table = Table()
+        table.add_column("setup", style="bold", no_wrap=True)
+        for heading in found.headings:
+            table.add_column(heading, justify="right")
+        for name, *cells in found.rows:
+            table.add_row(Text(shown(name)), *cells)
+        if i:
+            console.print()
+        title = Text(shown(found.title), style="bold")
+        console.print(Group(title, table, Text(shown(found.caption), style="dim")))
+    for line in leaderboard_jury_lines(results):
+        console.print(line, markup=False, highlight=False)
+    note = scripted_note_of(results)
+    if note:
+        console.print(note, style="bold yellow", markup=False, highlight=False)
 
 
 def say_gaps(results: list[dict[str, object]], out: Path) -> bool:

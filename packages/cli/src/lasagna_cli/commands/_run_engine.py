@@ -1,5 +1,5 @@
 """`benchmark run`'s engine run: the command's models (and their --base-url) and
-embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
+embedders, progress bar and Ctrl-C message around `run_benchmarks`; and its --dry-run."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from lasagna_cli.engine.config import OTHER_CONCURRENCY
 from lasagna_cli.engine.run import ModelsUnreachable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable
 
     from lasagna_cli.commands._executors import ExecutorChoice
     from lasagna_cli.engine import BenchmarkRun
@@ -38,8 +38,8 @@ def run_engine(
 
     from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
-    from lasagna_cli.commands._executors import LOCAL, make_executor
-    from lasagna_cli.commands._llm import run_llm, text_cache
+    from lasagna_cli.commands._executors import make_executor
+    from lasagna_cli.commands._llm import text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.engine import run_benchmarks
     from lasagna_cli.engine.datasets import DatasetLoader
@@ -48,24 +48,15 @@ def run_engine(
 
     concurrency = config.concurrency or OTHER_CONCURRENCY
 
-    def make(spec: ModelSpec, role: str) -> LLM:
-        flag = "--generator" if role == "generator" else "--judge"
-        return run_llm(
-            spec.name,
-            base_url=base_url,
-            concurrency=concurrency,
-            requests_per_minute=config.requests_per_minute,
-            tokens_per_minute=config.tokens_per_minute,
-            flag=flag,
-        )
-
-    runner = make_executor(concurrency, executor or LOCAL)
+    limits = (config.requests_per_minute, config.tokens_per_minute)
+    make = run_models(base_url, concurrency, limits)
+    runner = make_executor(concurrency, executor)
     batch_lines: list[str] = []
     if batch[0]:
         from lasagna_cli.commands._batch import batching
 
-        judges = [j for j in (config.judge, *(m.name for m in config.jury)) if j]
-        kind = (executor or LOCAL).kind
+        kind = executor.kind if executor is not None else "local"
+        judges = config.judges
         runner = batching(config.setups, runner, kind, out, batch_lines, prices, batch[1], judges)
     progress = TaskProgress(0, "tasks")
     try:
@@ -103,43 +94,27 @@ def run_engine(
     return run
 
 
-def checked_base_url(
-    base_url: str | None, path: str, generator: str | None, judges: Sequence[str]
-) -> str | None:
-    """--base-url, refused when no model of the run (its generator, every judge) calls a
-    server (a sweep file names its own models, so it is taken as it is)."""
-    from lasagna_cli.commands._errors import USAGE_ERROR
-    from lasagna_cli.commands._llm import run_server
-    from lasagna_cli.engine.config import is_sweep_file
+def run_models(
+    base_url: str | None,
+    concurrency: int,
+    limits: tuple[float | None, float | None],
+    judge_flag: str | None = "--judge",
+) -> Callable[[ModelSpec, str], LLM]:
+    """How a run makes its models (`run_llm`): at --base-url where they call a server, with
+    its concurrency and --rpm, --tpm (`limits`); a judge named in messages as `judge_flag`."""
+    from lasagna_cli.commands._llm import run_llm
 
-    if base_url is None or is_sweep_file(path):
-        return base_url
-    models = [m for m in (generator, *judges) if m is not None]
-    if not any(run_server(m, base_url) for m in models):
-        found = (
-            f"this run's models are {' and '.join(models)}, which run in-process"
-            if models
-            else "neither is given"
+    def make(spec: ModelSpec, role: str) -> LLM:
+        return run_llm(
+            spec.name,
+            base_url=base_url,
+            concurrency=concurrency,
+            requests_per_minute=limits[0],
+            tokens_per_minute=limits[1],
+            flag="--generator" if role == "generator" else judge_flag,
         )
-        raise CliError(
-            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
-            f"anthropic/ models); {found}",
-            USAGE_ERROR,
-        )
-    return base_url
 
-
-def jury_flags(judges: list[str]) -> tuple[str | None, tuple[str, ...]]:
-    """--judge given once or more: the first judge, and the jury's other judges."""
-    from lasagna_cli.commands._errors import USAGE_ERROR
-
-    if len(set(judges)) < len(judges):
-        raise CliError(
-            f"--judge: each judge of a jury once, found {', '.join(judges)}; remove the "
-            "repeated one",
-            USAGE_ERROR,
-        )
-    return (judges[0] if judges else None), tuple(judges[1:])
+    return make
 
 
 def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:
@@ -147,15 +122,6 @@ def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | No
     from lasagna_cli.commands._llm import text_cache
     from lasagna_cli.engine import dry_run, dry_run_lines
     from lasagna_cli.engine.datasets import DatasetLoader
-    from lasagna_judge import price_for
 
-    found = dry_run(config, DatasetLoader(text_cache()))
-    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
-    for line in dry_run_lines(found, price_of):
+    for line in dry_run_lines(dry_run(config, DatasetLoader(text_cache())), prices):
         typer.echo(line)
-    if price_of is not None:
-        from lasagna_cli.engine import batch_price_line
-
-        batch = batch_price_line(found.roles, price_of)
-        if batch is not None:
-            typer.echo(batch)

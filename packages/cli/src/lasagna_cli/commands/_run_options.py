@@ -1,18 +1,14 @@
 """`benchmark run`'s options that take more than a line, shared with the commands that read
 the same things: --judge (once, or more for a jury), --rubric, --prices, --dry-run; the
 corpus of a question set and how it is cut (`validate-data` too); the dense-retrieval
-options (the staged pipeline too)."""
+options (the staged pipeline too); and which options a command line gave (`given_flags`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    from lasagna_cli.engine.config import ChunkingSpec
-
 
 #: `benchmark run --judge`, once or more (a jury: `engine.run._jury`).
 JudgesOption = Annotated[
@@ -70,14 +66,6 @@ ChunkOverlapOption = Annotated[
 ]
 
 
-def chunking_from_flags(chunker: str, size: int, overlap: int) -> ChunkingSpec:
-    from lasagna_cli.engine.config import ChunkingSpec, chunking_spec
-
-    names = {"chunker": "--chunker", "size": "--chunk-size", "overlap": "--chunk-overlap"}
-    values = {"chunker": chunker, "size": size, "overlap": overlap}
-    return chunking_spec(values, "--chunker", ChunkingSpec(), names)
-
-
 RetrieverOption = Annotated[
     str,
     typer.Option(
@@ -125,3 +113,15 @@ IngestWorkersOption = Annotated[
     int,
     typer.Option("--ingest-workers", help="NAME, dense/hybrid: embedding requests in flight."),
 ]
+
+
+def given_flags(ctx: typer.Context) -> dict[str, str]:
+    """Each option the command line gave (not left at its default), by its parameter's
+    name -> its flag (`--top-k`), as the engine's checks of a run's options take them."""
+    given = {}
+    for param in ctx.command.params:
+        # By name: typer may carry its own copy of click, whose enum is not click's.
+        source = ctx.get_parameter_source(param.name or "")
+        if param.name and source is not None and source.name != "DEFAULT":
+            given[param.name] = param.opts[0]
+    return given

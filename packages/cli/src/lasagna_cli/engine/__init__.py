@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._dry_run import (
         GRADE_REPLY_TOKENS,
         RoleCalls,
+        batch_price_line,
         dry_run,
         dry_run_lines,
         priced,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._grade_lines import (
         batch_cost_line,
         batch_lines,
-        batch_price_line,
         bias_lines,
         calibration_lines,
         check_grading,
@@ -75,7 +75,7 @@ _NAMES = {
     "did_you_mean": "_errors",
     "batch_cost_line": "_grade_lines",
     "batch_lines": "_grade_lines",
-    "batch_price_line": "_grade_lines",
+    "batch_price_line": "_dry_run",
     "bias_lines": "_grade_lines",
     "calibration_lines": "_grade_lines",
     "check_grading": "_grade_lines",

@@ -86,7 +86,7 @@ def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
         judge=config.judge, jury=config.jury, rubric=rubric, diagnostics=config.diagnostics
     )
     tasks = plan_tasks(plan, options)
-    judges = [config.judge, *(j.name for j in config.jury)] if config.judge else []
+    judges = config.judges
     found = DryRun()
     for bench in plan:
         if bench.dataset.duplicates:
@@ -154,10 +154,12 @@ def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
     return found
 
 
-def dry_run_lines(
-    found: DryRun, price_of: Callable[[str], tuple[float, float] | None] | None
-) -> list[str]:
-    """What `benchmark run --dry-run` prints."""
+def dry_run_lines(found: DryRun, prices: dict[str, tuple[float, float]] | None) -> list[str]:
+    """What `benchmark run --dry-run` prints; with `prices` (--prices), what the calls cost
+    at most, and through --batch."""
+    from lasagna_judge import price_for
+
+    price_of = (lambda model: price_for(prices, model)) if prices is not None else None
     lines = ["dry run: no model called, nothing written", "plan (benchmark x setup: questions):"]
     lines += [f"  {b} x {s}: {n:,}" for b, s, n in found.plan]
     total = sum(n for _, _, n in found.plan)
@@ -167,7 +169,9 @@ def dry_run_lines(
         lines.append(f"your --system: asked {found.system_calls:,} times")
     if not found.roles:
         lines.append("model calls: none (retrieval only)")
-    return lines + role_lines(found.roles, price_of)
+    lines += role_lines(found.roles, price_of)
+    batch = batch_price_line(found.roles, price_of) if price_of is not None else None
+    return lines if batch is None else [*lines, batch]
 
 
 #: Roles whose calls are a ceiling: claim checks (fewer when fewer passages match), the
@@ -194,3 +198,21 @@ def role_lines(
             + (f" (no price for {', '.join(unpriced)}: not counted)" if unpriced else "")
         )
     return lines
+
+
+def batch_price_line(
+    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
+) -> str | None:
+    """A dry run's line of what its calls cost at most through --batch (the models whose
+    provider has a batch API); None when none has."""
+    from lasagna_judge import BATCH_PRICE, has_batch_api
+
+    batchable = [r for r in roles if has_batch_api(r.model)]
+    if not batchable:
+        return None
+    most, _ = priced(batchable, price_of)
+    return (
+        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
+        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
+        f"{BATCH_PRICE:.0%} of the per-token price)"
+    )

@@ -14,7 +14,7 @@ mean prompt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,6 @@ from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._errors import EngineUsageError
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine._dry_run import RoleCalls
     from lasagna_judge import (
         LLM,
         AnswerRow,
@@ -315,25 +314,6 @@ def batch_cost_line(
     )
 
 
-def batch_price_line(
-    roles: Sequence[RoleCalls], price_of: Callable[[str], tuple[float, float] | None]
-) -> str | None:
-    """A dry run's line of what its calls cost at most through --batch (the models whose
-    provider has a batch API); None when none has."""
-    from lasagna_cli.engine._dry_run import priced
-    from lasagna_judge import BATCH_PRICE, has_batch_api
-
-    batchable = [r for r in roles if has_batch_api(r.model)]
-    if not batchable:
-        return None
-    most, _ = priced(batchable, price_of)
-    return (
-        f"with --batch: at most ${most * BATCH_PRICE:,.4f} for the calls of "
-        f"{', '.join(sorted({r.model for r in batchable}))} (the batch price: "
-        f"{BATCH_PRICE:.0%} of the per-token price)"
-    )
-
-
 def grade_dry_run_lines(
     rubric: Rubric,
     rows: Sequence[Any],
@@ -344,7 +324,12 @@ def grade_dry_run_lines(
     """`judge grade --dry-run`: the judge calls grading `rows` (`lasagna_judge.AnswerRow`,
     checked as a grading checks them) with each of `models` would make, and `bias_check`'s
     (--bias-check N), with tokens and, with `prices`, the most they cost."""
-    from lasagna_cli.engine._dry_run import GRADE_REPLY_TOKENS, RoleCalls, role_lines
+    from lasagna_cli.engine._dry_run import (
+        GRADE_REPLY_TOKENS,
+        RoleCalls,
+        batch_price_line,
+        role_lines,
+    )
     from lasagna_judge import BIAS_FILLER, grade_requests, price_for
     from lasagna_synth import count_tokens
 

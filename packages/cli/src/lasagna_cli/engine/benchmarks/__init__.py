@@ -26,7 +26,14 @@ from lasagna_cli.engine.benchmarks._model import (
     ReadOptions,
     Subset,
 )
-from lasagna_cli.engine.benchmarks._prepare import OFFICIAL, dataset_key, prepare_benchmarks
+from lasagna_cli.engine.benchmarks._prepare import (
+    OFFICIAL,
+    check_prepare,
+    check_prepared,
+    dataset_key,
+    prepare_benchmarks,
+    prepared_line,
+)
 from lasagna_cli.engine.benchmarks._registry import (
     ENTRY_POINT_GROUP,
     UnknownBenchmarkError,
@@ -41,6 +48,7 @@ from lasagna_cli.engine.benchmarks._sampling import (
     SAMPLE_MODES,
     Sample,
     SamplingUsageError,
+    check_sample_output,
     sample_benchmark,
     write_sample,
 )
@@ -67,12 +75,16 @@ __all__ = [
     "Subset",
     "UnknownBenchmarkError",
     "benchmark_names",
+    "check_prepare",
+    "check_prepared",
+    "check_sample_output",
     "dataset_key",
     "get_benchmark_spec",
     "is_benchmark",
     "list_benchmarks",
     "load_benchmark",
     "prepare_benchmarks",
+    "prepared_line",
     "register_benchmark",
     "sample_benchmark",
     "write_sample",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lasagna_cli.engine._errors import EngineUsageError
+from lasagna_cli.engine._errors import EngineError, EngineUsageError
 from lasagna_cli.engine.benchmarks._ov_sampling import sample_openviking
 
 #: scripts/run_sampling.py: lasagna name -> (dataset_name, documents, questions); every
@@ -56,6 +56,52 @@ def dataset_key(name: str) -> str:
             "`lasagna benchmark sample`"
         )
     return lowered
+
+
+def check_prepare(raw: Path, out: Path, datasets: Sequence[str], overwrite: bool) -> list[str]:
+    """`benchmark prepare`'s folders checked before anything is drawn: the raw files' folder,
+    and each sample's, empty unless `overwrite`; the datasets named ("all": every one) as
+    lasagna names them."""
+    if not raw.is_dir():
+        raise EngineUsageError(
+            f"--raw-dir {raw}: no such folder; give the folder holding one folder of raw "
+            "files per dataset (raw_data/Locomo, ...)"
+        )
+    names = [dataset_key(name) for name in datasets if name.lower() != "all"]
+    for name in names or OFFICIAL:
+        target = out / OFFICIAL[name][0]
+        if target.is_dir() and any(target.iterdir()) and not overwrite:
+            raise EngineUsageError(
+                f"{target} is not empty; pass --overwrite to write the sample over it, or "
+                "choose another -o"
+            )
+    return names
+
+
+def check_prepared(prepared: Sequence[Prepared]) -> None:
+    """The datasets whose raw files were missing, as one error (the others are written)."""
+    missing = [d.name for d in prepared if d.missing]
+    if missing:
+        raise EngineError(
+            f"{len(missing)} of {len(prepared)} datasets not prepared: {', '.join(missing)}"
+        )
+
+
+def prepared_line(done: Prepared, raw: Path) -> str:
+    """What `benchmark prepare` says of one dataset: what it drew, or where no raw files
+    were found (a line for stderr: `done.missing`)."""
+    if done.missing or done.metadata is None:
+        return (
+            f"{done.name}: no raw files in {raw / OFFICIAL[done.name][0]} (or "
+            f"{raw / done.name}); see `lasagna benchmark info {done.name}` for the "
+            "files and where to get them"
+        )
+    meta = done.metadata
+    return (
+        f"{done.name}: {meta['sampled_num_docs']} of {meta['original_num_docs']} "
+        f"documents, {meta['sampled_total_qas']} of {meta['original_total_qas']} "
+        f"questions -> {done.out}"
+    )
 
 
 def raw_folder(raw: Path, name: str) -> Path | None:

@@ -127,6 +127,21 @@ def _check_arguments(
         )
 
 
+def check_sample_output(mode: str, out: Path, overwrite: bool) -> SampleMode:
+    """`benchmark sample`'s --mode (returned), and its folder: a folder, empty unless
+    `overwrite`."""
+    if mode not in SAMPLE_MODES:
+        raise SamplingUsageError(f"--mode: expected stratified or random, found {mode!r}")
+    if out.exists() and not out.is_dir():
+        raise SamplingUsageError(f"-o {out}: expected a folder, found a file; choose a folder")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise SamplingUsageError(
+            f"-o {out} is not empty; choose a new folder, or pass --overwrite to write the "
+            "sample over it"
+        )
+    return mode
+
+
 def sample_benchmark(
     bench: LoadedBenchmark,
     *,

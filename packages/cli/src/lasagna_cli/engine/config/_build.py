@@ -10,9 +10,10 @@ fingerprint and comparability key. The command reads the servers from the enviro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from lasagna_cli.engine._errors import EngineUsageError
 from lasagna_cli.engine.config._config import RunConfig, Setup, endpoint_url
@@ -65,6 +66,13 @@ class Servers:
         every one of `models` goes to OpenAI's or Anthropic's own API, else OTHER_."""
         hosted = is_hosted(models, [self.endpoint(model) for model in models])
         return HOSTED_CONCURRENCY if hosted else OTHER_CONCURRENCY
+
+    def endpoints(self, base_url: str | None) -> dict[str, str]:
+        """Provider -> the server its calls go to: `base_url`, or the environment's."""
+        found = {
+            p: self.endpoint_at(f"{p}/model", base_url) for p in ("openai", "anthropic", "ollama")
+        }
+        return {p: url for p, url in found.items() if url is not None}
 
     def embedder_endpoint(self, model: str) -> str | None:
         """The embedding server `model` calls; None for OpenAI's own and in-process ones."""
@@ -153,3 +161,109 @@ def build_config(path: str, flags: Flags, *, servers: Servers, env: Mapping[str,
     if config.concurrency is None:
         config = replace(config, concurrency=default_concurrency(config))
     return config
+
+
+def jury_flags(judges: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:
+    """--judge given once or more: the first judge, and the jury's other judges."""
+    if len(set(judges)) < len(judges):
+        raise EngineUsageError(
+            f"--judge: each judge of a jury once, found {', '.join(judges)}; remove the "
+            "repeated one"
+        )
+    return (judges[0] if judges else None), tuple(judges[1:])
+
+
+def checked_base_url(
+    base_url: str | None, path: str, generator: str | None, judges: Sequence[str]
+) -> str | None:
+    """--base-url, refused when no model of the run (its generator, every judge) calls a
+    server (a sweep file names its own models, so it is taken as it is)."""
+    from lasagna_cli.engine.config._sweepfile import is_sweep_file
+
+    if base_url is None or is_sweep_file(path):
+        return base_url
+    models = [m for m in (generator, *judges) if m is not None]
+    if not any(Servers(base_url=base_url).server(m) for m in models):
+        found = (
+            f"this run's models are {' and '.join(models)}, which run in-process"
+            if models
+            else "neither is given"
+        )
+        raise EngineUsageError(
+            f"--base-url is the server of --generator or --judge (openai/, ollama/ or "
+            f"anthropic/ models); {found}"
+        )
+    return base_url
+
+
+def check_predictions_from_data(path: str) -> None:
+    """--predictions-from-data reads one data file's outputs: a sweep file is refused."""
+    from lasagna_cli.engine.config._sweepfile import is_sweep_file
+
+    if is_sweep_file(path):
+        raise EngineUsageError(
+            f"--predictions-from-data scores the outputs one data file records, and {path} "
+            "is a sweep file; run each data file with it, or give a setup "
+            "`system: {predictions: FILE}`"
+        )
+
+
+def run_flags(
+    path: str,
+    values: Mapping[str, Any],
+    given: Container[str],
+    env: Mapping[str, str],
+    **resolved: Any,
+) -> Flags:
+    """`benchmark run PATH`'s `Flags` from its flags' values (by parameter name): the user's
+    system they name (`env` fills `${VAR}` in its headers), and --split left at its default
+    lets a sweep's registered benchmark run its own. `resolved`: what the command settled
+    beforehand (the judge and jury, the rate limits)."""
+    from lasagna_cli.engine.config._chunking_flags import chunking_spec
+    from lasagna_cli.engine.config._config import ChunkingSpec
+    from lasagna_cli.engine.config._flags import parse_filter_flags, parse_tracks
+    from lasagna_cli.engine.systems import spec_from_flags
+
+    system = spec_from_flags(
+        system=values["system"],
+        predictions=values["predictions"],
+        allow_missing=values["allow_missing"],
+        timeout=values["system_timeout"],
+        retries=values["system_retries"],
+        headers=values["system_headers"] or [],
+        env=env,
+        predictions_from_data=path if values["predictions_from_data"] else None,
+        data_format=values["data_format"],
+    )
+    tracks, corpus = values["tracks"], values["corpus"]
+    names = {"chunker": "--chunker", "size": "--chunk-size", "overlap": "--chunk-overlap"}
+    chunking = {
+        "chunker": values["chunker"],
+        "size": values["chunk_size"],
+        "overlap": values["chunk_overlap"],
+    }
+    return Flags(
+        profile=values["profile"],
+        tracks=parse_tracks(tracks, "--tracks") if tracks is not None else None,
+        generator=values["generator"],
+        rubric=values["rubric"],
+        judge_max_chars=values["max_chars"],
+        diagnostics=values["diagnostics"],
+        n_samples=values["n_samples"],
+        seed=values["seed"],
+        split=values["split"],
+        split_given="split" in given,
+        top_k=values["top_k"],
+        filters=parse_filter_flags(values["filters"] or []),
+        concurrency=values["concurrency"],
+        drop_unknown_judgments=values["drop_unknown_judgments"],
+        data_format=values["data_format"],
+        retriever=values["retriever"],
+        embedder=values["embedder"],
+        vector_store=values["vector_store"],
+        collection=values["collection"],
+        corpus=Path(corpus).expanduser() if corpus is not None else None,
+        chunking=chunking_spec(chunking, "--chunker", ChunkingSpec(), names),
+        system=system,
+        **resolved,
+    )

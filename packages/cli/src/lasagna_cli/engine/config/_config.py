@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.systems import SystemSpec
 
 TRACK_NAMES = ("retrieval", "generation", "closed-book")
+#: How a data file is read (--data-format, a sweep entry's `format:`), as
+#: `lasagna_synth.load_data`'s `format=` takes it (kept here so that reading a sweep file
+#: does not import lasagna-synth; a test checks it is the same tuple).
+DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
 #: Passages retrieved per question (recall@k, hit@k, what the generator reads), for every
 #: door: OpenViking's `retrieval_topk` and kag's retrievers default to 5, so users of both
 #: get the figures they know. Rankings are kept at least 10 deep, so nDCG@10 is unaffected.
@@ -360,3 +364,8 @@ class RunConfig:
     """Each model's tokens a minute at most (--tpm)."""
     source: str = ""
     """The PATH or file the run was started with, as given."""
+
+    @property
+    def judges(self) -> list[str]:
+        """Every judge's model: `judge`, then the jury's; none without a judge."""
+        return [self.judge, *(j.name for j in self.jury)] if self.judge else []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean, quoted
 from lasagna_cli.engine.config._config import (
+    DATA_FORMATS,
     DEFAULT_SEED,
     DEFAULT_TOP_K,
     JUDGE_MAX_CHARS,
@@ -98,6 +99,21 @@ class Flags:
         """The retriever the flags ask for, checked."""
         return flag_retriever(
             self.top_k, self.retriever, self.embedder, self.vector_store, self.collection
+        )
+
+
+def check_data_format(value: str | None, *, output_format: str | None = None) -> None:
+    """--data-format names one of DATA_FORMATS; a data format given to run's --format (the
+    output's) is pointed to --data-format."""
+    if output_format in DATA_FORMATS:
+        raise usage(
+            f"--format: is the output's (text or json); to read the data as {output_format}, "
+            f"give --data-format {output_format}"
+        )
+    if value is not None and value not in DATA_FORMATS:
+        raise usage(
+            f"--data-format: expected one of {', '.join(DATA_FORMATS)}, found {value!r}"
+            f"{did_you_mean(value, DATA_FORMATS)}"
         )
 
 

@@ -8,12 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import did_you_mean, quoted
-from lasagna_cli.engine.config._config import BenchmarkEntry, Setup
+from lasagna_cli.engine.config._config import DATA_FORMATS, BenchmarkEntry, Setup
 from lasagna_cli.engine.config._flags import Flags, check_keys, check_positive, mapping, usage
-
-#: `format:` of a `path:` entry, as `lasagna_synth.load_data` takes it (kept here so reading
-#: a sweep file does not import lasagna-synth).
-DATA_FORMATS = ("lasagna", "ragas", "deepeval", "hf")
 
 _BENCHMARK_KEYS = (
     "path",

@@ -7,7 +7,15 @@
 - `_select`: filters, seeded samples and the first N questions.
 """
 
-from lasagna_cli.engine.datasets._describe import data_lines, info_lines, validation_lines
+from lasagna_cli.engine.datasets._describe import (
+    data_lines,
+    info_lines,
+    list_json,
+    list_lines,
+    sample_lines,
+    validate_data,
+    validation_lines,
+)
 from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
 from lasagna_cli.engine.datasets._load import DatasetLoader
 from lasagna_cli.engine.datasets._named import (
@@ -39,6 +47,8 @@ __all__ = [
     "duplicates_note",
     "file_digests",
     "info_lines",
+    "list_json",
+    "list_lines",
     "load_documents",
     "locate_rows",
     "named_corpus",
@@ -46,6 +56,8 @@ __all__ = [
     "own_dataset",
     "read_named",
     "read_own",
+    "sample_lines",
     "select_questions",
+    "validate_data",
     "validation_lines",
 ]

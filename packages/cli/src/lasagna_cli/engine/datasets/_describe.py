@@ -1,7 +1,8 @@
 """What the commands say about data. `validate-data`'s report: is this data runnable, and
 how? Its counts, the name it runs under, the tracks it supports and why, the questions it
 should not hold, the folder of documents its rows are searched in, and the command that
-runs it. `benchmark info`'s description of a registered benchmark, and of its files.
+runs it. `benchmark list`'s table, `benchmark info`'s description of a registered benchmark
+and of its files, and what `benchmark sample` drew.
 
 Warnings never stop data from running: a legitimate set may hold some on purpose.
 """
@@ -13,14 +14,47 @@ import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._shown import shown
 
 if TYPE_CHECKING:
-    from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark
+    from lasagna_cli.engine.benchmarks import BenchmarkSpec, LoadedBenchmark, Sample
     from lasagna_synth import BenchmarkData, Skipped
+
+
+#: What `validate-data` reads as PATH.
+DATA_ACCEPTS = "a .jsonl, .csv or SQuAD .json file, or a BEIR folder"
+
+
+def validate_data(
+    path: str, *, drop_unknown_judgments: bool, data_format: str | None, corpus: str | None
+) -> tuple[list[str], bool]:
+    """`validate-data PATH`: its lines and whether the data can be run (a `DataError`'s
+    message is the one line, not runnable). A sweep file, or a PATH that does not exist,
+    is a usage error."""
+    from lasagna_cli.engine._errors import EngineUsageError
+    from lasagna_cli.engine.config import SWEEP_SUFFIXES, check_data_format, check_data_path
+    from lasagna_synth import DataError, load_data_and_outputs
+
+    check_data_format(data_format)
+    if Path(path).suffix.lower() in SWEEP_SUFFIXES and not Path(path).is_dir():
+        raise EngineUsageError(
+            f"{path}: validate-data checks one data file or BEIR folder, and this is a sweep "
+            "file; validate each `path:` it lists, or run it: `lasagna benchmark run "
+            f"{shlex.quote(path)}` checks every benchmark before anything loads"
+        )
+    check_data_path(path, DATA_ACCEPTS)
+    try:
+        data, outputs = load_data_and_outputs(
+            path, drop_unknown_judgments=drop_unknown_judgments, format=data_format
+        )
+    except DataError as exc:
+        return [str(exc)], False
+    return validation_lines(
+        data, path, data_format=data_format, has_outputs=bool(outputs), corpus=corpus
+    )
 
 
 def validation_lines(
@@ -284,4 +318,84 @@ def data_lines(bench: LoadedBenchmark) -> list[str]:
     if without:
         lines.append(f"  without evidence (recall counted apart): {without}")
     lines += [f"  note: {note}" for note in bench.notes]
+    return lines
+
+
+def list_json(specs: Sequence[BenchmarkSpec]) -> list[dict[str, Any]]:
+    """`benchmark list --format json`: each benchmark's name, title, splits, categories,
+    licence and homepage."""
+    return [
+        {
+            "name": spec.name,
+            "title": spec.title,
+            "splits": list(spec.splits),
+            "default_split": spec.default_split,
+            "categories": dict(spec.categories),
+            "licence": spec.licence,
+            "homepage": spec.homepage,
+        }
+        for spec in specs
+    ]
+
+
+def list_lines(specs: Sequence[BenchmarkSpec]) -> list[str]:
+    """`benchmark list`: a table of the benchmarks, then where their details are."""
+    rows = [
+        (
+            spec.name,
+            spec.title,
+            ", ".join(spec.splits),
+            str(len(spec.categories)),
+            spec.licence.split(" (")[0].split(";")[0],
+        )
+        for spec in specs
+    ]
+    header = ("name", "benchmark", "splits", "categories", "licence")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = (cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+        lines.append("  ".join(cells).rstrip())
+    lines.append(
+        "\nDetails: lasagna benchmark info NAME [--data-dir DIR]. Nothing is downloaded: "
+        "point --data-dir at the benchmark's files."
+    )
+    return lines
+
+
+def sample_lines(
+    name: str, spec: BenchmarkSpec, bench: LoadedBenchmark, sample: Sample, *, files: int,
+    output: Path, seed: int,
+) -> list[tuple[str, bool]]:  # fmt: skip
+    """What `benchmark sample NAME` drew, the files it wrote and how to run them: each line
+    with whether it goes to stderr (the shortfall)."""
+    meta = sample.metadata
+    lines = [
+        (
+            f"{name} ({bench.split}): {meta['sampled']['documents']} of "
+            f"{meta['original']['documents']} documents, {meta['sampled']['questions']} of "
+            f"{meta['original']['questions']} questions (seed {seed}"
+            + (f", {meta['mode']}" if meta["mode"] else "")
+            + ")",
+            False,
+        )
+    ]
+    for category, n in meta["sampled"]["categories"].items():
+        target = meta.get("category_quotas", {}).get(category)
+        quota = f" (quota {target})" if target is not None else ""
+        lines.append((f"  {category}: {n}{quota}", False))
+    if meta.get("shortfall"):
+        shortfall = f"  {meta['shortfall']} fewer questions than asked: the benchmark has no more"
+        lines.append((shortfall, True))
+    lines.append(
+        (f"wrote {counted(files, 'file')} to {output} (sampling_metadata.json included)", False)
+    )
+    split_flag = f" --split {bench.split}" if bench.split != spec.default_split else ""
+    lines.append(
+        (
+            f"run it: lasagna benchmark run {name} --data-dir {output}{split_flag} --step gen "
+            "(retrieval; add --generator MODEL and drop --step for answers and grades)",
+            False,
+        )
+    )
     return lines

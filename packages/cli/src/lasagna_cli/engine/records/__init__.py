@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.records._store import (
         check_output_file,
         check_writable,
+        default_output,
+        new_run_folder,
         remove_stale_temp_files,
         write_json_atomic,
     )
@@ -21,6 +23,8 @@ _NAMES = {
     "FolderLock": "_folder_lock",
     "check_output_file": "_store",
     "check_writable": "_store",
+    "default_output": "_store",
+    "new_run_folder": "_store",
     "remove_stale_temp_files": "_store",
     "write_json_atomic": "_store",
 }
@@ -29,6 +33,8 @@ __all__ = [
     "FolderLock",
     "check_output_file",
     "check_writable",
+    "default_output",
+    "new_run_folder",
     "remove_stale_temp_files",
     "write_json_atomic",
 ]

@@ -1,4 +1,5 @@
-"""Result files that are either whole or absent, and where each task's record lives.
+"""Result files that are either whole or absent, where each task's record lives, and where a
+run writes when -o is not given (`new_run_folder`, `default_output`).
 
 Every finished task is one JSON file, written by lasagna-synth's one atomic writer
 (temporary file in the same folder, rename; the runner flushes its records to disk in groups
@@ -315,3 +316,43 @@ def all_records(store: RecordStore) -> Iterator[Record]:
         records = folder_records(store, folder)
         for name in sorted(records):
             yield records[name]
+
+
+RUNS_FOLDER = Path("runs")
+
+
+def _run_stem(path: str, *, keep_suffix: bool = True) -> str:
+    """The file or folder name, safe as a folder name; with its suffix by default, so
+    pasta.csv and pasta.jsonl stay apart."""
+    name = Path(path.rstrip("/\\")).resolve().name
+    if not keep_suffix:
+        name = Path(name).stem
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "run"
+
+
+def default_output(path: str) -> Path:
+    """runs/<name of PATH>: one fixed folder (the staged pipeline's steps share it)."""
+    return RUNS_FOLDER / _run_stem(path, keep_suffix=False)
+
+
+def new_run_folder(path: str, *, resume: bool) -> Path:
+    """runs/<file name>-<date-time>: a new folder per run; with --resume, the latest one."""
+    import time
+
+    stem = _run_stem(path)
+    if resume:
+        earlier = sorted(
+            (f for f in RUNS_FOLDER.glob(f"{stem}-*") if (f / "manifest.json").is_file()),
+            key=lambda f: f.name,
+        )
+        if earlier:
+            return earlier[-1]
+        raise EngineUsageError(
+            f"--resume: no earlier run of {path} under {RUNS_FOLDER}/; give its folder with -o"
+        )
+    folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    number = 1
+    while folder.exists():  # two runs in one second
+        number += 1
+        folder = RUNS_FOLDER / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}-{number}"
+    return folder

@@ -7,6 +7,7 @@
 - `_paired`, `_compare`, `_settings`: paired comparisons (one sign-flip test: its
   p-value and the interval that inverts it) and what the setups vary;
 - `_verdict`: a comparison's sentence per metric, and `compare --fail-if-worse`'s gate;
+- `_leaderboard`: `benchmark run`'s leaderboard: its tables' cells, jury lines and JSON;
 - `_export`: flat rows (CSV, JSONL, Parquet) and TREC run files;
 - `_report_payload`, `_html`, `assets/`: the self-contained HTML report;
 - `_scripted`: the note every view shows when a scripted `fake/` model made the figures.
@@ -23,13 +24,20 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.reports._compare import compare_runs
     from lasagna_cli.engine.reports._costs import cost_line
     from lasagna_cli.engine.reports._export import (
-        export_formats,
+        check_export,
         export_text,
         flat_rows,
         to_parquet,
+        write_export,
     )
     from lasagna_cli.engine.reports._gc import collector_paused
-    from lasagna_cli.engine.reports._html import build_report, report_parts
+    from lasagna_cli.engine.reports._html import build_report, report_parts, write_report
+    from lasagna_cli.engine.reports._leaderboard import (
+        LeaderboardTable,
+        leaderboard_json,
+        leaderboard_jury_lines,
+        leaderboard_tables,
+    )
     from lasagna_cli.engine.reports._read import read_run
     from lasagna_cli.engine.reports._read_kag import PRICES_FILE, keep_prices
     from lasagna_cli.engine.reports._run_data import RunData
@@ -42,7 +50,17 @@ if TYPE_CHECKING:
         Results,
         load_results,
     )
-    from lasagna_cli.engine.reports._verdict import Gate, check_gates
+    from lasagna_cli.engine.reports._verdict import (
+        COMPARE_HEADINGS,
+        Gate,
+        check_gates,
+        compare_json,
+        compared_fields,
+        comparison_table,
+        forced_lines,
+        method_note,
+        parse_gates,
+    )
 
 _NAMES = {
     "RunData": "_run_data",
@@ -50,12 +68,21 @@ _NAMES = {
     "compare_runs": "_compare",
     "Gate": "_verdict",
     "check_gates": "_verdict",
+    "COMPARE_HEADINGS": "_verdict",
+    "compared_fields": "_verdict",
+    "comparison_table": "_verdict",
+    "compare_json": "_verdict",
+    "forced_lines": "_verdict",
+    "method_note": "_verdict",
+    "parse_gates": "_verdict",
     "varied_settings": "_settings",
     "build_report": "_html",
     "flat_rows": "_export",
     "to_parquet": "_export",
-    "export_formats": "_export",
     "export_text": "_export",
+    "check_export": "_export",
+    "write_export": "_export",
+    "write_report": "_html",
     "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
@@ -67,31 +94,49 @@ _NAMES = {
     "MetricSummary": "_typed",
     "QueryResult": "_typed",
     "scripted_note_of": "_scripted",
+    "LeaderboardTable": "_leaderboard",
+    "leaderboard_json": "_leaderboard",
+    "leaderboard_jury_lines": "_leaderboard",
+    "leaderboard_tables": "_leaderboard",
 }
 
 __all__ = [
+    "COMPARE_HEADINGS",
     "PRICES_FILE",
     "BenchmarkResult",
     "Gate",
+    "LeaderboardTable",
     "MetricSummary",
     "QueryResult",
     "Results",
     "RunData",
     "build_report",
+    "check_export",
     "check_gates",
     "collector_paused",
+    "compare_json",
     "compare_runs",
+    "compared_fields",
+    "comparison_table",
     "cost_line",
     "export_formats",
     "export_text",
     "flat_rows",
+    "forced_lines",
     "keep_prices",
+    "leaderboard_json",
+    "leaderboard_jury_lines",
+    "leaderboard_tables",
     "load_results",
+    "method_note",
+    "parse_gates",
     "read_run",
     "report_parts",
     "scripted_note_of",
     "to_parquet",
     "varied_settings",
+    "write_export",
+    "write_report",
 ]
 
 

@@ -58,8 +58,36 @@ BASE_FIELDS = (
 )
 
 
-def export_formats() -> tuple[str, ...]:
-    return FORMATS
+def check_export(export_format: str, output: Path | None) -> None:
+    """`export --format` is one of FORMATS, and parquet is written to a file."""
+    if export_format not in FORMATS:
+        raise EngineUsageError(
+            f"--format: expected one of {', '.join(FORMATS)}, found {export_format!r}"
+        )
+    if export_format == "parquet" and output is None:
+        raise EngineUsageError("--format parquet: give the file with -o FILE.parquet")
+
+
+def write_export(
+    results: Sequence[Mapping[str, Any]],
+    export_format: str,
+    output: Path,
+    *,
+    run: str = "",
+    setup: str | None = None,
+    dataset: str | None = None,
+) -> str:
+    """The export written to `output` (whole or absent), and the line that says so."""
+    from lasagna_cli.engine._counts import counted
+    from lasagna_synth import write_bytes_atomic
+
+    if export_format == "parquet":
+        rows = list(flat_rows(results, run))
+        to_parquet(rows, output)
+        return f"export: {output} ({counted(len(rows), 'row')})"
+    text = export_text(results, export_format, run=run, setup=setup, dataset=dataset)
+    write_bytes_atomic(output, text.encode("utf-8"))
+    return f"export: {output} ({text.count(chr(10)):,} lines)"
 
 
 def flat_rows(results: Iterable[Mapping[str, Any]], run: str = "") -> Iterator[dict[str, Any]]:

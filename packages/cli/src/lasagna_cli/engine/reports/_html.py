@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -120,6 +121,22 @@ def build_report(
     """The report of these run folders' results, with each benchmark's paired comparisons
     (its first result against each other one of the same comparability key)."""
     return b"".join(report_parts(runs, compare=compare, title=title))
+
+
+def write_report(runs: Sequence[RunData], target: Path, *, title: str | None = None) -> str:
+    """The report of `runs` written to `target` (whole or absent), and the line that says
+    what it holds. Not fsynced: it is made again from the run folders in seconds."""
+    from lasagna_synth import atomic_writer
+
+    parts = report_parts(runs, title=title)
+    with atomic_writer(target, sync=False) as handle:
+        handle.writelines(parts)
+    questions = sum(len(r.get("per_query", ())) for run in runs for r in run.results)
+    return (
+        f"report: {target} ({sum(map(len, parts)) / 1e6:.1f} MB; {questions:,} answers of "
+        f"{sum(len(run.results) for run in runs)} benchmark/setup results); open it in a "
+        "browser, no network needed"
+    )
 
 
 def report_parts(

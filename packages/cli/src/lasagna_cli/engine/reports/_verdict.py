@@ -20,6 +20,9 @@ metric when the interval's high end is below -MARGIN, for a lower-is-better one 
 low end is above MARGIN. A gate of margin 0 thus fails exactly when B is shown worse.
 Too few questions for a test never fail it (nothing is shown); a metric that no question
 has in both fails it, as nothing can be checked.
+
+`benchmark compare`'s text reads the same rows: each comparison's title, the settings its
+setups differ in, its table's cells (`comparison_table`), and the note on the method.
 """
 
 from __future__ import annotations
@@ -204,3 +207,112 @@ def check_gates(
                     results.append(_gate_line(gate, row, a, b, dataset))
                     break
     return results
+
+
+def parse_gates(values: Sequence[str]) -> list[Gate]:
+    """`--fail-if-worse METRIC:MARGIN`, each; a bad one is a usage error."""
+    gates = []
+    for value in values:
+        metric, colon, margin = value.rpartition(":")
+        try:
+            number = float(margin)
+        except ValueError:
+            number = -1.0
+        if not colon or not metric or not 0 <= number < float("inf"):
+            raise EngineUsageError(
+                f"--fail-if-worse {value}: expected METRIC:MARGIN, e.g. "
+                "retrieval/ndcg@10:0.02 (MARGIN a number >= 0, in the metric's own units)"
+            )
+        gates.append(Gate(metric, number))
+    return gates
+
+
+def compare_json(
+    comparisons: Sequence[Mapping[str, Any]], checked: Sequence[GateResult] | None
+) -> dict[str, Any]:
+    """What `compare --format json` prints: the comparisons, and the gates checked when
+    --fail-if-worse gave any (`checked` None: none given)."""
+    shown: dict[str, Any] = {"comparisons": comparisons}
+    if checked is not None:
+        shown["gates"] = [
+            {"gate": str(g.gate), "metric": g.metric, "dataset": g.dataset,
+             "failed": g.failed, "line": g.line}
+            for g in checked
+        ]  # fmt: skip
+    return shown
+
+
+def forced_lines(comparisons: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning per comparison `--force` made though its results differ."""
+    return [
+        f"warning: {item['a']['setup']} and {item['b']['setup']} were compared "
+        f"with --force; they differ in {'; '.join(item['differs'])}"
+        for item in comparisons
+        if item["differs"]
+    ]
+
+
+#: The columns of a comparison's table.
+COMPARE_HEADINGS = ("metric", "n", "A", "B", "B - A", "95% interval", "p", "detectable",
+                    "needs n", "left out")  # fmt: skip
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _interval(row: Mapping[str, Any]) -> str:
+    if not row["n"]:
+        return "-"
+    if row.get("ci95_low") is None or row.get("ci95_high") is None:
+        return "unbounded"  # too few questions for a test
+    return f"[{row['ci95_low']:.3f}, {row['ci95_high']:.3f}]"
+
+
+def compared_fields(found: Mapping[str, Any]) -> list[str]:
+    """What the two setups differ in: their own settings, then the fields held fixed that
+    differ between two runs."""
+    named = list(found.get("varied") or ())
+    for line in found["compared_settings"]:
+        field = line.split(":")[0].split(".")[0]  # retriever.k1: the retriever's
+        if field not in named:
+            named.append(field)
+    return named
+
+
+def comparison_table(found: Mapping[str, Any]) -> tuple[str, list[tuple[str, ...]]]:
+    """A comparison's title, and its table's rows (`COMPARE_HEADINGS`)."""
+    a, b = found["a"], found["b"]
+    where = a["run"] if a["run"] == b["run"] else f"{a['run']} vs {b['run']}"
+    rows: list[tuple[str, ...]] = []
+    for row in found["metrics"]:
+        left_out = ", ".join(f"{n} {why}" for why, n in row["left_out"].items()) or "none"
+        rows.append(
+            (
+                row["metric"] + (" (lower better)" if row.get("lower_is_better") else ""),
+                str(row["n"]),
+                _fmt(row.get("mean_a")),
+                _fmt(row.get("mean_b")),
+                _fmt(row.get("difference"), "+.3f"),
+                _interval(row),
+                _fmt(row.get("p_value"), ".4f"),
+                _fmt(row.get("detectable")),
+                _fmt(row.get("questions_needed"), ","),
+                left_out,
+            )
+        )
+    return f"{a['dataset']}: B {b['setup']} - A {a['setup']}  ({where})", rows
+
+
+def method_note(first: Mapping[str, Any]) -> str:
+    """The line under the tables: how the figures were made (a comparison's seed and
+    resamples)."""
+    return (
+        "paired over the questions both scored: a two-sided sign-flip test of the mean "
+        f"difference ({first['permutation_resamples']} random sign patterns, every one when "
+        f"there are fewer; seed {first['seed']}) and the {first['confidence']:.0%} interval "
+        "that inverts it (every difference the test does not reject), so an interval "
+        "without 0 always has p below 0.05; detectable: the smallest difference these "
+        "questions detect (80% power, alpha 0.05, from the observed spread); needs n: the "
+        "questions the observed difference would need"
+    )

@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from lasagna_cli.engine.run._first_calls import ModelsUnreachable
     from lasagna_cli.engine.run._options import RunOptions
     from lasagna_cli.engine.run._rate_share import check_rate, shared
-    from lasagna_cli.engine.run._ray import RayExecutor, ray_module
+    from lasagna_cli.engine.run._ray import (
+        LOCAL,
+        ExecutorChoice,
+        RayExecutor,
+        executor_choice,
+        make_executor,
+        ray_module,
+    )
     from lasagna_cli.engine.run._recipe import grade_remotely
     from lasagna_cli.engine.run._runner import Models, execute, prepare
     from lasagna_cli.engine.run._scoring import (
@@ -50,6 +57,10 @@ _NAMES = {
     "shared": "_rate_share",
     "grade_remotely": "_recipe",
     "RayExecutor": "_ray",
+    "LOCAL": "_ray",
+    "ExecutorChoice": "_ray",
+    "executor_choice": "_ray",
+    "make_executor": "_ray",
     "ray_module": "_ray",
     "Models": "_runner",
     "execute": "_runner",
@@ -61,8 +72,10 @@ _NAMES = {
 }
 
 __all__ = [
+    "LOCAL",
     "BatchingExecutor",
     "Executor",
+    "ExecutorChoice",
     "LocalExecutor",
     "Models",
     "ModelsUnreachable",
@@ -78,9 +91,11 @@ __all__ = [
     "check_batchable",
     "check_rate",
     "execute",
+    "executor_choice",
     "grade_remotely",
     "judge_references",
     "load_judge_rubric",
+    "make_executor",
     "prefill",
     "prepare",
     "ray_module",

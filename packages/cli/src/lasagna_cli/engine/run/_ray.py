@@ -16,6 +16,9 @@ outcome comes back, and the driver writes it, so a cluster needs no shared stora
   tasks it had are sent to it again: each task still ends once, written by the driver.
 - Cancellation (Ctrl-C) cancels the Ray tasks in flight; the actors are killed when the
   run ends, and a Ray started for the run is shut down.
+
+`executor_choice` checks `--executor local|ray` and `--ray-address` (with the variables the
+command read), and `make_executor` makes the chosen one: the one place an executor is chosen.
 """
 
 from __future__ import annotations
@@ -27,10 +30,18 @@ import logging
 import pickle
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, RemoteTaskError
-from lasagna_cli.engine.run._executor import Executor, OnOutcome, Outcome, Recipe, Shippable
+from lasagna_cli.engine.run._executor import (
+    Executor,
+    LocalExecutor,
+    OnOutcome,
+    Outcome,
+    Recipe,
+    Shippable,
+)
 from lasagna_cli.engine.run._rate_share import set_rate_share
 
 T = TypeVar("T")
@@ -54,6 +65,94 @@ def ray_module() -> Any:
             f"--executor ray needs Ray, which is not installed: {INSTALL}"
         ) from None
     return ray
+
+
+# What the workers need of the driver's environment to make the same models: keys,
+# servers, the cache folder, proxies (a cluster's nodes do not share this shell's).
+_SHIPPED_PREFIXES = ("LASAGNA_", "OPENAI_", "ANTHROPIC_", "OLLAMA_")
+_SHIPPED_NAMES = {"MODEL_NAME", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    kind: str = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+    """LASAGNA_RAY_WORKERS: the Ray actors [default: one per CPU of the cluster]."""
+
+
+LOCAL = ExecutorChoice()
+
+
+def executor_choice(
+    kind: str, ray_address: str | None, *, workers: str | None, env_address: str | None
+) -> ExecutorChoice:
+    """The flags checked, before any data is read: Ray must be installed to be chosen.
+    `workers` and `env_address`: LASAGNA_RAY_WORKERS and RAY_ADDRESS, as the command read
+    them (None when unset or empty)."""
+    if kind not in ("local", "ray"):
+        raise EngineUsageError(f"--executor must be local or ray, got {kind!r}")
+    if kind == "local":
+        if ray_address is not None:
+            raise EngineUsageError("--ray-address goes with --executor ray")
+        return LOCAL
+    ray_module()
+    if workers is not None and (not workers.isdigit() or int(workers) < 1):
+        raise EngineUsageError(
+            f"LASAGNA_RAY_WORKERS must be a whole number of at least 1, got {workers!r}"
+        )
+    if ray_address:
+        address = checked_address(ray_address, "--ray-address")
+    else:
+        address = checked_address(env_address, "RAY_ADDRESS")
+    return ExecutorChoice("ray", address, int(workers) if workers is not None else None)
+
+
+def checked_address(value: str | None, source: str) -> str | None:
+    """A Ray address as ray.init takes it, or one line saying which forms are (ray.init
+    itself raises a traceback on a malformed one)."""
+    if value is None or value in ("auto", "local"):
+        return value
+    rest = value.removeprefix("ray://")
+    host, colon, port = rest.rpartition(":")
+    if colon and host and port.isdigit() and "/" not in rest:
+        return value
+    raise EngineUsageError(
+        f"{source} must be auto, local, HOST:PORT (the head node's port, 6379 by default) "
+        f"or ray://HOST:PORT (its client port, 10001 by default), got {value!r}"
+    )
+
+
+def worker_env(env: Mapping[str, str], also: Iterable[str] = ()) -> dict[str, str]:
+    """What the workers get of the driver's environment `env`: the model settings, and the
+    variables named in `also` (a kag provider's `api_key_env`)."""
+    named = set(also)
+    return {
+        name: value
+        for name, value in env.items()
+        if name.upper() in _SHIPPED_NAMES
+        or name.startswith(_SHIPPED_PREFIXES)
+        or name.endswith("_API_KEY")
+        or name in named
+    }
+
+
+def make_executor(
+    concurrency: int, choice: ExecutorChoice, env: Mapping[str, str], also: Iterable[str] = ()
+) -> Executor:
+    """The executor of a run, `concurrency` tasks in flight in all; a Ray one's workers get
+    `worker_env(env, also)`, and rebuild a `uv run` driver's environment when
+    RAY_ENABLE_UV_RUN_RUNTIME_ENV in `env` says so."""
+    if choice.kind == "ray":
+        uv = env.get("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0").lower() in ("1", "true")
+        return RayExecutor(
+            concurrency,
+            address=choice.ray_address,
+            workers=choice.workers,
+            env=worker_env(env, also),
+            uv_runtime_env=uv,
+        )
+    return LocalExecutor(concurrency)
 
 
 class RayExecutor(Executor):

@@ -31,7 +31,15 @@ from lasagna_cli.engine.staged._openviking import (
     is_openviking_config,
     load_openviking_config,
 )
-from lasagna_cli.engine.staged._options import STEPS, PipelineOptions, check_options
+from lasagna_cli.engine.staged._options import (
+    STEPS,
+    PipelineOptions,
+    check_options,
+    flag_options,
+    refuse_config_options,
+    refuse_pipeline_options,
+    refuse_run_options,
+)
 from lasagna_cli.engine.staged._report import DELETION, REPORT_FILE, update_report
 
 __all__ = [
@@ -41,8 +49,12 @@ __all__ = [
     "OpenVikingConfig",
     "PipelineOptions",
     "check_options",
+    "flag_options",
     "is_openviking_config",
     "load_openviking_config",
+    "refuse_config_options",
+    "refuse_pipeline_options",
+    "refuse_run_options",
     "run_pipeline",
 ]
 

@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 from lasagna_cli.engine.staged._prompts_file import Prompts, load_prompts
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.staged._options import PipelineOptions
 
 #: OpenViking's adapter classes -> lasagna's benchmark names.
 ADAPTERS = {
@@ -107,6 +110,82 @@ class OpenVikingConfig:
     llm: LLMSettings | None
     warnings: tuple[str, ...] = ()
     prompts: Prompts | None = None
+
+    def api_key(self, server: str | None, read: Callable[[str], str | None]) -> str | None:
+        """llm.api_key_env_var's variable (its value as `read` finds it) when it names one,
+        else llm.api_key; with neither, OPENAI_API_KEY only when the calls go to OpenAI
+        itself (no `server`), so that key never reaches another server. Never recorded."""
+        llm = self.llm
+        assert llm is not None
+        if llm.api_key_env_var:
+            value = read(llm.api_key_env_var)
+            if value is None:
+                raise EngineUsageError(
+                    f"{self.path}: llm.api_key_env_var names ${llm.api_key_env_var}, which is "
+                    "not set; export it, or give llm.api_key"
+                )
+            return value
+        if llm.api_key:
+            return llm.api_key
+        return read("OPENAI_API_KEY") if server is None else None
+
+    @property
+    def generator(self) -> str | None:
+        """llm.model as the pipeline names it: it answers and grades, as in OpenViking."""
+        return f"openai/{self.llm.model}" if self.llm is not None else None
+
+    def pipeline_options(
+        self,
+        step: str,
+        base_url: str | None,
+        limits: tuple[float | None, float | None] = (None, None),
+    ) -> PipelineOptions:
+        """The pipeline's options from the config; `base_url` (--base-url) replaces
+        llm.base_url, `limits` are the run's --rpm and --tpm. A step that grades answers
+        needs the llm section."""
+        from lasagna_cli.engine.benchmarks import get_benchmark_spec
+        from lasagna_cli.engine.config._config import endpoint_url
+        from lasagna_cli.engine.staged._options import PipelineOptions
+
+        if self.llm is None and step in ("all", "eval"):
+            raise EngineUsageError(
+                f"{self.path}: no llm section: --step {step} grades answers with llm.model; "
+                "add it, or run --step gen for retrieval alone"
+            )
+        out = self.output_dir
+        prompts = self.prompts
+        docs: tuple[Path, ...] = () if self.skip_ingestion else (out / "docs",)
+        if self.doc_output_dir is not None and docs:
+            docs += (self.doc_output_dir,)
+        server = base_url or (self.llm.base_url if self.llm is not None else None)
+        return PipelineOptions(
+            name=self.benchmark,
+            data_dir=self.dataset_path,
+            # every split file of the folder, as OpenViking's Qasper and SyllabusQA adapters
+            # read one
+            split="all" if "all" in get_benchmark_spec(self.benchmark).splits else None,
+            out=out,
+            step=step,
+            top_k=self.top_k,
+            max_queries=self.max_queries,
+            retrieval_instruction=self.retrieval_instruction or None,
+            generator=self.generator,
+            judge=self.generator,  # llm.model grades whatever answers the file holds, as run.py
+            concurrency=self.max_workers,
+            requests_per_minute=limits[0],
+            tokens_per_minute=limits[1],
+            endpoints={"openai": endpoint_url(server)} if self.llm is not None and server else {},
+            ingest_mode=self.ingest_mode,
+            ingest_workers=self.ingest_workers,
+            temperature=self.llm.temperature if self.llm is not None else None,
+            log_file=self.log_file,
+            docs_dirs=docs,
+            project_name=self.project_name,
+            dataset_label=self.dataset_name,
+            instructions=prompts.instructions if prompts is not None else (),
+            rubric=str(prompts.judge_rubric) if prompts and prompts.judge_rubric else None,
+            prompts=prompts.describe() if prompts is not None else None,
+        )
 
 
 def _fail(path: Path, message: str) -> EngineError:

@@ -79,6 +79,128 @@ class PipelineOptions:
         return self.endpoints.get(model.partition("/")[0])
 
 
+#: Options of `benchmark run` that mean nothing to the staged pipeline.
+_NOT_FOR_PIPELINE = (
+    "tracks",
+    "n_samples",
+    "seed",
+    "filters",
+    "drop_unknown_judgments",
+    "data_format",
+    "prices",  # a staged folder is priced by `report` and `export --prices`
+    "max_chars",  # its eval holds judge grade's default limit
+    "dry_run",  # its steps are priced by what they record; a dry run is for data files
+)
+#: Options of `benchmark run` for the user's own system, which the pipeline does not take.
+_SYSTEM_OPTIONS = (
+    "predictions",
+    "predictions_from_data",
+    "allow_missing",
+    "system",
+    "system_timeout",
+    "system_retries",
+    "system_headers",
+)
+#: Options only the staged pipeline reads.
+_PIPELINE_ONLY = (
+    "data_dir",
+    "step",
+    "max_queries",
+    "retrieval_instruction",
+    "ingest_mode",
+    "ingest_workers",
+)
+
+
+#: `benchmark run` options that `--config` takes from the command line; the rest it reads
+#: from the config file.
+_RUN_CONFIG_OPTIONS = ("path", "config_file", "step", "base_url", "rpm", "tpm")
+
+
+def refuse_config_options(given: Mapping[str, str]) -> None:
+    """`benchmark run --config`: an option the config file sets is refused (`given` as
+    `refuse_pipeline_options`'s)."""
+    for name, flag in given.items():
+        if name not in _RUN_CONFIG_OPTIONS:
+            raise EngineUsageError(
+                f"{flag} does not apply with --config: the config file sets the "
+                "run (see `lasagna benchmark openviking --help`)"
+            )
+
+
+def refuse_pipeline_options(given: Mapping[str, str], path: str) -> None:
+    """`benchmark run DATA`: the options only a registered benchmark's pipeline takes are
+    refused, naming the benchmarks. `given`: each option the command line gave (by its
+    parameter's name) -> its flag."""
+    from lasagna_cli.engine.benchmarks import benchmark_names
+
+    found = [name for name in _PIPELINE_ONLY if name in given]
+    if found:
+        hint = "; -n N draws questions from your data" if "max_queries" in found else ""
+        raise EngineUsageError(
+            f"{given[found[0]]} is for registered benchmarks "
+            f"({', '.join(benchmark_names())}); {path!r} is not one of them"
+            + (" (it is a file or folder here)" if Path(path).exists() else "")
+            + hint
+        )
+
+
+def refuse_run_options(given: Mapping[str, str], name: str, jury: Sequence[str]) -> None:
+    """`benchmark run NAME`: the options the pipeline does not take are refused, and a jury
+    (`given` as `refuse_pipeline_options`'s)."""
+    for option in _NOT_FOR_PIPELINE:
+        if option in given:
+            raise EngineUsageError(
+                f"{given[option]} does not apply to the staged pipeline of {name!r}; see "
+                "`lasagna benchmark run --help` for the NAME options"
+            )
+    for option in _SYSTEM_OPTIONS:
+        if option in given:
+            raise EngineUsageError(
+                f"{given[option]}: the staged pipeline of {name!r} measures lasagna's "
+                "BM25 and --generator, not your own system; a system is benchmarked on "
+                "data files and BEIR folders: lasagna benchmark run DATA --system ... (or "
+                "--predictions ...)"
+            )
+    if jury:
+        raise EngineUsageError(
+            f"--judge is given {len(jury) + 1} times: a jury grades data files, "
+            f"BEIR folders and sweep files; the staged pipeline of {name!r} takes one judge"
+        )
+
+
+def flag_options(
+    name: str, values: Mapping[str, Any], given: Mapping[str, str], **resolved: Any
+) -> PipelineOptions:
+    """`benchmark run NAME`'s options from its flags' values (by parameter name, the folders
+    as text or paths); without -o, runs/NAME; --split and --rubric, when not given, are the
+    benchmark's own. `given` as `refuse_pipeline_options`'s; `resolved`: what the command
+    read from the environment and the judge (concurrency, endpoints, ...)."""
+    from lasagna_cli.engine.records._store import default_output
+
+    data_dir, output = values["data_dir"], values["output"]
+    return PipelineOptions(
+        name=name,
+        data_dir=Path(data_dir) if data_dir is not None else None,
+        out=Path(output) if output is not None else default_output(name),
+        step=values["step"] or "all",
+        split=values["split"] if "split" in given else None,
+        profile=values["profile"] or "speed",
+        top_k=values["top_k"],
+        max_queries=values["max_queries"],
+        retrieval_instruction=values["retrieval_instruction"],
+        generator=values["generator"],
+        rubric=values["rubric"] if "rubric" in given else None,
+        retriever=values["retriever"] or "bm25",
+        embedder=values["embedder"],
+        vector_store=values["vector_store"],
+        collection=values["collection"],
+        ingest_mode=values["ingest_mode"] or "directory",
+        ingest_workers=values["ingest_workers"],
+        **resolved,
+    )
+
+
 def check_options(options: PipelineOptions) -> Step:
     if options.step not in STEPS:
         raise EngineUsageError(
