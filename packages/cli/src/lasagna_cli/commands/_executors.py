@@ -48,9 +48,7 @@ def executor_choice(
     RAY_ADDRESS."""
     from lasagna_cli.engine.run import executor_choice as choose
 
-    env = os.environ if env is None else env
-    workers, address = env.get("LASAGNA_RAY_WORKERS"), env.get("RAY_ADDRESS")
-    return choose(kind, ray_address, workers=workers or None, env_address=address or None)
+    return choose(kind, ray_address, os.environ if env is None else env)
 
 
 def make_executor(
