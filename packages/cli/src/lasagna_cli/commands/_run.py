@@ -239,11 +239,14 @@ def run(
 
     with user_errors():
         door = door_of(path, config_file)
-    if door == "openviking":
-        from lasagna_cli.commands._openviking import run_config
+    if door == "openviking":  # `benchmark openviking CONFIG`, an option the config sets refused
+        from lasagna_cli.commands._openviking import run_openviking
+        from lasagna_cli.engine.staged import refuse_config_options
 
         assert config_file is not None  # the door of --config
-        return run_config(ctx, config_file, step, base_url, rpm, tpm)
+        with user_errors():
+            refuse_config_options(given_flags(ctx))
+        return run_openviking(config_file, step, base_url, rpm, tpm)
     assert path is not None  # door_of refuses a run with neither PATH nor --config
     from lasagna_cli.engine.config import checked_base_url, jury_flags
 
