@@ -16,6 +16,7 @@ logs stay readable and a long run is never silence.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -76,22 +77,13 @@ def _seconds(value: str | None, default: float) -> float:
         return default
 
 
-def _step_lines_after() -> float:
-    import os
-
-    return _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
-
-
-def _progress_lines_every() -> float:
-    import os
-
-    return _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
-
-
-def _eta(seconds: float) -> str:
-    minutes, secs = divmod(round(seconds), 60)
+def _eta(left: int, rate: float) -> str:
+    """`, eta 1m05s`: `left` items at `rate` a second; nothing when none is left or no rate."""
+    if left <= 0 or rate <= 0:
+        return ""
+    minutes, secs = divmod(round(left / rate), 60)
     hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+    return ", eta " + (f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s")
 
 
 class _Steps:
@@ -105,7 +97,7 @@ class _Steps:
     def _init_steps(self) -> None:
         self._stages: dict[str, Any] = {}
         self._timers: dict[str, threading.Timer] = {}
-        self._after = _step_lines_after()
+        self._after = _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
 
     def step(self, stage: str, done: int, total: int | None) -> None:
         """`done` of `total` items of `stage` (total None: not known yet)."""
@@ -154,7 +146,7 @@ class TaskProgress(_Steps):
         self._progress: Any = None
         self._task_id: Any = None
         self._start = time.perf_counter()
-        self._every = _progress_lines_every()
+        self._every = _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
         self._last_line = self._start
         self._init_steps()
 
@@ -227,11 +219,8 @@ class TaskProgress(_Steps):
 
     def _line(self) -> str:
         seen = self.done + self.failed + self.skipped
-        line = f"{self.description}: {seen} of {self.total} ({self._counts()}"
-        left = self.total - seen
-        if left > 0 and self.rate > 0:
-            line += f", eta {_eta(left / self.rate)}"
-        return line + ")"
+        eta = _eta(self.total - seen, self.rate)
+        return f"{self.description}: {seen} of {self.total} ({self._counts()}{eta})"
 
     def summary(self) -> str:
         return f"{self.description}: {self._counts()}"
@@ -271,7 +260,7 @@ class SynthesisBar:
         self._progress: Any = None
         self._task: Any = None
         self._start = self._last_line = time.perf_counter()
-        self._every = _progress_lines_every()
+        self._every = _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
 
     def __enter__(self) -> SynthesisBar:
         self._start = self._last_line = time.perf_counter()
@@ -304,6 +293,4 @@ class SynthesisBar:
         elapsed = now - self._start
         rate = done / elapsed if elapsed > 0 else 0.0
         line = f"synthesize: {done} of {total} questions ({self._counts()}  {rate:.1f}/s"
-        if done < total and rate > 0:
-            line += f", eta {_eta((total - done) / rate)}"
-        typer.echo(line + ")", err=True)
+        typer.echo(f"{line}{_eta(total - done, rate)})", err=True)
