@@ -20,7 +20,6 @@ import os
 import sys
 import threading
 import time
-from types import TracebackType
 from typing import Any
 
 import typer
@@ -91,10 +90,9 @@ class _Steps:
     a rich Progress); off one, a line naming the stage once it has run for
     `STEP_LINES_AFTER` seconds (from a timer: the step itself may hold the thread)."""
 
-    _progress: Any
-    _enabled: bool
-
-    def _init_steps(self) -> None:
+    def __init__(self, enabled: bool | None) -> None:
+        self._enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._progress: Any = None
         self._stages: dict[str, Any] = {}
         self._timers: dict[str, threading.Timer] = {}
         self._after = _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
@@ -123,10 +121,12 @@ class _Steps:
         elif finished and stage in self._timers:
             self._timers.pop(stage).cancel()
 
-    def _stop_steps(self) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        if self._progress is not None:
+            self._progress.stop()
 
 
 class TaskProgress(_Steps):
@@ -142,13 +142,11 @@ class TaskProgress(_Steps):
         self.done = 0
         self.failed = 0
         self.skipped = 0
-        self._enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._progress: Any = None
+        super().__init__(enabled)
         self._task_id: Any = None
         self._start = time.perf_counter()
         self._every = _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
         self._last_line = self._start
-        self._init_steps()
 
     def __enter__(self) -> TaskProgress:
         self._start = self._last_line = time.perf_counter()
@@ -163,17 +161,10 @@ class TaskProgress(_Steps):
                 self.description, total=self.total or None, counts=self._counts()
             )
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop_steps()
-        if self._progress is not None:
-            if self._task_id is not None:
-                self._refresh()
-            self._progress.stop()
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None and self._task_id is not None:
+            self._refresh()  # the main bar's last counts
+        super().__exit__(*exc_info)
 
     @property
     def rate(self) -> float:
@@ -231,19 +222,12 @@ class StageProgress(_Steps):
     each starts off one."""
 
     def __init__(self, *, enabled: bool | None = None) -> None:
-        self._enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._progress = None
-        self._init_steps()
+        super().__init__(enabled)
 
     def __enter__(self) -> StageProgress:
         if self._enabled:
             self._progress = _started(counts=False)
         return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop_steps()
-        if self._progress is not None:
-            self._progress.stop()
 
 
 class SynthesisBar:
