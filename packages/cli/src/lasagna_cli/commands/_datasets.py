@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -24,20 +25,15 @@ def list_command(
     """List the public benchmarks lasagna reads, with licence, splits and categories."""
     with user_errors():
         from lasagna_cli.engine.benchmarks import list_benchmarks
+        from lasagna_cli.engine.datasets import list_json, list_lines
 
         check_format(output_format)
         specs = list_benchmarks()
         if output_format == "json":
-            import json
-
-            from lasagna_cli.engine.datasets import list_json
-
             typer.echo(json.dumps(list_json(specs), indent=1, ensure_ascii=False))
-            return
-        from lasagna_cli.engine.datasets import list_lines
-
-        for line in list_lines(specs):
-            typer.echo(line)
+        else:
+            for line in list_lines(specs):
+                typer.echo(line)
 
 
 @benchmark_app.command("info")
