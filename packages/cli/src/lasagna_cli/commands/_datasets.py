@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -24,20 +25,15 @@ def list_command(
     """List the public benchmarks lasagna reads, with licence, splits and categories."""
     with user_errors():
         from lasagna_cli.engine.benchmarks import list_benchmarks
+        from lasagna_cli.engine.datasets import list_json, list_lines
 
         check_format(output_format)
         specs = list_benchmarks()
         if output_format == "json":
-            import json
-
-            from lasagna_cli.engine.datasets import list_json
-
             typer.echo(json.dumps(list_json(specs), indent=1, ensure_ascii=False))
-            return
-        from lasagna_cli.engine.datasets import list_lines
-
-        for line in list_lines(specs):
-            typer.echo(line)
+        else:
+            for line in list_lines(specs):
+                typer.echo(line)
 
 
 @benchmark_app.command("info")
@@ -53,18 +49,9 @@ def info_command(
 ) -> None:
     """Show a benchmark's licence, citation, splits, categories and answer instructions."""
     with user_errors():
-        from lasagna_cli.engine.benchmarks import (
-            get_benchmark_spec,
-            load_benchmark,
-        )
-        from lasagna_cli.engine.datasets import data_lines, info_lines
+        from lasagna_cli.engine.datasets import benchmark_info
 
-        spec = get_benchmark_spec(name)
-        lines = info_lines(spec)
-        if data_dir is not None:
-            bench = load_benchmark(name, data_dir, split, with_text=False)
-            lines += data_lines(bench)
-        typer.echo("\n".join(lines))
+        typer.echo("\n".join(benchmark_info(name, data_dir, split)))
 
 
 @benchmark_app.command("sample")
@@ -105,32 +92,19 @@ def sample_command(
     --step for answers and grades).
     """
     with user_errors():
-        from lasagna_cli.engine.benchmarks import (
-            check_sample_output,
-            get_benchmark_spec,
-            load_benchmark,
-            sample_benchmark,
-            write_sample,
-        )
-        from lasagna_cli.engine.datasets import sample_lines
-        from lasagna_cli.engine.records import check_writable
+        from lasagna_cli.engine.datasets import write_benchmark_sample
 
-        spec = get_benchmark_spec(name)
-        chosen = check_sample_output(mode, output, overwrite)
-        bench = load_benchmark(name, data_dir, split, with_text=False)
-        sample = sample_benchmark(
-            bench,
+        lines = write_benchmark_sample(
+            name,
+            data_dir,
+            output,
             num_docs=num_docs,
             sample_size=sample_size,
             full=full,
             seed=seed,
-            mode=chosen,
-            unit=spec.sampling_unit,
-        )
-        check_writable(output, f"-o {output}", "the sample folder")
-        written = write_sample(sample, bench, data_dir, output)
-        lines = sample_lines(
-            name, spec, bench, sample, files=len(written), output=output, seed=seed
+            mode=mode,
+            split=split,
+            overwrite=overwrite,
         )
         for line, err in lines:
             typer.echo(line, err=err)

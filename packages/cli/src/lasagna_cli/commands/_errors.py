@@ -45,20 +45,13 @@ def _loaded_errors(names: Iterable[tuple[str, str]]) -> tuple[type[BaseException
     return tuple(types)
 
 
-def _lasagna_error_types() -> tuple[type[BaseException], ...]:
-    return (
-        CliError,
-        *_loaded_errors(
-            (
-                ("lasagna_metrics", "MetricsError"),
-                ("lasagna_judge", "JudgeError"),
-                ("lasagna_synth", "SynthError"),
-                ("lasagna_cli.engine._errors", "EngineError"),
-            )
-        ),
-    )
-
-
+#: The libraries' errors: reported in one line (their usage errors exit 2, the others 1).
+_LIBRARY_ERRORS = (
+    ("lasagna_metrics", "MetricsError"),
+    ("lasagna_judge", "JudgeError"),
+    ("lasagna_synth", "SynthError"),
+    ("lasagna_cli.engine._errors", "EngineError"),
+)
 #: The libraries' usage errors: a flag, an argument or an install to fix, not the data.
 _USAGE_ERRORS = (
     ("lasagna_cli.engine._errors", "EngineUsageError"),
@@ -147,7 +140,7 @@ def user_errors() -> Iterator[None]:
                 "then run the same command again"
             )
             raise typer.Exit(DATA_ERROR) from None
-        if not isinstance(exc, _lasagna_error_types()):
+        if not isinstance(exc, (CliError, *_loaded_errors(_LIBRARY_ERRORS))):
             raise
         code = exit_code_for(exc)
         echo_error(with_help(str(exc)) if code == USAGE_ERROR else str(exc))

@@ -6,7 +6,7 @@ workers get); the choice and the executor are the engine's (`engine.run.executor
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -41,16 +41,12 @@ RayAddressOption = Annotated[
 ]
 
 
-def executor_choice(
-    kind: str, ray_address: str | None, env: Mapping[str, str] | None = None
-) -> ExecutorChoice:
+def executor_choice(kind: str, ray_address: str | None) -> ExecutorChoice:
     """The flags checked, before any data is read, with LASAGNA_RAY_WORKERS and
     RAY_ADDRESS."""
     from lasagna_cli.engine.run import executor_choice as choose
 
-    env = os.environ if env is None else env
-    workers, address = env.get("LASAGNA_RAY_WORKERS"), env.get("RAY_ADDRESS")
-    return choose(kind, ray_address, workers=workers or None, env_address=address or None)
+    return choose(kind, ray_address, os.environ)
 
 
 def make_executor(

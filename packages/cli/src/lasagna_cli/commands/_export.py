@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,19 +45,12 @@ def export(
     """Write a run's results as flat rows (every metric, the answer, the judge's grade and
     status, tokens and cost) or as a TREC run file for trec_eval, ranx and ir_measures."""
     with user_errors():
-        from lasagna_cli.engine.records import check_output_file
         from lasagna_cli.engine.reports import check_export, export_text, write_export
 
         check_export(export_format, output)
-        if output is not None:
-            check_output_file(output, f"-o {output}")
         (run,) = read_runs([folder], datasets, prices, texts=False)
-        results, label = run.results, run.label
+        options: dict[str, Any] = {"run": run.label, "setup": setup, "dataset": dataset}
         if output is None:
-            text = export_text(results, export_format, run=label, setup=setup, dataset=dataset)
-            typer.echo(text, nl=False)
+            typer.echo(export_text(run.results, export_format, **options), nl=False)
         else:
-            line = write_export(
-                results, export_format, output, run=label, setup=setup, dataset=dataset
-            )
-            typer.echo(line, err=True)
+            typer.echo(write_export(run.results, export_format, output, **options), err=True)

@@ -16,10 +16,10 @@ logs stay readable and a long run is never silence.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
-from types import TracebackType
 from typing import Any
 
 import typer
@@ -76,22 +76,13 @@ def _seconds(value: str | None, default: float) -> float:
         return default
 
 
-def _step_lines_after() -> float:
-    import os
-
-    return _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
-
-
-def _progress_lines_every() -> float:
-    import os
-
-    return _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
-
-
-def _eta(seconds: float) -> str:
-    minutes, secs = divmod(round(seconds), 60)
+def _eta(left: int, rate: float) -> str:
+    """`, eta 1m05s`: `left` items at `rate` a second; nothing when none is left or no rate."""
+    if left <= 0 or rate <= 0:
+        return ""
+    minutes, secs = divmod(round(left / rate), 60)
     hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+    return ", eta " + (f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s")
 
 
 class _Steps:
@@ -99,13 +90,12 @@ class _Steps:
     a rich Progress); off one, a line naming the stage once it has run for
     `STEP_LINES_AFTER` seconds (from a timer: the step itself may hold the thread)."""
 
-    _progress: Any
-    _enabled: bool
-
-    def _init_steps(self) -> None:
+    def __init__(self, enabled: bool | None) -> None:
+        self._enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._progress: Any = None
         self._stages: dict[str, Any] = {}
         self._timers: dict[str, threading.Timer] = {}
-        self._after = _step_lines_after()
+        self._after = _seconds(os.environ.get("LASAGNA_STEP_LINES_AFTER"), STEP_LINES_AFTER)
 
     def step(self, stage: str, done: int, total: int | None) -> None:
         """`done` of `total` items of `stage` (total None: not known yet)."""
@@ -131,10 +121,12 @@ class _Steps:
         elif finished and stage in self._timers:
             self._timers.pop(stage).cancel()
 
-    def _stop_steps(self) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        if self._progress is not None:
+            self._progress.stop()
 
 
 class TaskProgress(_Steps):
@@ -150,13 +142,11 @@ class TaskProgress(_Steps):
         self.done = 0
         self.failed = 0
         self.skipped = 0
-        self._enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._progress: Any = None
+        super().__init__(enabled)
         self._task_id: Any = None
         self._start = time.perf_counter()
-        self._every = _progress_lines_every()
+        self._every = _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
         self._last_line = self._start
-        self._init_steps()
 
     def __enter__(self) -> TaskProgress:
         self._start = self._last_line = time.perf_counter()
@@ -171,17 +161,10 @@ class TaskProgress(_Steps):
                 self.description, total=self.total or None, counts=self._counts()
             )
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop_steps()
-        if self._progress is not None:
-            if self._task_id is not None:
-                self._refresh()
-            self._progress.stop()
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None and self._task_id is not None:
+            self._refresh()  # the main bar's last counts
+        super().__exit__(*exc_info)
 
     @property
     def rate(self) -> float:
@@ -227,11 +210,8 @@ class TaskProgress(_Steps):
 
     def _line(self) -> str:
         seen = self.done + self.failed + self.skipped
-        line = f"{self.description}: {seen} of {self.total} ({self._counts()}"
-        left = self.total - seen
-        if left > 0 and self.rate > 0:
-            line += f", eta {_eta(left / self.rate)}"
-        return line + ")"
+        eta = _eta(self.total - seen, self.rate)
+        return f"{self.description}: {seen} of {self.total} ({self._counts()}{eta})"
 
     def summary(self) -> str:
         return f"{self.description}: {self._counts()}"
@@ -242,19 +222,12 @@ class StageProgress(_Steps):
     each starts off one."""
 
     def __init__(self, *, enabled: bool | None = None) -> None:
-        self._enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._progress = None
-        self._init_steps()
+        super().__init__(enabled)
 
     def __enter__(self) -> StageProgress:
         if self._enabled:
             self._progress = _started(counts=False)
         return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop_steps()
-        if self._progress is not None:
-            self._progress.stop()
 
 
 class SynthesisBar:
@@ -271,7 +244,7 @@ class SynthesisBar:
         self._progress: Any = None
         self._task: Any = None
         self._start = self._last_line = time.perf_counter()
-        self._every = _progress_lines_every()
+        self._every = _seconds(os.environ.get("LASAGNA_PROGRESS_LINES_EVERY"), PROGRESS_LINES_EVERY)
 
     def __enter__(self) -> SynthesisBar:
         self._start = self._last_line = time.perf_counter()
@@ -304,6 +277,4 @@ class SynthesisBar:
         elapsed = now - self._start
         rate = done / elapsed if elapsed > 0 else 0.0
         line = f"synthesize: {done} of {total} questions ({self._counts()}  {rate:.1f}/s"
-        if done < total and rate > 0:
-            line += f", eta {_eta((total - done) / rate)}"
-        typer.echo(line + ")", err=True)
+        typer.echo(f"{line}{_eta(total - done, rate)})", err=True)

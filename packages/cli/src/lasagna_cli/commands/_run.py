@@ -12,12 +12,12 @@ from typing import Annotated, Any
 import typer
 
 from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
-from lasagna_cli.commands._errors import DATA_ERROR, check_format, user_errors
-from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption, executor_choice
+from lasagna_cli.commands._errors import DATA_ERROR, user_errors
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option, load_prices
-from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
+from lasagna_cli.commands._rates import RpmOption, TpmOption
 from lasagna_cli.commands._run_engine import run_engine
 from lasagna_cli.commands._run_options import (
     ChunkerOption,
@@ -239,11 +239,14 @@ def run(
 
     with user_errors():
         door = door_of(path, config_file)
-    if door == "openviking":
-        from lasagna_cli.commands._openviking import run_config
+    if door == "openviking":  # `benchmark openviking CONFIG`, an option the config sets refused
+        from lasagna_cli.commands._openviking import run_openviking
+        from lasagna_cli.engine.staged import refuse_config_options
 
         assert config_file is not None  # the door of --config
-        return run_config(ctx, config_file, step, base_url, rpm, tpm)
+        with user_errors():
+            refuse_config_options(given_flags(ctx))
+        return run_openviking(config_file, step, base_url, rpm, tpm)
     assert path is not None  # door_of refuses a run with neither PATH nor --config
     from lasagna_cli.engine.config import checked_base_url, jury_flags
 
@@ -256,40 +259,25 @@ def run(
     if door == "benchmark":
         return run_named_benchmark(ctx, path, judge, jury, base_url)
     with user_errors():
-        from lasagna_cli.engine.config import (
-            check_data_format,
-            check_predictions_from_data,
-            run_flags,
-        )
-        from lasagna_cli.engine.staged import refuse_pipeline_options
-
-        given = given_flags(ctx)
-        refuse_pipeline_options(given, path)
-        check_data_format(data_format, output_format=output_format)
-        check_format(output_format)
-        chosen = executor_choice(executor, ray_address)
-        requests_per_minute, tokens_per_minute = rate_limits(rpm, tpm)
-        if predictions_from_data:
-            check_predictions_from_data(path)
-        price_table = load_prices(prices) if prices is not None else None  # before any work
-        flags = run_flags(
-            path,
-            ctx.params,
-            given,
-            os.environ,
-            judge=judge,
-            jury=jury,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-        )
         from lasagna_cli.commands._llm import servers
-        from lasagna_cli.engine.config import build_config
+        from lasagna_cli.engine import check_run_flags, run_config
 
-        config = build_config(path, flags, servers=servers(None, base_url), env=os.environ)
+        given, env = given_flags(ctx), os.environ
+        chosen, limits = check_run_flags(path, ctx.params, given, env)
+        price_table = load_prices(prices) if prices is not None else None  # before any work
+        found = servers(None, base_url)
+        config = run_config(
+            path, ctx.params, given, env, servers=found, judge=judge, jury=jury, limits=limits
+        )
         if dry_run:
-            from lasagna_cli.commands._run_engine import print_dry_run
+            from lasagna_cli.commands._llm import text_cache
+            from lasagna_cli.engine import dry_run as planned
+            from lasagna_cli.engine import dry_run_lines
+            from lasagna_cli.engine.datasets import DatasetLoader
 
-            return print_dry_run(config, price_table)
+            for line in dry_run_lines(planned(config, DatasetLoader(text_cache())), price_table):
+                typer.echo(line)
+            return
         from lasagna_cli.engine.records import new_run_folder
 
         out = output if output is not None else new_run_folder(path, resume=resume)

@@ -1,5 +1,5 @@
 """`benchmark run`'s engine run: the command's models (and their --base-url) and
-embedders, progress bar and Ctrl-C message around `run_benchmarks`; and its --dry-run."""
+embedders, progress bar and Ctrl-C message around `run_benchmarks`."""
 
 from __future__ import annotations
 
@@ -115,13 +115,3 @@ def run_models(
         )
 
     return make
-
-
-def print_dry_run(config: RunConfig, prices: dict[str, tuple[float, float]] | None) -> None:
-    """`benchmark run --dry-run`: the plan and its calls (`engine._dry_run`), no call made."""
-    from lasagna_cli.commands._llm import text_cache
-    from lasagna_cli.engine import dry_run, dry_run_lines
-    from lasagna_cli.engine.datasets import DatasetLoader
-
-    for line in dry_run_lines(dry_run(config, DatasetLoader(text_cache())), prices):
-        typer.echo(line)

@@ -11,7 +11,6 @@ import typer
 
 from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, user_errors
 from lasagna_cli.commands._llm import auto_concurrency
-from lasagna_cli.commands._rates import rate_limits
 from lasagna_cli.commands._run_options import given_flags
 from lasagna_cli.commands._terminal import echo
 
@@ -27,27 +26,18 @@ def run_named_benchmark(
 ) -> None:
     """`lasagna benchmark run NAME`, NAME a registered benchmark: its staged pipeline, with
     the flags' values (`ctx.params`), the judge and --base-url `run` checked."""
-    with user_errors():
-        from lasagna_cli.commands._executors import executor_choice
-        from lasagna_cli.commands._llm import servers
-        from lasagna_cli.engine.staged import flag_options, refuse_run_options
+    import os
 
-        given, values = given_flags(ctx), ctx.params
-        refuse_run_options(given, path, jury)
-        chosen = executor_choice(values["executor"] or "local", values["ray_address"])
-        requests_per_minute, tokens_per_minute = rate_limits(values["rpm"], values["tpm"])
-        models, found = [m for m in (values["generator"], judge) if m], servers()
-        embedder = values["embedder"]
-        options = flag_options(
-            path,
-            values,
-            given,
-            judge=judge,
-            concurrency=values["concurrency"] or auto_concurrency(models, base_url),
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            endpoints=found.endpoints(base_url),
-            embedder_endpoint=found.embedder_endpoint(embedder) if embedder else None,
+    with user_errors():
+        from lasagna_cli.commands._llm import servers
+        from lasagna_cli.engine.staged import named_run
+
+        values = ctx.params
+        models = [m for m in (values["generator"], judge) if m]
+        concurrency = values["concurrency"] or auto_concurrency(models, base_url)
+        found = servers(None, base_url)
+        options, chosen = named_run(
+            path, values, given_flags(ctx), os.environ, found, concurrency, judge=judge, jury=jury
         )
         run_stages(options, chosen, base_url=base_url)
 

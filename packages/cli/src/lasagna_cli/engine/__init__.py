@@ -17,9 +17,11 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._benchmark import (
         BenchmarkRun,
         Door,
+        check_run_flags,
         door_of,
         gap_lines,
         run_benchmarks,
+        run_config,
     )
     from lasagna_cli.engine._counts import counted
     from lasagna_cli.engine._dry_run import (
@@ -60,9 +62,11 @@ _NAMES = {
     "run_benchmark": "_api",
     "BenchmarkRun": "_benchmark",
     "Door": "_benchmark",
+    "check_run_flags": "_benchmark",
     "door_of": "_benchmark",
     "gap_lines": "_benchmark",
     "run_benchmarks": "_benchmark",
+    "run_config": "_benchmark",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
     "RoleCalls": "_dry_run",
@@ -108,6 +112,7 @@ __all__ = [
     "bias_lines",
     "calibration_lines",
     "check_grading",
+    "check_run_flags",
     "check_synthesis",
     "counted",
     "did_you_mean",
@@ -126,6 +131,7 @@ __all__ = [
     "role_lines",
     "run_benchmark",
     "run_benchmarks",
+    "run_config",
     "shown",
     "spent_line",
     "synthesis_failure",

@@ -30,7 +30,8 @@ from lasagna_cli.engine.run._scoring import load_judge_rubric
 from lasagna_cli.engine.run._system_tasks import SystemState
 
 if TYPE_CHECKING:
-    pass
+    from lasagna_cli.engine.config import Servers
+    from lasagna_cli.engine.run import ExecutorChoice
 
 
 @dataclass
@@ -70,6 +71,48 @@ def door_of(path: str | None, config: Path | None) -> Door:
             f"(or `lasagna benchmark openviking {path}`)"
         )
     return "benchmark" if not Path(path).exists() and is_benchmark(path) else "data"
+
+
+def check_run_flags(
+    path: str, values: Mapping[str, Any], given: Mapping[str, str], env: Mapping[str, str]
+) -> tuple[ExecutorChoice, tuple[float | None, float | None]]:
+    """`benchmark run PATH`'s flags (by parameter name; `given`: those the command line
+    gave -> their flag) checked before any file is read, in this order: no staged-pipeline
+    option, --data-format and --format, --executor and --ray-address (`env`: Ray's
+    variables), --rpm and --tpm, --predictions-from-data. Returns the executor chosen and
+    the two limits."""
+    from lasagna_cli.engine.config import check_data_format, check_predictions_from_data
+    from lasagna_cli.engine.run import check_rate, executor_choice
+    from lasagna_cli.engine.staged import refuse_pipeline_options
+
+    refuse_pipeline_options(given, path)
+    check_data_format(values["data_format"], output_format=values["output_format"])
+    chosen = executor_choice(values["executor"], values["ray_address"], env)
+    limits = check_rate(values["rpm"], "--rpm"), check_rate(values["tpm"], "--tpm")
+    if values["predictions_from_data"]:
+        check_predictions_from_data(path)
+    return chosen, limits
+
+
+def run_config(
+    path: str,
+    values: Mapping[str, Any],
+    given: Mapping[str, str],
+    env: Mapping[str, str],
+    *,
+    servers: Servers,
+    judge: str | None,
+    jury: tuple[str, ...],
+    limits: tuple[float | None, float | None],
+) -> RunConfig:
+    """`benchmark run PATH`'s config from its flags' values (`config.run_flags`) with the
+    judge and jury, and `limits` (--rpm, --tpm) checked, built and located at `servers`
+    (`config.build_config`)."""
+    from lasagna_cli.engine.config import build_config, run_flags
+
+    rates = {"requests_per_minute": limits[0], "tokens_per_minute": limits[1]}
+    flags = run_flags(path, values, given, env, judge=judge, jury=jury, **rates)
+    return build_config(path, flags, servers=servers, env=env)
 
 
 def check_output_folder(out: Path, resume: bool, label: str) -> None:

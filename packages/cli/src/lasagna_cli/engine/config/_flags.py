@@ -104,7 +104,7 @@ class Flags:
 
 def check_data_format(value: str | None, *, output_format: str | None = None) -> None:
     """--data-format names one of DATA_FORMATS; a data format given to run's --format (the
-    output's) is pointed to --data-format."""
+    output's) is pointed to --data-format, and any other but text or json refused."""
     if output_format in DATA_FORMATS:
         raise usage(
             f"--format: is the output's (text or json); to read the data as {output_format}, "
@@ -115,6 +115,8 @@ def check_data_format(value: str | None, *, output_format: str | None = None) ->
             f"--data-format: expected one of {', '.join(DATA_FORMATS)}, found {value!r}"
             f"{did_you_mean(value, DATA_FORMATS)}"
         )
+    if output_format is not None and output_format not in ("text", "json"):
+        raise usage(f"--format: expected text or json, found {output_format!r}")
 
 
 def parse_tracks(value: str | Sequence[object], where: str) -> tuple[str, ...]:

@@ -8,6 +8,7 @@
 """
 
 from lasagna_cli.engine.datasets._describe import (
+    benchmark_info,
     data_lines,
     info_lines,
     list_json,
@@ -15,6 +16,7 @@ from lasagna_cli.engine.datasets._describe import (
     sample_lines,
     validate_data,
     validation_lines,
+    write_benchmark_sample,
 )
 from lasagna_cli.engine.datasets._documents import load_documents, locate_rows
 from lasagna_cli.engine.datasets._load import DatasetLoader
@@ -40,6 +42,7 @@ __all__ = [
     "PASSAGES_RULE",
     "WHOLE_DOCUMENTS_RULE",
     "DatasetLoader",
+    "benchmark_info",
     "chunk_rule",
     "cut_documents",
     "data_lines",
@@ -60,4 +63,5 @@ __all__ = [
     "select_questions",
     "validate_data",
     "validation_lines",
+    "write_benchmark_sample",
 ]

@@ -2,7 +2,7 @@
 how? Its counts, the name it runs under, the tracks it supports and why, the questions it
 should not hold, the folder of documents its rows are searched in, and the command that
 runs it. `benchmark list`'s table, `benchmark info`'s description of a registered benchmark
-and of its files, and what `benchmark sample` drew.
+and of its files, and `benchmark sample`'s draw, written and described.
 
 Warnings never stop data from running: a legitimate set may hold some on purpose.
 """
@@ -302,6 +302,17 @@ def info_lines(spec: BenchmarkSpec) -> list[str]:
     return lines
 
 
+def benchmark_info(name: str, data_dir: Path | None, split: str | None) -> list[str]:
+    """`benchmark info NAME [--data-dir DIR]`: `info_lines`, with what the files of DIR
+    hold (`data_lines`, `split` counted) when given."""
+    from lasagna_cli.engine.benchmarks import get_benchmark_spec, load_benchmark
+
+    lines = info_lines(get_benchmark_spec(name))
+    if data_dir is not None:
+        lines += data_lines(load_benchmark(name, data_dir, split, with_text=False))
+    return lines
+
+
 def data_lines(bench: LoadedBenchmark) -> list[str]:
     """`benchmark info NAME --data-dir`: what its files hold, per category."""
     counts = Counter(q.category for q in bench.questions)
@@ -399,3 +410,45 @@ def sample_lines(
         )
     )
     return lines
+
+
+def write_benchmark_sample(
+    name: str,
+    data_dir: Path,
+    output: Path,
+    *,
+    num_docs: int | None,
+    sample_size: int | None,
+    full: bool,
+    seed: int,
+    mode: str,
+    split: str | None,
+    overwrite: bool,
+) -> list[tuple[str, bool]]:
+    """`benchmark sample NAME`: the flags and the folder checked, the benchmark read, the
+    sample drawn (`benchmarks.sample_benchmark`), the folder checked writable, the sample
+    written (`benchmarks.write_sample`); returns `sample_lines`."""
+    from lasagna_cli.engine.benchmarks import (
+        check_sample_output,
+        get_benchmark_spec,
+        load_benchmark,
+        sample_benchmark,
+        write_sample,
+    )
+    from lasagna_cli.engine.records import check_writable
+
+    spec = get_benchmark_spec(name)
+    chosen = check_sample_output(mode, output, overwrite)
+    bench = load_benchmark(name, data_dir, split, with_text=False)
+    sample = sample_benchmark(
+        bench,
+        num_docs=num_docs,
+        sample_size=sample_size,
+        full=full,
+        seed=seed,
+        mode=chosen,
+        unit=spec.sampling_unit,
+    )
+    check_writable(output, f"-o {output}", "the sample folder")
+    written = write_sample(sample, bench, data_dir, output)
+    return sample_lines(name, spec, bench, sample, files=len(written), output=output, seed=seed)

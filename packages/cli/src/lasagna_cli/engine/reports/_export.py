@@ -59,13 +59,18 @@ BASE_FIELDS = (
 
 
 def check_export(export_format: str, output: Path | None) -> None:
-    """`export --format` is one of FORMATS, and parquet is written to a file."""
+    """`export --format` is one of FORMATS, parquet is written to a file, and the file
+    (-o, when given) can be written."""
+    from lasagna_cli.engine.records._store import check_output_file
+
     if export_format not in FORMATS:
         raise EngineUsageError(
             f"--format: expected one of {', '.join(FORMATS)}, found {export_format!r}"
         )
     if export_format == "parquet" and output is None:
         raise EngineUsageError("--format parquet: give the file with -o FILE.parquet")
+    if output is not None:
+        check_output_file(output, f"-o {output}")
 
 
 def write_export(

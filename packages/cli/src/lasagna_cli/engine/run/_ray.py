@@ -17,8 +17,8 @@ outcome comes back, and the driver writes it, so a cluster needs no shared stora
 - Cancellation (Ctrl-C) cancels the Ray tasks in flight; the actors are killed when the
   run ends, and a Ray started for the run is shut down.
 
-`executor_choice` checks `--executor local|ray` and `--ray-address` (with the variables the
-command read), and `make_executor` makes the chosen one: the one place an executor is chosen.
+`executor_choice` checks `--executor local|ray` and `--ray-address` (with the environment the
+command passes), and `make_executor` makes the chosen one: the one place an executor is chosen.
 """
 
 from __future__ import annotations
@@ -84,12 +84,11 @@ class ExecutorChoice:
 LOCAL = ExecutorChoice()
 
 
-def executor_choice(
-    kind: str, ray_address: str | None, *, workers: str | None, env_address: str | None
-) -> ExecutorChoice:
+def executor_choice(kind: str, ray_address: str | None, env: Mapping[str, str]) -> ExecutorChoice:
     """The flags checked, before any data is read: Ray must be installed to be chosen.
-    `workers` and `env_address`: LASAGNA_RAY_WORKERS and RAY_ADDRESS, as the command read
-    them (None when unset or empty)."""
+    `env`: the command's environment, for LASAGNA_RAY_WORKERS and RAY_ADDRESS (unset or
+    empty: not given)."""
+    workers, env_address = env.get("LASAGNA_RAY_WORKERS") or None, env.get("RAY_ADDRESS") or None
     if kind not in ("local", "ray"):
         raise EngineUsageError(f"--executor must be local or ray, got {kind!r}")
     if kind == "local":

@@ -35,10 +35,9 @@ from lasagna_cli.engine.staged._options import (
     STEPS,
     PipelineOptions,
     check_options,
-    flag_options,
+    named_run,
     refuse_config_options,
     refuse_pipeline_options,
-    refuse_run_options,
 )
 from lasagna_cli.engine.staged._report import DELETION, REPORT_FILE, update_report
 
@@ -49,12 +48,11 @@ __all__ = [
     "OpenVikingConfig",
     "PipelineOptions",
     "check_options",
-    "flag_options",
     "is_openviking_config",
     "load_openviking_config",
+    "named_run",
     "refuse_config_options",
     "refuse_pipeline_options",
-    "refuse_run_options",
     "run_pipeline",
 ]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lasagna_cli.engine._data import Question
 from lasagna_cli.engine._errors import EngineUsageError
@@ -19,6 +19,10 @@ from lasagna_cli.engine.config._config import (
     Setup,
 )
 from lasagna_cli.engine.records._store import Record, TaskKey, dump_task_json
+
+if TYPE_CHECKING:
+    from lasagna_cli.engine.config import Servers
+    from lasagna_cli.engine.run import ExecutorChoice
 
 Step = Literal["all", "gen", "eval", "del"]
 STEPS: tuple[Step, ...] = ("all", "gen", "eval", "del")
@@ -199,6 +203,41 @@ def flag_options(
         ingest_workers=values["ingest_workers"],
         **resolved,
     )
+
+
+def named_run(
+    name: str,
+    values: Mapping[str, Any],
+    given: Mapping[str, str],
+    env: Mapping[str, str],
+    servers: Servers,
+    concurrency: int,
+    *,
+    judge: str | None,
+    jury: Sequence[str],
+) -> tuple[PipelineOptions, ExecutorChoice]:
+    """`benchmark run NAME`: the options the pipeline does not take refused
+    (`refuse_run_options`), --executor and --ray-address checked (`env`: Ray's variables),
+    --rpm and --tpm, then `flag_options` with the judge, the tasks in flight, and the
+    servers the models' and the embedder's calls go to (`servers`, with --base-url).
+    Returns the options and the executor chosen."""
+    from lasagna_cli.engine.run import check_rate, executor_choice
+
+    refuse_run_options(given, name, jury)
+    chosen = executor_choice(values["executor"] or "local", values["ray_address"], env)
+    embedder = values["embedder"]
+    options = flag_options(
+        name,
+        values,
+        given,
+        judge=judge,
+        concurrency=concurrency,
+        requests_per_minute=check_rate(values["rpm"], "--rpm"),
+        tokens_per_minute=check_rate(values["tpm"], "--tpm"),
+        endpoints=servers.endpoints(servers.base_url),
+        embedder_endpoint=servers.embedder_endpoint(embedder) if embedder else None,
+    )
+    return options, chosen
 
 
 def check_options(options: PipelineOptions) -> Step:
