@@ -239,3 +239,25 @@ def test_a_folder_named_as_the_output_file_is_one_line(tmp_path: Path, command: 
         f"error: -o {folder}: expected a file, found a folder; give a file's path"
     ]
     assert [p.name for p in folder.iterdir()] == ["inside"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", [["benchmark", "report"], ["benchmark", "export"]])
+def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    """`-o` in a folder that exists but where no file can be created (/proc answers "No such
+    file or directory", as a missing folder does): one line and exit 2. The atomic writer
+    made the folder and tried again forever before."""
+    data = EXAMPLES / "data" / "pasta.jsonl"
+    ran = CliRunner().invoke(app, ["benchmark", "run", str(data), "-o", str(tmp_path / "run")])
+    assert ran.exit_code == 0, ran.output
+    lasagna = str(Path(sys.executable).with_name("lasagna"))
+    result = subprocess.run(  # its own process: a hang fails the test, never the suite
+        [lasagna, *command, str(tmp_path / "run"), "-o", "/proc/x.html"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "error: -o /proc/x.html: cannot write files in the folder (No such file or directory); "
+        "make it writable or choose another"
+    ]

@@ -50,6 +50,8 @@ def _create_temp(folder: Path) -> tuple[int, str]:
         try:
             return os.open(temp, _TEMP_FLAGS, 0o666), temp
         except FileNotFoundError:
+            if folder.is_dir():  # a folder that takes no new file (/proc): the OSError says so
+                raise
             folder.mkdir(parents=True, exist_ok=True)
         except FileExistsError:  # a file of a killed process whose pid and tag were ours
             continue
