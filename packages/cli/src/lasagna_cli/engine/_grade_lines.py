@@ -40,12 +40,18 @@ if TYPE_CHECKING:
 
 def check_grading(models: Sequence[str], executor: str, *, batch: bool, bias_check: int) -> None:
     """An EngineUsageError when the options do not go together: --batch grades with one
-    judge here; a jury (two or more `models`) has no bias check and runs here."""
+    judge here; a jury (two or more `models`, each named once) has no bias check and runs
+    here."""
     if batch and (len(models) > 1 or executor != "local"):
         what = f"--executor {executor}" if len(models) < 2 else "a jury"
         raise EngineUsageError(f"--batch grades with one judge here, not {what}")
     if len(models) < 2:
         return
+    if len(set(models)) < len(models):
+        raise EngineUsageError(
+            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
+            "repeated one"
+        )
     if bias_check:
         raise EngineUsageError(
             "--bias-check checks one judge; give one --model (a jury's judges can be checked "
