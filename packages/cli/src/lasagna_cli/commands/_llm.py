@@ -206,7 +206,8 @@ def build_llm(
 
 
 def _say(line: str) -> None:
-    """A wait over 10 s and its reason, on stderr as it starts (`make_llm(on_wait=)`)."""
+    """A line on stderr as it happens: a wait over 10 s and its reason (`make_llm(on_wait=)`),
+    an embedder's cut input (`make_embedder(on_cut=)`)."""
     import typer
 
     typer.echo(line, err=True)
@@ -263,14 +264,6 @@ def servers(env: Mapping[str, str] | None = None, base_url: str | None = None) -
     )
 
 
-def run_server(model: str, base_url: str | None) -> str | None:
-    """A run's --base-url for one of its models: every model that calls a server
-    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/, fake/) never does."""
-    from lasagna_cli.engine.config import Servers
-
-    return Servers(base_url=base_url).server(model)
-
-
 CONCURRENCY_HELP = (
     "default: 64 when every model is OpenAI's or Anthropic's own API (the adaptive pace finds "
     "its rate limit), else 8"
@@ -317,22 +310,16 @@ def run_llm(
     flag: str | None,
 ) -> LLM:
     """A model of `benchmark run` (data, sweep file or staged pipeline): `build_llm` with the
-    run's --base-url where the model calls a server (`run_server`)."""
+    run's --base-url where the model calls a server (openai/, ollama/, anthropic/); an
+    in-process one (local/, fake/) never does."""
+    from lasagna_cli.engine.config import Servers
+
     return build_llm(
         model,
-        run_server(model, base_url),
+        Servers(base_url=base_url).server(model),
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
         flag=flag,
         base_url_flag="--base-url",
     )
-
-
-def endpoint_of(
-    model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
-) -> str | None:
-    """The server a model's calls go to, as results record it (scheme, host, port, path;
-    never credentials or a query): `base_url`, else the environment's; None for a
-    provider's own endpoint and for in-process models."""
-    return servers(env).endpoint_at(model, base_url)
