@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lasagna_cli.engine._counts import counted
 from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
@@ -22,30 +22,58 @@ _PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
+class SynthesisOptions(NamedTuple):
+    """`benchmark synthesize`'s options, checked (`check_synthesis`)."""
+
+    count: int
+    seed: int
+    concurrency: int | None
+    """--concurrency, None when not given."""
+    chunk_words: int
+    mix: Mix
+    chunker: Chunker
+
+
+def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise EngineUsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if minimum is not None and value < minimum:
+        raise EngineUsageError(f"{flag}: expected a whole number >= {minimum}, got {value}")
+    return value
+
+
 def check_synthesis(
     corpus: str,
     out: Path,
     *,
+    n: str,
+    seed: str,
+    concurrency: str | None,
     out_format: str,
     formats: Sequence[str],
     mix: str,
     chunker: str,
-    chunk_words: int,
+    chunk_words: str,
     dry_run: bool,
     overwrite: bool,
-) -> tuple[Mix, Chunker]:
-    """The mix and the chunker parsed, once the options are checked in this order: the
-    format (one of `formats`), the mix, the chunking, the corpus (there), `out` (not a
-    folder; but for a dry run, not there unless `overwrite`): an EngineUsageError (or
-    lasagna-synth's SynthUsageError) says the first wrong one."""
+) -> SynthesisOptions:
+    """The options parsed, checked in this order: the whole numbers (--n, --seed,
+    --concurrency, --chunk-words), the format (one of `formats`), the mix, the chunking, the
+    corpus (there), `out` (not a folder; but for a dry run, not there unless `overwrite`):
+    an EngineUsageError (or lasagna-synth's SynthUsageError) says the first wrong one."""
     from lasagna_synth import check_chunking, parse_mix
 
+    count, plan_seed = _whole_number(n, "--n", 1), _whole_number(seed, "--seed")
+    bound = None if concurrency is None else _whole_number(concurrency, "--concurrency", 1)
+    words = _whole_number(chunk_words, "--chunk-words", 1)
     if out_format not in formats:
         raise EngineUsageError(
             f"--format: expected one of {', '.join(formats)}, found {out_format!r}"
             f"{did_you_mean(out_format, formats)}"
         )
-    parsed = parse_mix(mix), check_chunking(chunker, chunk_words)
+    parsed = parse_mix(mix), check_chunking(chunker, words)
     if not Path(corpus).exists():
         raise EngineUsageError(
             f"corpus not found: {corpus!r}: expected a folder of documents or one file"
@@ -56,7 +84,7 @@ def check_synthesis(
         raise EngineUsageError(
             f"{out} exists: pass --overwrite to replace it, or choose another --out"
         )
-    return parsed
+    return SynthesisOptions(count, plan_seed, bound, words, *parsed)
 
 
 def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
