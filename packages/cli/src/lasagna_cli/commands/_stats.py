@@ -139,7 +139,6 @@ def find(
     find`: each as dataset/question/setup and its answer on one line (kag opens fzf), then
     the count; JSON: {matches, total, paths}. No datasets file needed."""
     import json
-    import re
 
     from lasagna_cli.engine.kag import damaged_failure
     from lasagna_cli.engine.kag import find as find_results
@@ -151,11 +150,7 @@ def find(
     output_format = output_format or str(parent.get("output_format") or "text")
     with user_errors():
         check_format(output_format)
-        try:
-            pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
-        found = find_results(root, prefix, pattern)
+        found = find_results(root, prefix, regex, ignore_case=ignore_case)
         if output_format == "json":
             typer.echo(json.dumps(found.as_json(), indent=2, ensure_ascii=False))
         else:

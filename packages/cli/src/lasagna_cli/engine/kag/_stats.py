@@ -691,9 +691,14 @@ def _matches(result: Result, pattern: re.Pattern[str]) -> bool:
     return result.text is not None and bool(pattern.search(result.text.strip(RUST_WHITESPACE)))
 
 
-def find(results: Path, prefix: str, pattern: re.Pattern[str]) -> Found:
-    """The matching ok results under `results`, in path order, and the count inspected; in
-    a run folder of `benchmark run`, among its task records' answers."""
+def find(results: Path, prefix: str, regex: str, *, ignore_case: bool = False) -> Found:
+    """The ok results under `results` whose trimmed answer `regex` matches, in path order,
+    and the count inspected; in a run folder of `benchmark run`, among its task records'
+    answers. A regex that does not compile is an EngineUsageError."""
+    try:
+        pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise EngineUsageError(f"REGEX: not a valid regular expression: {exc}") from None
     if not results.is_dir():
         raise EngineUsageError(f"results folder not found: {results} (see --results)")
     if is_run_folder(results):
