@@ -124,15 +124,13 @@ def grade_command(
         limits = rate_limits(rpm, tpm)
         models = model or []
         if dry_run:  # no key, no server needed
-            import os
-
             from lasagna_cli.commands._llm import load_prices, resolve_model
             from lasagna_cli.engine import grade_dry_run_lines
 
             checked = read_grading(input_path, rubric, None, max_chars)
             table = load_prices(prices) if prices is not None else None
             given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
-            names = [resolve_model(m, os.environ) for m in given]
+            names = [resolve_model(m) for m in given]
             typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
             return
         if concurrency is None:

@@ -62,10 +62,12 @@ def _named(chosen: str, model: str | None, flag: str | None) -> str:
     return f"{flag} {chosen}" if flag else chosen
 
 
-def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = "--model") -> str:
-    """`model` (given as `flag`), else MODEL_NAME; a CliError (usage) when neither names a
-    provider/model."""
-    chosen = model or _get(env, "MODEL_NAME")
+def resolve_model(
+    model: str | None, env: Mapping[str, str] | None = None, flag: str | None = "--model"
+) -> str:
+    """`model` (given as `flag`), else MODEL_NAME (`env`: the process environment's); a
+    CliError (usage) when neither names a provider/model."""
+    chosen = model or _get(os.environ if env is None else env, "MODEL_NAME")
     if chosen is None:
         option = flag or "--model"
         raise CliError(
@@ -156,31 +158,25 @@ def build_llm(
     server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
     if concurrency < 1:
         raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
-    api_key: str | None = None
-    if provider == "openai":
-        api_key = _get(env, "OPENAI_API_KEY")
-        base_url = base_url or _get(env, "OPENAI_BASE_URL")
-        if not api_key and not base_url:
-            raise CliError(
-                f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
-                f"OpenAI-compatible endpoint; or use {local}, which need neither "
-                f"({_variables_read()})",
-                USAGE_ERROR,
-            )
-    elif provider == "anthropic":
-        api_key = _get(env, "ANTHROPIC_API_KEY")
-        base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
-        if not api_key:
-            raise CliError(
-                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
-                f"({_variables_read()})",
-                USAGE_ERROR,
-            )
-    elif provider == "ollama":
-        base_url = base_url or _ollama_base_url(env)
-    elif base_url:
+    if base_url and provider not in ("openai", "anthropic", "ollama"):
         raise CliError(
             f"{base_url_flag or 'a base URL'} does not apply to {named}, which runs in-process",
+            USAGE_ERROR,
+        )
+    base_url = base_url or servers(env).urls.get(provider)
+    hosted = provider in ("openai", "anthropic")
+    api_key = _get(env, f"{provider.upper()}_API_KEY") if hosted else None
+    if provider == "openai" and not api_key and not base_url:
+        raise CliError(
+            f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
+            f"OpenAI-compatible endpoint; or use {local}, which need neither "
+            f"({_variables_read()})",
+            USAGE_ERROR,
+        )
+    if provider == "anthropic" and not api_key:
+        raise CliError(
+            f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
+            f"({_variables_read()})",
             USAGE_ERROR,
         )
 
