@@ -15,7 +15,7 @@ import typer
 
 from lasagna_cli.commands import _batch
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, CliError, user_errors
+from lasagna_cli.commands._errors import INTERRUPTED, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -194,7 +194,7 @@ def _run(
     import asyncio
 
     from lasagna_cli.commands._progress import SynthesisBar
-    from lasagna_cli.engine import synthesis_failure
+    from lasagna_cli.engine import check_synthesized
     from lasagna_cli.engine.run import batch_state_path
     from lasagna_synth import generate
 
@@ -224,7 +224,5 @@ def _run(
             err=True,
         )
         raise typer.Exit(INTERRUPTED) from None
-    failure = synthesis_failure(result, out)
-    if failure is not None:
-        raise CliError(failure, DATA_ERROR)
+    check_synthesized(result, out)
     return result

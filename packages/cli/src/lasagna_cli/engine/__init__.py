@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._shown import shown
     from lasagna_cli.engine._synthesis_lines import (
         check_synthesis,
+        check_synthesized,
         spent_line,
-        synthesis_failure,
         synthesis_lines,
         synthesis_plan_lines,
     )
@@ -88,8 +88,8 @@ _NAMES = {
     "jury_lines": "_grade_lines",
     "shown": "_shown",
     "check_synthesis": "_synthesis_lines",
+    "check_synthesized": "_synthesis_lines",
     "spent_line": "_synthesis_lines",
-    "synthesis_failure": "_synthesis_lines",
     "synthesis_lines": "_synthesis_lines",
     "synthesis_plan_lines": "_synthesis_lines",
 }
@@ -109,6 +109,7 @@ __all__ = [
     "calibration_output",
     "check_grading",
     "check_synthesis",
+    "check_synthesized",
     "counted",
     "did_you_mean",
     "door_of",
@@ -128,7 +129,6 @@ __all__ = [
     "run_benchmarks",
     "shown",
     "spent_line",
-    "synthesis_failure",
     "synthesis_lines",
     "synthesis_plan_lines",
 ]

@@ -1,7 +1,7 @@
 """What `benchmark synthesize` checks before any work (`check_synthesis`) and reports: the
 dry run's plan, and a finished run's summary (what was written and dropped, the calls and
-tokens spent) or why nothing was written. The lines quote file names and reasons as found:
-the command escapes them for the terminal."""
+tokens spent) or why nothing was written (`check_synthesized`). The lines quote file names
+and reasons as found: the command escapes them for the terminal."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from lasagna_cli.engine._counts import counted
-from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
@@ -207,17 +207,17 @@ def spent_line(llm: LLM, prices: Path | None) -> str:
     return line
 
 
-def synthesis_failure(result: Synthesis, out: Path) -> str | None:
-    """Why a finished synthesis writes nothing to `out`: every question failed on a call
-    error, or none was kept; None when some question was."""
+def check_synthesized(result: Synthesis, out: Path) -> None:
+    """An EngineError when a finished synthesis writes nothing to `out`: every question
+    failed on a call error, or none was kept."""
     if result.rows:
-        return None
+        return
     if result.drops.get("error"):
-        return (
+        raise EngineError(
             f"every question failed on a call error, so {out} was not written (first: "
             f"{result.errors[0] if result.errors else 'unknown'})"
         )
-    return (
+    raise EngineError(
         f"no question was kept ({result.dropped}), so {out} was not written"
         + (" and the existing file is left as it was" if out.exists() else "")
         + "; try another --seed or --mix, or a model that follows the instructions"
