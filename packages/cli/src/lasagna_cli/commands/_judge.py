@@ -123,18 +123,18 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
+        given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
         if dry_run:  # no key, no server needed
             from lasagna_cli.commands._llm import load_prices, resolve_model
             from lasagna_cli.engine import grade_dry_run_lines
 
             checked = read_grading(input_path, rubric, None, max_chars)
             table = load_prices(prices) if prices is not None else None
-            given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
             names = [resolve_model(m) for m in given]
             typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
             return
         if concurrency is None:
-            concurrency = auto_concurrency(models or [None], base_url)
+            concurrency = auto_concurrency(given, base_url)
         check_grading(models, chosen.kind, batch=batch, bias_check=bias_check)
         settings: dict[str, Any] = {
             "base_url": base_url,
@@ -144,13 +144,13 @@ def grade_command(
             "tokens_per_minute": limits[1],
         }
         _grade(
-            input_path, models, rubric, out, prices, max_chars, chosen, bias_check, batch, settings
+            input_path, given, rubric, out, prices, max_chars, chosen, bias_check, batch, settings
         )
 
 
 def _grade(
     input_path: Path,
-    models: list[str],
+    models: list[str | None],
     rubric_name: str,
     out: Path | None,
     prices: Path | None,
@@ -160,7 +160,7 @@ def _grade(
     batch: bool,
     settings: dict[str, Any],
 ) -> None:
-    """One judge (MODEL_NAME's when `models` is empty), or a jury: every answer graded by
+    """One judge (MODEL_NAME's when `models` is [None]), or a jury: every answer graded by
     each judge; each output row then holds the jury's grade (`lasagna_judge.Verdict.to_dict`),
     the summary each judge's figures and the jury's."""
     from functools import partial
@@ -183,7 +183,7 @@ def _grade(
     price_table = load_prices(prices) if prices is not None else None
     rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
     llm_settings = {"prices": price_table, **settings}
-    llms = [build_llm(m, **llm_settings) for m in models or [None]]
+    llms = [build_llm(m, **llm_settings) for m in models]
     what = f"a jury of {len(llms)}" if len(llms) > 1 else llms[0].model
     progress = TaskProgress(len(rows) * len(llms), f"grading with {what}")
 
@@ -205,7 +205,7 @@ def _grade(
     batches: list[BatchReport] = []
     remote = None
     if chosen.kind != "local":  # each answer graded on a worker by the judge it builds
-        make = partial(build_llm, models[0] if models else None, **llm_settings)
+        make = partial(build_llm, models[0], **llm_settings)
         executor = partial(make_executor, settings["concurrency"], chosen)
         remote = grade_remotely(executor, rubric, make)
 

@@ -141,7 +141,7 @@ def synthesize_command(
 
             with StageProgress() as steps:
                 found = plan(
-                    corpus, n=options.count, mix=options.mix, seed=options.seed,
+                    corpus, n=options.questions, mix=options.mix, seed=options.seed,
                     chunker=options.chunker, chunk_words=options.chunk_words,
                     on_step=steps.step, include_license=include_license,
                 )  # fmt: skip

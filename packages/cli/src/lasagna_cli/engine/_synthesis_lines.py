@@ -25,7 +25,8 @@ REMINDER = "Synthetic questions are for development: report results on human-wri
 class SynthesisOptions(NamedTuple):
     """`benchmark synthesize`'s options, checked (`check_synthesis`)."""
 
-    count: int
+    questions: int
+    """--n."""
     seed: int
     concurrency: int | None
     """--concurrency, None when not given."""
