@@ -140,7 +140,6 @@ def find(
     the count; JSON: {matches, total, paths}. No datasets file needed."""
     import json
 
-    from lasagna_cli.engine.kag import damaged_failure
     from lasagna_cli.engine.kag import find as find_results
 
     # -r, --prefix and --format may come before `find`, as kag's are global.
@@ -157,6 +156,5 @@ def find(
             for line in found.lines():
                 typer.echo(line)
             typer.echo(found.tally(), err=True)
-        failure = damaged_failure(found.damaged, found.run_folder)
-        if failure is not None:
-            raise CliError(failure)
+        if found.failure is not None:
+            raise CliError(found.failure)

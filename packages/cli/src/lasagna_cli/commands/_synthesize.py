@@ -150,12 +150,10 @@ def synthesize_command(
             return found
 
         if dry_run:
-            from lasagna_synth import cl100k_base, estimate
+            from lasagna_synth import cl100k_base
 
             cl100k_base()  # first: its loading peak then does not add up with the corpus's
-            the_plan = planned()
-            figures = estimate(the_plan, model=model, prices=price_table)
-            lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
+            lines = synthesis_plan_lines(planned(), out, overwrite, model, price_table)
             typer.echo("\n".join(shown(line) for line in lines))
             return
 

@@ -6,7 +6,7 @@ and reasons as found: the command escapes them for the terminal."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -15,7 +15,7 @@ from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_me
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
-    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
+    from lasagna_synth import Chunker, Mix, Plan, Synthesis
 
 _LISTED = 20  # documents and skipped files listed by name in the dry run
 _PREVIEW = 10  # planned questions shown in the dry run
@@ -88,9 +88,18 @@ def check_synthesis(
     return SynthesisOptions(count, plan_seed, bound, words, *parsed)
 
 
-def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
-    """What the dry run prints: the same folder and seed always give the same lines."""
-    from lasagna_synth import QUESTION_TYPES, describe_chunker
+def synthesis_plan_lines(
+    plan: Plan,
+    out: Path,
+    overwrite: bool,
+    model: str | None,
+    prices: Mapping[str, tuple[float, float]] | None,
+) -> list[str]:
+    """What the dry run prints, its calls and tokens estimated (`lasagna_synth.estimate`) and
+    priced for `model` from `prices`: the same folder and seed always give the same lines."""
+    from lasagna_synth import QUESTION_TYPES, describe_chunker, estimate
+
+    figures = estimate(plan, model=model, prices=prices)
 
     per_doc = Counter(p.doc_id for p in plan.passages)
     kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
@@ -130,34 +139,34 @@ def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: b
         lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
     if len(plan.items) > _PREVIEW:
         lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
-    lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
+    lines.append(f"LLM calls:  {figures.calls:,} (2 per question: one writes it, one checks it)")
     lines.append(
-        f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
+        f"Tokens in:  {figures.input_tokens:,}, counted exactly with the {figures.encoding} "
         "tokenizer over the filled prompts and schemas"
     )
     lines.append(
         "            (checks without the question they will quote; unanswerable checks with "
         "the source's nearest passages)"
     )
-    lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
-    cost = estimate.max_cost_usd
-    if cost is not None and estimate.price is not None:
-        per_input, per_output = estimate.price
+    lines.append(f"Tokens out: at most {figures.max_output_tokens:,} (each call's max_tokens cap)")
+    cost = figures.max_cost_usd
+    if cost is not None and figures.price is not None:
+        per_input, per_output = figures.price
         lines.append(
-            f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
+            f"Cost:       at most ${cost:,.4f} for {figures.model} at ${per_input:g} in / "
             f"${per_output:g} out per 1M tokens"
         )
-        if str(estimate.model).partition("/")[0] in ("openai", "anthropic"):
+        if str(figures.model).partition("/")[0] in ("openai", "anthropic"):
             from lasagna_judge import BATCH_PRICE
 
             lines.append(
                 f"Batch:      at most ${cost * BATCH_PRICE:,.4f} with --batch (the batch price: "
                 f"{BATCH_PRICE:.0%} of the per-token price; answers within 24 h)"
             )
-    elif estimate.model is None:
+    elif figures.model is None:
         lines.append("Cost:       give --model and --prices to price the run")
     else:
-        lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
+        lines.append(f"Cost:       no price for {figures.model}: add it to a --prices file")
     if out.exists() and not overwrite:
         lines.append(f"Note:       {out} exists: the real run needs --overwrite")
     return lines

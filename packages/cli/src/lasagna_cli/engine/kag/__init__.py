@@ -44,7 +44,7 @@ from lasagna_cli.engine.kag._stats import (
     render_text,
     summarize,
 )
-from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, damaged_failure, run_stats
+from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, run_stats
 from lasagna_cli.engine.kag._sweep import (
     Sweep,
     SweepOutcome,
@@ -70,7 +70,6 @@ __all__ = [
     "SweepOutcome",
     "as_datasets",
     "check_sweep_options",
-    "damaged_failure",
     "damaged_records",
     "dataset_folders",
     "dataset_of",

@@ -633,6 +633,21 @@ def render_table(
     return "\n".join(lines)
 
 
+def damaged_failure(damaged: list[Damaged], run_folder: bool) -> str | None:
+    """Why a damaged result file fails a report after it is shown (its figures are not the
+    whole run's, and the file's task is to be redone); None when none is damaged."""
+    if not damaged:
+        return None
+    named = "; ".join(f"{path} is {problem}" for path, problem in damaged[:3])
+    more = f" (and {len(damaged) - 3} more damaged file(s))" if len(damaged) > 3 else ""
+    redo = (
+        "run the same `benchmark run` with --resume"
+        if run_folder
+        else "run the same sweep with --continue"
+    )
+    return f"{named}{more}: left out of every figure above; delete each and {redo} to redo its task"
+
+
 # -- stats find -------------------------------------------------------------------------------
 #
 # `stats find REGEX`: the results whose response matches, as kag's `stats find` finds them.
@@ -666,6 +681,11 @@ class Found:
             f"{' '.join((r.text or '').split())[:200]}"
             for r in self.matches
         ]
+
+    @property
+    def failure(self) -> str | None:
+        """Why the search fails once shown: a damaged result file (`damaged_failure`)."""
+        return damaged_failure(self.damaged, self.run_folder)
 
     def tally(self) -> str:
         if not self.matches:

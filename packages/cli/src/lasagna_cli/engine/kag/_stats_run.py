@@ -26,7 +26,13 @@ from lasagna_cli.engine.kag._results import (
     iter_results,
     run_folder_results,
 )
-from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, render_text, summarize
+from lasagna_cli.engine.kag._stats import (
+    StatsReport,
+    damaged_failure,
+    needs_grading,
+    render_text,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Grade
@@ -82,21 +88,6 @@ class StatsRun:
         """Why the report fails after it is shown: a damaged result file (its figures are not
         the whole run's), or a judge that graded nothing; None when it holds."""
         return damaged_failure(self.damaged, self.run_folder) or self.ungraded
-
-
-def damaged_failure(damaged: list[Damaged], run_folder: bool) -> str | None:
-    """Why a damaged result file fails a report after it is shown (its figures are not the
-    whole run's, and the file's task is to be redone); None when none is damaged."""
-    if not damaged:
-        return None
-    named = "; ".join(f"{path} is {problem}" for path, problem in damaged[:3])
-    more = f" (and {len(damaged) - 3} more damaged file(s))" if len(damaged) > 3 else ""
-    redo = (
-        "run the same `benchmark run` with --resume"
-        if run_folder
-        else "run the same sweep with --continue"
-    )
-    return f"{named}{more}: left out of every figure above; delete each and {redo} to redo its task"
 
 
 def _read(
