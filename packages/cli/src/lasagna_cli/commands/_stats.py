@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._errors import (
-    USAGE_ERROR,
     CliError,
     check_format,
     user_errors,
@@ -83,15 +82,9 @@ def stats(
 
         from lasagna_cli.commands._llm import build_llm
         from lasagna_cli.commands._progress import TaskProgress
-        from lasagna_cli.engine.kag import StatsJudge, is_run_folder, run_stats
+        from lasagna_cli.engine.kag import StatsJudge, check_stats_source, run_stats
 
-        if datasets is None and not is_run_folder(results):
-            raise CliError(
-                "stats needs --datasets DATASETS.json (the file the sweep ran), or --results "
-                "naming a run folder of `benchmark run` (it holds manifest.json); or use "
-                "`lasagna benchmark stats find REGEX`",
-                USAGE_ERROR,
-            )
+        check_stats_source(results, datasets)
         check_format(output_format)
         if judge is None:
             report = asyncio.run(run_stats(results, datasets, prefix=prefix))

@@ -23,6 +23,7 @@ from lasagna_cli.engine.kag._results import (
     Result,
     damaged_records,
     dataset_folders,
+    is_run_folder,
     iter_results,
     run_folder_results,
 )
@@ -153,6 +154,17 @@ async def _grade(
     return unsent | dict(zip((r.path for r in todo), grading.grades, strict=True)), (
         grading.warning
     )
+
+
+def check_stats_source(results: Path, datasets_path: Path | None) -> None:
+    """An EngineUsageError when stats has no questions to read: no DATASETS.json, and
+    `results` no run folder of `benchmark run` (whose task records name them)."""
+    if datasets_path is None and not is_run_folder(results):
+        raise EngineUsageError(
+            "stats needs --datasets DATASETS.json (the file the sweep ran), or --results "
+            "naming a run folder of `benchmark run` (it holds manifest.json); or use "
+            "`lasagna benchmark stats find REGEX`"
+        )
 
 
 async def run_stats(
