@@ -166,7 +166,7 @@ async def raw_calls(base_url: str, bodies: list[dict[str, Any]], parallel: int) 
 
 def sweep_in_process(folder: Path, output: Path, parallel: int) -> float:
     """The same tasks through the engine's runner in this process (kag's door, its store)."""
-    from lasagna_cli.commands._sweep import make_setup_llms
+    from lasagna_cli.commands._sweep import setup_llm
     from lasagna_cli.engine.kag import KagStore, load_sweep, sweep_tasks
     from lasagna_cli.engine.run._executor import LocalExecutor
     from lasagna_cli.engine.run._options import RunOptions
@@ -177,7 +177,8 @@ def sweep_in_process(folder: Path, output: Path, parallel: int) -> float:
         folder / "datasets.json", folder / "setups.toml", folder / "config.toml", [], {}
     )
     tasks = sweep_tasks(sweep.plan)
-    llms = make_setup_llms(list(sweep.setups.values()), parallel)
+    by_model = {s.generator.key: s for s in sweep.setups.values() if s.generator is not None}
+    llms = {key: setup_llm(setup, parallel) for key, setup in by_model.items()}
     failed: list[str] = []
 
     async def main() -> float:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_judge._batch_apis import BatchAPI, BatchError
+from lasagna_judge._errors import JudgeUsageError
 from lasagna_metrics import parse_json
 
 STATE_VERSION = 2
@@ -44,6 +45,18 @@ class BatchState:
             )
         assert isinstance(data, dict)
         return data
+
+    def job(self) -> tuple[str, str | None]:
+        """The model the job's batches are of, and the server it called (None for the
+        provider's own); a JudgeUsageError when the file is missing or names no model."""
+        try:
+            saved = json.loads(self.path.read_text(encoding="utf-8"))
+            return str(saved["model"]), saved.get("endpoint")
+        except (OSError, ValueError, KeyError, TypeError):
+            raise JudgeUsageError(
+                f"{self.path}: expected the state file of a --batch job (JSON naming its model "
+                "and batches), found none or something else"
+            ) from None
 
     def save(self, data: dict[str, Any]) -> None:
         self._write(self.path, json.dumps(data, indent=1).encode("utf-8"))

@@ -48,7 +48,9 @@ def load_commands(argv: Sequence[str] | None = None) -> None:
         import_module(f"lasagna_cli.commands.{name}")
 
 
-def _versions() -> str:
+def _version_callback(value: bool) -> None:
+    if not value:
+        return
     # imported here: importlib.metadata costs every other command 25 ms and 5 MB
     from importlib.metadata import PackageNotFoundError, version
 
@@ -58,15 +60,8 @@ def _versions() -> str:
             parts.append(f"{dist} {version(dist)}")
         except PackageNotFoundError:
             parts.append(f"{dist} (not installed)")
-    return ", ".join(parts)
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        typer.echo(f"lasagna {version('lasagna-cli')} ({_versions()})")
-        raise typer.Exit()
+    typer.echo(f"lasagna {version('lasagna-cli')} ({', '.join(parts)})")
+    raise typer.Exit()
 
 
 @app.callback()

@@ -19,7 +19,7 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 if TYPE_CHECKING:
     from lasagna_cli.engine.config import Setup
     from lasagna_cli.engine.run import Executor
-    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus, Rubric
+    from lasagna_judge import LLM, BatchReport, BatchRequest, BatchStatus
 
 BatchOption = Annotated[
     bool,
@@ -72,14 +72,6 @@ async def prefill(llm: LLM, requests: Sequence[BatchRequest], state: Path) -> Ba
     return await batch_prefill(
         llm, requests, state, poll_interval=seconds, on_status=status_teller(seconds)
     )
-
-
-async def grading(llm: LLM, rubric: Rubric, items: Sequence[object], beside: Path) -> BatchReport:
-    """`judge grade --batch`: the judge's calls of `items` through the batch."""
-    from lasagna_cli.engine.run import batch_state_path
-    from lasagna_judge import grade_requests
-
-    return await prefill(llm, grade_requests(rubric, items), batch_state_path(beside))
 
 
 def refuse_named_batch(batch: bool, path: str) -> None:

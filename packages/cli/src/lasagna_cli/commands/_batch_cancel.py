@@ -6,13 +6,12 @@ again collects it and calls the rest directly."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._groups import judge_app
 
 
@@ -33,20 +32,13 @@ def cancel_batch_command(
         from lasagna_judge import BatchState, cancel_batch
         from lasagna_synth import write_bytes_atomic
 
-        try:
-            saved = json.loads(state.read_text(encoding="utf-8"))
-            model, endpoint = str(saved["model"]), saved.get("endpoint")
-        except (OSError, ValueError, KeyError, TypeError):
-            raise CliError(
-                f"{state}: expected the state file of a --batch job (JSON naming its model "
-                "and batches), found none or something else",
-                USAGE_ERROR,
-            ) from None
+        job = BatchState(state, write_bytes_atomic)
+        model, endpoint = job.job()
         llm = build_llm(model, base_url=endpoint, flag=None, base_url_flag=None)
 
         async def go() -> list[str]:
             async with llm:
-                statuses = await cancel_batch(llm, BatchState(state, write_bytes_atomic))
+                statuses = await cancel_batch(llm, job)
             return [f"batch {s.id} of {model}: {s.state}" for s in statuses]
 
         lines = asyncio.run(go()) or [f"{state}: no batch of {model} is running"]

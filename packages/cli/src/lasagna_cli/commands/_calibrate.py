@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -52,7 +51,7 @@ def calibrate_command(
     judge's verdicts on every answer corrected by the labels, with its 95% interval.
     """
     with user_errors():
-        from lasagna_cli.engine import calibration_lines
+        from lasagna_cli.engine import calibration_output
         from lasagna_judge import calibrate_files
 
         check_format(output_format)
@@ -60,16 +59,7 @@ def calibrate_command(
             graded_path, labels_path, id_field=id_field, label_field=label_field,
             correct_at=correct_at,
         )  # fmt: skip
-        result, warning = found.calibration, found.warning
-        unlabelled, ungraded = found.unlabelled, found.labels_without_grade
-        if as_json or output_format == "json":
-            data = result.to_dict() | {"unlabelled": unlabelled, "labels_without_grade": ungraded}
-            if warning:  # in the figures it is about, and on stderr for whoever reads the log
-                data["warning"] = warning
-                typer.echo(f"warning: {warning}", err=True)
-            typer.echo(json.dumps(data, indent=2))
-        else:
-            # Above the table it speaks of, in the same stream: on stderr it could come out
-            # after the table (stdout and stderr read apart, or one of them redirected).
-            warned = [f"warning: {warning}"] if warning else []
-            typer.echo("\n".join(warned + calibration_lines(result, unlabelled, ungraded)))
+        text, warning = calibration_output(found, as_json or output_format == "json")
+        if warning is not None:  # for whoever reads the log
+            typer.echo(warning, err=True)
+        typer.echo(text)

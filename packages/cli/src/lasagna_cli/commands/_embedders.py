@@ -17,6 +17,7 @@ from lasagna_cli.commands._errors import USAGE_ERROR, CliError
 from lasagna_cli.commands._llm import (
     EMBEDDER_BASE_URL,
     _get,
+    _say,
     cache_folder,
     cache_setting,
     embedder_base_url,
@@ -65,12 +66,6 @@ def build_embedder(
         said = str(exc)  # most of the judge's messages name the embedder first already
         named = said if said.startswith(model) else f"{model}: {said}"
         raise CliError(f"the embedder {named}", USAGE_ERROR) from None
-
-
-def _say(line: str) -> None:
-    import typer
-
-    typer.echo(line, err=True)
 
 
 def vector_folder(env: Mapping[str, str] | None = None) -> Path:

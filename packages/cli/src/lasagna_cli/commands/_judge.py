@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import user_errors
 from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
 from lasagna_cli.commands._groups import judge_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option
@@ -22,7 +22,6 @@ from lasagna_cli.engine.config import JUDGE_MAX_CHARS
 
 if TYPE_CHECKING:
     from lasagna_cli.commands._executors import ExecutorChoice
-    from lasagna_judge import Grade
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -124,20 +123,18 @@ def grade_command(
         chosen = executor_choice(executor, ray_address)
         limits = rate_limits(rpm, tpm)
         models = model or []
+        given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
         if dry_run:  # no key, no server needed
-            import os
-
             from lasagna_cli.commands._llm import load_prices, resolve_model
             from lasagna_cli.engine import grade_dry_run_lines
 
             checked = read_grading(input_path, rubric, None, max_chars)
             table = load_prices(prices) if prices is not None else None
-            given: list[str | None] = [*models] or [None]  # None: MODEL_NAME
-            names = [resolve_model(m, os.environ) for m in given]
+            names = [resolve_model(m) for m in given]
             typer.echo("\n".join(grade_dry_run_lines(*checked, names, bias_check, table)))
             return
         if concurrency is None:
-            concurrency = auto_concurrency(models or [None], base_url)
+            concurrency = auto_concurrency(given, base_url)
         check_grading(models, chosen.kind, batch=batch, bias_check=bias_check)
         settings: dict[str, Any] = {
             "base_url": base_url,
@@ -146,56 +143,14 @@ def grade_command(
             "requests_per_minute": limits[0],
             "tokens_per_minute": limits[1],
         }
-        if len(models) < 2:
-            model_name = models[0] if models else None
-            return _grade(input_path, model_name, rubric, out, prices, max_chars, chosen,
-                          bias_check, batch, settings)  # fmt: skip
-        _grade_jury(input_path, models, rubric, out, prices, max_chars, settings)
-
-
-def _grade_jury(
-    input_path: Path,
-    models: list[str],
-    rubric_name: str,
-    out: Path | None,
-    prices: Path | None,
-    max_chars: int,
-    settings: dict[str, Any],
-) -> None:
-    """A jury: every answer graded by each judge; each output row holds the jury's grade
-    (`lasagna_judge.Verdict.to_dict`), the summary each judge's figures and the jury's."""
-    from lasagna_cli.commands._grade_summary import run_grading, write_graded
-    from lasagna_cli.commands._llm import build_llm, load_prices
-    from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import jury_grading_lines
-    from lasagna_judge import grade_answers_by_jury
-
-    rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
-    if len(set(models)) < len(models):
-        raise CliError(
-            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
-            "repeated one",
-            USAGE_ERROR,
+        _grade(
+            input_path, given, rubric, out, prices, max_chars, chosen, bias_check, batch, settings
         )
-    table = load_prices(prices) if prices is not None else None
-    llms = [build_llm(m, prices=table, **settings) for m in models]
-    progress = TaskProgress(len(rows) * len(llms), f"grading with a jury of {len(llms)}")
-
-    def on_grade(judge: int, index: int, grade: Grade) -> None:
-        progress.advance("failed" if grade.status == "error" else "done")
-
-    found = run_grading(
-        progress,
-        lambda: grade_answers_by_jury(
-            llms, rubric, rows, concurrency=settings["concurrency"], on_grade=on_grade
-        ),
-    )
-    write_graded(found.rows, jury_grading_lines(found.verdicts, llms, prices), out, found.failure)
 
 
 def _grade(
     input_path: Path,
-    model: str | None,
+    models: list[str | None],
     rubric_name: str,
     out: Path | None,
     prices: Path | None,
@@ -205,6 +160,9 @@ def _grade(
     batch: bool,
     settings: dict[str, Any],
 ) -> None:
+    """One judge (MODEL_NAME's when `models` is [None]), or a jury: every answer graded by
+    each judge; each output row then holds the jury's grade (`lasagna_judge.Verdict.to_dict`),
+    the summary each judge's figures and the jury's."""
     from functools import partial
 
     from lasagna_cli.commands import _batch
@@ -212,33 +170,51 @@ def _grade(
     from lasagna_cli.commands._grade_summary import run_grading, write_graded
     from lasagna_cli.commands._llm import build_llm, load_prices
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import file_grading_lines
-    from lasagna_cli.engine.run import check_batch, grade_remotely
-    from lasagna_judge import BatchReport, FileGrading, grade_answers
+    from lasagna_cli.engine import file_grading_lines, jury_grading_lines
+    from lasagna_cli.engine.run import batch_state_path, check_batch, grade_remotely
+    from lasagna_judge import (
+        BatchReport,
+        FileGrading,
+        grade_answers,
+        grade_answers_by_jury,
+        grade_requests,
+    )
 
     price_table = load_prices(prices) if prices is not None else None
     rubric, rows = read_grading(input_path, rubric_name, out, max_chars)
-    llm_settings = {"model": model, "prices": price_table, **settings}
-    llm = build_llm(**llm_settings)
+    llm_settings = {"prices": price_table, **settings}
+    llms = [build_llm(m, **llm_settings) for m in models]
+    what = f"a jury of {len(llms)}" if len(llms) > 1 else llms[0].model
+    progress = TaskProgress(len(rows) * len(llms), f"grading with {what}")
+
+    def on_grade(*found: Any) -> None:  # (judge,) index, grade
+        progress.advance("failed" if found[-1].status == "error" else "done")
+
+    if len(llms) > 1:
+        jury = run_grading(
+            progress,
+            lambda: grade_answers_by_jury(
+                llms, rubric, rows, concurrency=settings["concurrency"], on_grade=on_grade
+            ),
+        )
+        lines = jury_grading_lines(jury.verdicts, llms, prices)
+        return write_graded(jury.rows, lines, out, jury.failure)
+    llm = llms[0]
     if batch:
         check_batch(llm, settings["no_cache"])
-    progress = TaskProgress(len(rows), f"grading with {llm.model}")
-
-    def on_grade(index: int, grade: Grade) -> None:
-        progress.advance("failed" if grade.status == "error" else "done")
-
     batches: list[BatchReport] = []
     remote = None
     if chosen.kind != "local":  # each answer graded on a worker by the judge it builds
-        make = partial(build_llm, **llm_settings)
+        make = partial(build_llm, models[0], **llm_settings)
         executor = partial(make_executor, settings["concurrency"], chosen)
         remote = grade_remotely(executor, rubric, make)
 
     async def run() -> FileGrading:
         if batch:  # the answers into the cache; the grading then reads them there
             try:
-                items = [row.item() for row in rows]
-                batches.append(await _batch.grading(llm, rubric, items, out or input_path))
+                requests = grade_requests(rubric, [row.item() for row in rows])
+                state = batch_state_path(out or input_path)
+                batches.append(await _batch.prefill(llm, requests, state))
             except BaseException:
                 await llm.aclose()
                 raise

@@ -62,10 +62,12 @@ def _named(chosen: str, model: str | None, flag: str | None) -> str:
     return f"{flag} {chosen}" if flag else chosen
 
 
-def resolve_model(model: str | None, env: Mapping[str, str], flag: str | None = "--model") -> str:
-    """`model` (given as `flag`), else MODEL_NAME; a CliError (usage) when neither names a
-    provider/model."""
-    chosen = model or _get(env, "MODEL_NAME")
+def resolve_model(
+    model: str | None, env: Mapping[str, str] | None = None, flag: str | None = "--model"
+) -> str:
+    """`model` (given as `flag`), else MODEL_NAME (`env`: the process environment's); a
+    CliError (usage) when neither names a provider/model."""
+    chosen = model or _get(os.environ if env is None else env, "MODEL_NAME")
     if chosen is None:
         option = flag or "--model"
         raise CliError(
@@ -156,31 +158,25 @@ def build_llm(
     server = f"OPENAI_BASE_URL or {base_url_flag}" if base_url_flag else "OPENAI_BASE_URL"
     if concurrency < 1:
         raise CliError(f"--concurrency must be at least 1, got {concurrency}", USAGE_ERROR)
-    api_key: str | None = None
-    if provider == "openai":
-        api_key = _get(env, "OPENAI_API_KEY")
-        base_url = base_url or _get(env, "OPENAI_BASE_URL")
-        if not api_key and not base_url:
-            raise CliError(
-                f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
-                f"OpenAI-compatible endpoint; or use {local}, which need neither "
-                f"({_variables_read()})",
-                USAGE_ERROR,
-            )
-    elif provider == "anthropic":
-        api_key = _get(env, "ANTHROPIC_API_KEY")
-        base_url = base_url or _get(env, "ANTHROPIC_BASE_URL")
-        if not api_key:
-            raise CliError(
-                f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
-                f"({_variables_read()})",
-                USAGE_ERROR,
-            )
-    elif provider == "ollama":
-        base_url = base_url or _ollama_base_url(env)
-    elif base_url:
+    if base_url and provider not in ("openai", "anthropic", "ollama"):
         raise CliError(
             f"{base_url_flag or 'a base URL'} does not apply to {named}, which runs in-process",
+            USAGE_ERROR,
+        )
+    base_url = base_url or servers(env).urls.get(provider)
+    hosted = provider in ("openai", "anthropic")
+    api_key = _get(env, f"{provider.upper()}_API_KEY") if hosted else None
+    if provider == "openai" and not api_key and not base_url:
+        raise CliError(
+            f"{named} needs OPENAI_API_KEY, or a server: {server} for any "
+            f"OpenAI-compatible endpoint; or use {local}, which need neither "
+            f"({_variables_read()})",
+            USAGE_ERROR,
+        )
+    if provider == "anthropic" and not api_key:
+        raise CliError(
+            f"{named} needs ANTHROPIC_API_KEY; or use {local}, which need no key "
+            f"({_variables_read()})",
             USAGE_ERROR,
         )
 
@@ -206,7 +202,8 @@ def build_llm(
 
 
 def _say(line: str) -> None:
-    """A wait over 10 s and its reason, on stderr as it starts (`make_llm(on_wait=)`)."""
+    """A line on stderr as it happens: a wait over 10 s and its reason (`make_llm(on_wait=)`),
+    an embedder's cut input (`make_embedder(on_cut=)`)."""
     import typer
 
     typer.echo(line, err=True)
@@ -263,14 +260,6 @@ def servers(env: Mapping[str, str] | None = None, base_url: str | None = None) -
     )
 
 
-def run_server(model: str, base_url: str | None) -> str | None:
-    """A run's --base-url for one of its models: every model that calls a server
-    (openai/, ollama/, anthropic/) goes to it; an in-process one (local/, fake/) never does."""
-    from lasagna_cli.engine.config import Servers
-
-    return Servers(base_url=base_url).server(model)
-
-
 CONCURRENCY_HELP = (
     "default: 64 when every model is OpenAI's or Anthropic's own API (the adaptive pace finds "
     "its rate limit), else 8"
@@ -317,22 +306,16 @@ def run_llm(
     flag: str | None,
 ) -> LLM:
     """A model of `benchmark run` (data, sweep file or staged pipeline): `build_llm` with the
-    run's --base-url where the model calls a server (`run_server`)."""
+    run's --base-url where the model calls a server (openai/, ollama/, anthropic/); an
+    in-process one (local/, fake/) never does."""
+    from lasagna_cli.engine.config import Servers
+
     return build_llm(
         model,
-        run_server(model, base_url),
+        Servers(base_url=base_url).server(model),
         concurrency=concurrency,
         requests_per_minute=requests_per_minute,
         tokens_per_minute=tokens_per_minute,
         flag=flag,
         base_url_flag="--base-url",
     )
-
-
-def endpoint_of(
-    model: str, env: Mapping[str, str] | None = None, base_url: str | None = None
-) -> str | None:
-    """The server a model's calls go to, as results record it (scheme, host, port, path;
-    never credentials or a query): `base_url`, else the environment's; None for a
-    provider's own endpoint and for in-process models."""
-    return servers(env).endpoint_at(model, base_url)

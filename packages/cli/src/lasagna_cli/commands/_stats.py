@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from lasagna_cli.commands._errors import (
-    USAGE_ERROR,
     CliError,
     check_format,
     user_errors,
@@ -83,15 +82,9 @@ def stats(
 
         from lasagna_cli.commands._llm import build_llm
         from lasagna_cli.commands._progress import TaskProgress
-        from lasagna_cli.engine.kag import StatsJudge, is_run_folder, run_stats
+        from lasagna_cli.engine.kag import StatsJudge, check_stats_source, run_stats
 
-        if datasets is None and not is_run_folder(results):
-            raise CliError(
-                "stats needs --datasets DATASETS.json (the file the sweep ran), or --results "
-                "naming a run folder of `benchmark run` (it holds manifest.json); or use "
-                "`lasagna benchmark stats find REGEX`",
-                USAGE_ERROR,
-            )
+        check_stats_source(results, datasets)
         check_format(output_format)
         if judge is None:
             report = asyncio.run(run_stats(results, datasets, prefix=prefix))
@@ -139,9 +132,7 @@ def find(
     find`: each as dataset/question/setup and its answer on one line (kag opens fzf), then
     the count; JSON: {matches, total, paths}. No datasets file needed."""
     import json
-    import re
 
-    from lasagna_cli.engine.kag import damaged_failure
     from lasagna_cli.engine.kag import find as find_results
 
     # -r, --prefix and --format may come before `find`, as kag's are global.
@@ -151,17 +142,12 @@ def find(
     output_format = output_format or str(parent.get("output_format") or "text")
     with user_errors():
         check_format(output_format)
-        try:
-            pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
-        except re.error as exc:
-            raise CliError(f"REGEX: not a valid regular expression: {exc}", USAGE_ERROR) from None
-        found = find_results(root, prefix, pattern)
+        found = find_results(root, prefix, regex, ignore_case=ignore_case)
         if output_format == "json":
             typer.echo(json.dumps(found.as_json(), indent=2, ensure_ascii=False))
         else:
             for line in found.lines():
                 typer.echo(line)
             typer.echo(found.tally(), err=True)
-        failure = damaged_failure(found.damaged, found.run_folder)
-        if failure is not None:
-            raise CliError(failure)
+        if found.failure is not None:
+            raise CliError(found.failure)

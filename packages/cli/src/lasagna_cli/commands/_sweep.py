@@ -48,15 +48,15 @@ def provider_api_key(provider: ProviderSpec, setup: str) -> str | None:
     return value
 
 
-def make_setup_llms(
-    setups: list[Setup],
+def setup_llm(
+    setup: Setup,
     parallel: int,
     limits: tuple[float | None, float | None] = (None, None),
     cache: bool = False,
-) -> dict[tuple[str, str], LLM]:
-    """One LLM object per (provider, model), all built (and every key checked) before any
-    call. Built-in providers go through `build_llm`, so they read the same variables as
-    every other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
+) -> LLM:
+    """The LLM of a setup's generator, built (and its key checked) before any call.
+    Built-in providers go through `build_llm`, so they read the same variables as every
+    other command (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST);
     config.toml providers use their base_url and the key variable they name. `limits`
     (--rpm, --tpm) hold for each model; a config.toml provider's own keys beat them.
     `cache`: --batch's, whose answers the tasks read from the LLM cache."""
@@ -67,37 +67,30 @@ def make_setup_llms(
     from lasagna_cli.engine.run import shared
     from lasagna_judge import make_llm
 
-    llms: dict[tuple[str, str], LLM] = {}
-    for setup in setups:
-        model = setup.generator
-        if model is None or model.key in llms:
-            continue
-        provider = model.provider
-        assert provider is not None
-        # The result files are the sweep's record and --continue its resume: no LLM cache
-        # (but for --batch, whose answers wait there).
-        if provider == BUILTIN_PROVIDERS.get(provider.name):
-            try:
-                llms[model.key] = build_llm(
-                    model.name, concurrency=parallel, cache=cache, flag=None,
-                    base_url_flag=None, requests_per_minute=limits[0],
-                    tokens_per_minute=limits[1],
-                )  # fmt: skip
-            except CliError as exc:
-                raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
-        else:
-            llms[model.key] = make_llm(
-                model.name,
-                base_url=provider.base_url,
-                api_key=provider_api_key(provider, setup.name),
-                cache=cache_setting(cache, os.environ) if cache else False,
-                concurrency=parallel,
-                requests_per_minute=shared(provider.requests_per_minute or limits[0]),
-                tokens_per_minute=shared(provider.tokens_per_minute or limits[1]),
-                proxies=proxies_of(),
-                wire=provider.wire,
-            )
-    return llms
+    model = setup.generator
+    assert model is not None and model.provider is not None
+    provider = model.provider
+    # The result files are the sweep's record and --continue its resume: no LLM cache
+    # (but for --batch, whose answers wait there).
+    if provider == BUILTIN_PROVIDERS.get(provider.name):
+        try:
+            return build_llm(
+                model.name, concurrency=parallel, cache=cache, flag=None, base_url_flag=None,
+                requests_per_minute=limits[0], tokens_per_minute=limits[1],
+            )  # fmt: skip
+        except CliError as exc:
+            raise CliError(f"setup {setup.name!r}: {exc}", exc.exit_code) from None
+    return make_llm(
+        model.name,
+        base_url=provider.base_url,
+        api_key=provider_api_key(provider, setup.name),
+        cache=cache_setting(cache, os.environ) if cache else False,
+        concurrency=parallel,
+        requests_per_minute=shared(provider.requests_per_minute or limits[0]),
+        tokens_per_minute=shared(provider.tokens_per_minute or limits[1]),
+        proxies=proxies_of(),
+        wire=provider.wire,
+    )
 
 
 @benchmark_app.command("sweep")
@@ -213,7 +206,7 @@ def sweep(
 
             def make(spec: ModelSpec, role: str) -> LLM:
                 # Asked for by the runner only for pending tasks, each before any call.
-                return make_setup_llms([by_model[spec.key]], concurrency, limits, batch)[spec.key]
+                return setup_llm(by_model[spec.key], concurrency, limits, batch)
 
             logged = [0]
 

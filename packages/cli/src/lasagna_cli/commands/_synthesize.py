@@ -15,7 +15,7 @@ import typer
 
 from lasagna_cli.commands import _batch
 from lasagna_cli.commands._batch import BatchOption
-from lasagna_cli.commands._errors import DATA_ERROR, INTERRUPTED, USAGE_ERROR, CliError, user_errors
+from lasagna_cli.commands._errors import INTERRUPTED, user_errors
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import auto_concurrency, concurrency_option, load_prices
 from lasagna_cli.commands._rates import RpmOption, TpmOption, rate_limits
@@ -37,16 +37,6 @@ if TYPE_CHECKING:
 DEFAULT_OUT = "synthetic_qa.jsonl"
 #: --format: `lasagna_synth.write_rows`'s formats (here so --help imports no lasagna-synth).
 WRITE_FORMATS = ("lasagna", "ragas", "deepeval")
-
-
-def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
-    try:
-        value = int(text.strip().replace("_", ""))
-    except ValueError:
-        raise CliError(f"{flag}: expected a whole number, got {text!r}", USAGE_ERROR) from None
-    if minimum is not None and value < minimum:
-        raise CliError(f"{flag}: expected a whole number >= {minimum}, got {value}", USAGE_ERROR)
-    return value
 
 
 @benchmark_app.command("synthesize")
@@ -136,18 +126,13 @@ def synthesize_command(
     """Write a question set from your documents: factoid, multihop and unanswerable
     questions, each checked by a second LLM call. Use --dry-run first."""
     with user_errors():
-        count, plan_seed = _whole_number(n, "--n", 1), _whole_number(seed, "--seed")
-        bound = (
-            auto_concurrency([model], base_url)
-            if concurrency is None
-            else _whole_number(concurrency, "--concurrency", 1)
-        )
-        words = _whole_number(chunk_words, "--chunk-words", 1)
         limits = rate_limits(rpm, tpm)
-        parsed_mix, checked_chunker = check_synthesis(
-            corpus, out, out_format=out_format, formats=WRITE_FORMATS, mix=mix, chunker=chunker,
-            chunk_words=words, dry_run=dry_run, overwrite=overwrite,
+        options = check_synthesis(
+            corpus, out, n=n, seed=seed, concurrency=concurrency, out_format=out_format,
+            formats=WRITE_FORMATS, mix=mix, chunker=chunker, chunk_words=chunk_words,
+            dry_run=dry_run, overwrite=overwrite,
         )  # fmt: skip
+        bound = options.concurrency or auto_concurrency([model], base_url)
         price_table = load_prices(prices) if prices is not None else None
 
         def planned() -> Plan:
@@ -156,20 +141,19 @@ def synthesize_command(
 
             with StageProgress() as steps:
                 found = plan(
-                    corpus, n=count, mix=parsed_mix, seed=plan_seed, chunker=checked_chunker,
-                    chunk_words=words, on_step=steps.step, include_license=include_license,
+                    corpus, n=options.questions, mix=options.mix, seed=options.seed,
+                    chunker=options.chunker, chunk_words=options.chunk_words,
+                    on_step=steps.step, include_license=include_license,
                 )  # fmt: skip
             for warning in found.warnings:
                 typer.echo(f"warning: {warning}", err=True)
             return found
 
         if dry_run:
-            from lasagna_synth import cl100k_base, estimate
+            from lasagna_synth import cl100k_base
 
             cl100k_base()  # first: its loading peak then does not add up with the corpus's
-            the_plan = planned()
-            figures = estimate(the_plan, model=model, prices=price_table)
-            lines = synthesis_plan_lines(the_plan, figures, out, overwrite)
+            lines = synthesis_plan_lines(planned(), out, overwrite, model, price_table)
             typer.echo("\n".join(shown(line) for line in lines))
             return
 
@@ -208,7 +192,7 @@ def _run(
     import asyncio
 
     from lasagna_cli.commands._progress import SynthesisBar
-    from lasagna_cli.engine import synthesis_failure
+    from lasagna_cli.engine import check_synthesized
     from lasagna_cli.engine.run import batch_state_path
     from lasagna_synth import generate
 
@@ -238,7 +222,5 @@ def _run(
             err=True,
         )
         raise typer.Exit(INTERRUPTED) from None
-    failure = synthesis_failure(result, out)
-    if failure is not None:
-        raise CliError(failure, DATA_ERROR)
+    check_synthesized(result, out)
     return result

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         batch_cost_line,
         batch_lines,
         bias_lines,
-        calibration_lines,
+        calibration_output,
         check_grading,
         file_grading_lines,
         grade_dry_run_lines,
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from lasagna_cli.engine._shown import shown
     from lasagna_cli.engine._synthesis_lines import (
         check_synthesis,
+        check_synthesized,
         spent_line,
-        synthesis_failure,
         synthesis_lines,
         synthesis_plan_lines,
     )
@@ -81,7 +81,7 @@ _NAMES = {
     "batch_lines": "_grade_lines",
     "batch_price_line": "_dry_run",
     "bias_lines": "_grade_lines",
-    "calibration_lines": "_grade_lines",
+    "calibration_output": "_grade_lines",
     "check_grading": "_grade_lines",
     "read_grading": "_grade_lines",
     "file_grading_lines": "_grade_lines",
@@ -92,8 +92,8 @@ _NAMES = {
     "jury_lines": "_grade_lines",
     "shown": "_shown",
     "check_synthesis": "_synthesis_lines",
+    "check_synthesized": "_synthesis_lines",
     "spent_line": "_synthesis_lines",
-    "synthesis_failure": "_synthesis_lines",
     "synthesis_lines": "_synthesis_lines",
     "synthesis_plan_lines": "_synthesis_lines",
 }
@@ -110,10 +110,11 @@ __all__ = [
     "batch_lines",
     "batch_price_line",
     "bias_lines",
-    "calibration_lines",
+    "calibration_output",
     "check_grading",
     "check_run_flags",
     "check_synthesis",
+    "check_synthesized",
     "counted",
     "did_you_mean",
     "door_of",
@@ -134,7 +135,6 @@ __all__ = [
     "run_config",
     "shown",
     "spent_line",
-    "synthesis_failure",
     "synthesis_lines",
     "synthesis_plan_lines",
 ]

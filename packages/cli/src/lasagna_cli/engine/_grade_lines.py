@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         BatchReport,
         BiasCheck,
         Calibration,
+        FileCalibration,
         FileGrading,
         Grade,
         GradeSummary,
@@ -40,12 +41,18 @@ if TYPE_CHECKING:
 
 def check_grading(models: Sequence[str], executor: str, *, batch: bool, bias_check: int) -> None:
     """An EngineUsageError when the options do not go together: --batch grades with one
-    judge here; a jury (two or more `models`) has no bias check and runs here."""
+    judge here; a jury (two or more `models`, each named once) has no bias check and runs
+    here."""
     if batch and (len(models) > 1 or executor != "local"):
         what = f"--executor {executor}" if len(models) < 2 else "a jury"
         raise EngineUsageError(f"--batch grades with one judge here, not {what}")
     if len(models) < 2:
         return
+    if len(set(models)) < len(models):
+        raise EngineUsageError(
+            f"--model: each judge of a jury once, found {', '.join(models)}; remove the "
+            "repeated one"
+        )
     if bias_check:
         raise EngineUsageError(
             "--bias-check checks one judge; give one --model (a jury's judges can be checked "
@@ -229,9 +236,27 @@ def jury_lines(verdicts: Sequence[Verdict], agreement: JuryAgreement) -> list[st
     return lines
 
 
-def calibration_lines(result: Calibration, unlabelled: int, ungraded: int) -> list[str]:
-    """`judge calibrate`'s report: what was compared, the confusion table of human labels
-    against the judge's, agreement, and the prediction-powered share of correct answers."""
+def calibration_output(found: FileCalibration, as_json: bool) -> tuple[str, str | None]:
+    """What `judge calibrate` prints (`as_json` or as text), and the warning it also says on
+    stderr. As JSON, the figures, with the warning in them too; as text, the warning above
+    the table it speaks of, in the same stream (on stderr it could come out after the
+    table, stdout and stderr read apart, or one of them redirected)."""
+    import json
+
+    result, warning = found.calibration, found.warning
+    unlabelled, ungraded = found.unlabelled, found.labels_without_grade
+    if as_json:
+        data = result.to_dict() | {"unlabelled": unlabelled, "labels_without_grade": ungraded}
+        if warning:
+            data["warning"] = warning
+        return json.dumps(data, indent=2), f"warning: {warning}" if warning else None
+    warned = [f"warning: {warning}"] if warning else []
+    return "\n".join(warned + _calibration_lines(result, unlabelled, ungraded)), None
+
+
+def _calibration_lines(result: Calibration, unlabelled: int, ungraded: int) -> list[str]:
+    # What was compared, the confusion table of human labels against the judge's,
+    # agreement, and the prediction-powered share of correct answers.
     skipped = sum(result.skipped.values())
     total = result.compared + skipped + unlabelled
     notes = [f"{n} {why}" for why, n in result.skipped.items()]

@@ -1,51 +1,80 @@
 """What `benchmark synthesize` checks before any work (`check_synthesis`) and reports: the
 dry run's plan, and a finished run's summary (what was written and dropped, the calls and
-tokens spent) or why nothing was written. The lines quote file names and reasons as found:
-the command escapes them for the terminal."""
+tokens spent) or why nothing was written (`check_synthesized`). The lines quote file names
+and reasons as found: the command escapes them for the terminal."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lasagna_cli.engine._counts import counted
-from lasagna_cli.engine._errors import EngineUsageError, did_you_mean
+from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM
-    from lasagna_synth import Chunker, Estimate, Mix, Plan, Synthesis
+    from lasagna_synth import Chunker, Mix, Plan, Synthesis
 
 _LISTED = 20  # documents and skipped files listed by name in the dry run
 _PREVIEW = 10  # planned questions shown in the dry run
 REMINDER = "Synthetic questions are for development: report results on human-written questions."
 
 
+class SynthesisOptions(NamedTuple):
+    """`benchmark synthesize`'s options, checked (`check_synthesis`)."""
+
+    questions: int
+    """--n."""
+    seed: int
+    concurrency: int | None
+    """--concurrency, None when not given."""
+    chunk_words: int
+    mix: Mix
+    chunker: Chunker
+
+
+def _whole_number(text: str, flag: str, minimum: int | None = None) -> int:
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise EngineUsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if minimum is not None and value < minimum:
+        raise EngineUsageError(f"{flag}: expected a whole number >= {minimum}, got {value}")
+    return value
+
+
 def check_synthesis(
     corpus: str,
     out: Path,
     *,
+    n: str,
+    seed: str,
+    concurrency: str | None,
     out_format: str,
     formats: Sequence[str],
     mix: str,
     chunker: str,
-    chunk_words: int,
+    chunk_words: str,
     dry_run: bool,
     overwrite: bool,
-) -> tuple[Mix, Chunker]:
-    """The mix and the chunker parsed, once the options are checked in this order: the
-    format (one of `formats`), the mix, the chunking, the corpus (there), `out` (not a
-    folder; but for a dry run, not there unless `overwrite`): an EngineUsageError (or
-    lasagna-synth's SynthUsageError) says the first wrong one."""
+) -> SynthesisOptions:
+    """The options parsed, checked in this order: the whole numbers (--n, --seed,
+    --concurrency, --chunk-words), the format (one of `formats`), the mix, the chunking, the
+    corpus (there), `out` (not a folder; but for a dry run, not there unless `overwrite`):
+    an EngineUsageError (or lasagna-synth's SynthUsageError) says the first wrong one."""
     from lasagna_synth import check_chunking, parse_mix
 
+    count, plan_seed = _whole_number(n, "--n", 1), _whole_number(seed, "--seed")
+    bound = None if concurrency is None else _whole_number(concurrency, "--concurrency", 1)
+    words = _whole_number(chunk_words, "--chunk-words", 1)
     if out_format not in formats:
         raise EngineUsageError(
             f"--format: expected one of {', '.join(formats)}, found {out_format!r}"
             f"{did_you_mean(out_format, formats)}"
         )
-    parsed = parse_mix(mix), check_chunking(chunker, chunk_words)
+    parsed = parse_mix(mix), check_chunking(chunker, words)
     if not Path(corpus).exists():
         raise EngineUsageError(
             f"corpus not found: {corpus!r}: expected a folder of documents or one file"
@@ -56,12 +85,21 @@ def check_synthesis(
         raise EngineUsageError(
             f"{out} exists: pass --overwrite to replace it, or choose another --out"
         )
-    return parsed
+    return SynthesisOptions(count, plan_seed, bound, words, *parsed)
 
 
-def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: bool) -> list[str]:
-    """What the dry run prints: the same folder and seed always give the same lines."""
-    from lasagna_synth import QUESTION_TYPES, describe_chunker
+def synthesis_plan_lines(
+    plan: Plan,
+    out: Path,
+    overwrite: bool,
+    model: str | None,
+    prices: Mapping[str, tuple[float, float]] | None,
+) -> list[str]:
+    """What the dry run prints, its calls and tokens estimated (`lasagna_synth.estimate`) and
+    priced for `model` from `prices`: the same folder and seed always give the same lines."""
+    from lasagna_synth import QUESTION_TYPES, describe_chunker, estimate
+
+    figures = estimate(plan, model=model, prices=prices)
 
     per_doc = Counter(p.doc_id for p in plan.passages)
     kinds = Counter(Path(d.id).suffix.lower() or d.kind for d in plan.documents)
@@ -101,34 +139,34 @@ def synthesis_plan_lines(plan: Plan, estimate: Estimate, out: Path, overwrite: b
         lines.append(f"{label:<12}{item.id}  {item.question_type:<12}  {sources}")
     if len(plan.items) > _PREVIEW:
         lines.append(f"{'':<12}... and {len(plan.items) - _PREVIEW:,} more")
-    lines.append(f"LLM calls:  {estimate.calls:,} (2 per question: one writes it, one checks it)")
+    lines.append(f"LLM calls:  {figures.calls:,} (2 per question: one writes it, one checks it)")
     lines.append(
-        f"Tokens in:  {estimate.input_tokens:,}, counted exactly with the {estimate.encoding} "
+        f"Tokens in:  {figures.input_tokens:,}, counted exactly with the {figures.encoding} "
         "tokenizer over the filled prompts and schemas"
     )
     lines.append(
         "            (checks without the question they will quote; unanswerable checks with "
         "the source's nearest passages)"
     )
-    lines.append(f"Tokens out: at most {estimate.max_output_tokens:,} (each call's max_tokens cap)")
-    cost = estimate.max_cost_usd
-    if cost is not None and estimate.price is not None:
-        per_input, per_output = estimate.price
+    lines.append(f"Tokens out: at most {figures.max_output_tokens:,} (each call's max_tokens cap)")
+    cost = figures.max_cost_usd
+    if cost is not None and figures.price is not None:
+        per_input, per_output = figures.price
         lines.append(
-            f"Cost:       at most ${cost:,.4f} for {estimate.model} at ${per_input:g} in / "
+            f"Cost:       at most ${cost:,.4f} for {figures.model} at ${per_input:g} in / "
             f"${per_output:g} out per 1M tokens"
         )
-        if str(estimate.model).partition("/")[0] in ("openai", "anthropic"):
+        if str(figures.model).partition("/")[0] in ("openai", "anthropic"):
             from lasagna_judge import BATCH_PRICE
 
             lines.append(
                 f"Batch:      at most ${cost * BATCH_PRICE:,.4f} with --batch (the batch price: "
                 f"{BATCH_PRICE:.0%} of the per-token price; answers within 24 h)"
             )
-    elif estimate.model is None:
+    elif figures.model is None:
         lines.append("Cost:       give --model and --prices to price the run")
     else:
-        lines.append(f"Cost:       no price for {estimate.model}: add it to a --prices file")
+        lines.append(f"Cost:       no price for {figures.model}: add it to a --prices file")
     if out.exists() and not overwrite:
         lines.append(f"Note:       {out} exists: the real run needs --overwrite")
     return lines
@@ -179,17 +217,17 @@ def spent_line(llm: LLM, prices: Path | None) -> str:
     return line
 
 
-def synthesis_failure(result: Synthesis, out: Path) -> str | None:
-    """Why a finished synthesis writes nothing to `out`: every question failed on a call
-    error, or none was kept; None when some question was."""
+def check_synthesized(result: Synthesis, out: Path) -> None:
+    """An EngineError when a finished synthesis writes nothing to `out`: every question
+    failed on a call error, or none was kept."""
     if result.rows:
-        return None
+        return
     if result.drops.get("error"):
-        return (
+        raise EngineError(
             f"every question failed on a call error, so {out} was not written (first: "
             f"{result.errors[0] if result.errors else 'unknown'})"
         )
-    return (
+    raise EngineError(
         f"no question was kept ({result.dropped}), so {out} was not written"
         + (" and the existing file is left as it was" if out.exists() else "")
         + "; try another --seed or --mix, or a model that follows the instructions"

@@ -44,7 +44,7 @@ from lasagna_cli.engine.kag._stats import (
     render_text,
     summarize,
 )
-from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, damaged_failure, run_stats
+from lasagna_cli.engine.kag._stats_run import StatsJudge, StatsRun, check_stats_source, run_stats
 from lasagna_cli.engine.kag._sweep import (
     Sweep,
     SweepOutcome,
@@ -69,8 +69,8 @@ __all__ = [
     "Sweep",
     "SweepOutcome",
     "as_datasets",
+    "check_stats_source",
     "check_sweep_options",
-    "damaged_failure",
     "damaged_records",
     "dataset_folders",
     "dataset_of",

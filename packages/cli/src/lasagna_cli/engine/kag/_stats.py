@@ -633,6 +633,21 @@ def render_table(
     return "\n".join(lines)
 
 
+def damaged_failure(damaged: list[Damaged], run_folder: bool) -> str | None:
+    """Why a damaged result file fails a report after it is shown (its figures are not the
+    whole run's, and the file's task is to be redone); None when none is damaged."""
+    if not damaged:
+        return None
+    named = "; ".join(f"{path} is {problem}" for path, problem in damaged[:3])
+    more = f" (and {len(damaged) - 3} more damaged file(s))" if len(damaged) > 3 else ""
+    redo = (
+        "run the same `benchmark run` with --resume"
+        if run_folder
+        else "run the same sweep with --continue"
+    )
+    return f"{named}{more}: left out of every figure above; delete each and {redo} to redo its task"
+
+
 # -- stats find -------------------------------------------------------------------------------
 #
 # `stats find REGEX`: the results whose response matches, as kag's `stats find` finds them.
@@ -667,6 +682,11 @@ class Found:
             for r in self.matches
         ]
 
+    @property
+    def failure(self) -> str | None:
+        """Why the search fails once shown: a damaged result file (`damaged_failure`)."""
+        return damaged_failure(self.damaged, self.run_folder)
+
     def tally(self) -> str:
         if not self.matches:
             return "No result matched the pattern."
@@ -691,9 +711,14 @@ def _matches(result: Result, pattern: re.Pattern[str]) -> bool:
     return result.text is not None and bool(pattern.search(result.text.strip(RUST_WHITESPACE)))
 
 
-def find(results: Path, prefix: str, pattern: re.Pattern[str]) -> Found:
-    """The matching ok results under `results`, in path order, and the count inspected; in
-    a run folder of `benchmark run`, among its task records' answers."""
+def find(results: Path, prefix: str, regex: str, *, ignore_case: bool = False) -> Found:
+    """The ok results under `results` whose trimmed answer `regex` matches, in path order,
+    and the count inspected; in a run folder of `benchmark run`, among its task records'
+    answers. A regex that does not compile is an EngineUsageError."""
+    try:
+        pattern = re.compile(regex, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise EngineUsageError(f"REGEX: not a valid regular expression: {exc}") from None
     if not results.is_dir():
         raise EngineUsageError(f"results folder not found: {results} (see --results)")
     if is_run_folder(results):

@@ -23,10 +23,17 @@ from lasagna_cli.engine.kag._results import (
     Result,
     damaged_records,
     dataset_folders,
+    is_run_folder,
     iter_results,
     run_folder_results,
 )
-from lasagna_cli.engine.kag._stats import StatsReport, needs_grading, render_text, summarize
+from lasagna_cli.engine.kag._stats import (
+    StatsReport,
+    damaged_failure,
+    needs_grading,
+    render_text,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from lasagna_judge import LLM, Grade
@@ -82,21 +89,6 @@ class StatsRun:
         """Why the report fails after it is shown: a damaged result file (its figures are not
         the whole run's), or a judge that graded nothing; None when it holds."""
         return damaged_failure(self.damaged, self.run_folder) or self.ungraded
-
-
-def damaged_failure(damaged: list[Damaged], run_folder: bool) -> str | None:
-    """Why a damaged result file fails a report after it is shown (its figures are not the
-    whole run's, and the file's task is to be redone); None when none is damaged."""
-    if not damaged:
-        return None
-    named = "; ".join(f"{path} is {problem}" for path, problem in damaged[:3])
-    more = f" (and {len(damaged) - 3} more damaged file(s))" if len(damaged) > 3 else ""
-    redo = (
-        "run the same `benchmark run` with --resume"
-        if run_folder
-        else "run the same sweep with --continue"
-    )
-    return f"{named}{more}: left out of every figure above; delete each and {redo} to redo its task"
 
 
 def _read(
@@ -162,6 +154,17 @@ async def _grade(
     return unsent | dict(zip((r.path for r in todo), grading.grades, strict=True)), (
         grading.warning
     )
+
+
+def check_stats_source(results: Path, datasets_path: Path | None) -> None:
+    """An EngineUsageError when stats has no questions to read: no DATASETS.json, and
+    `results` no run folder of `benchmark run` (whose task records name them)."""
+    if datasets_path is None and not is_run_folder(results):
+        raise EngineUsageError(
+            "stats needs --datasets DATASETS.json (the file the sweep ran), or --results "
+            "naming a run folder of `benchmark run` (it holds manifest.json); or use "
+            "`lasagna benchmark stats find REGEX`"
+        )
 
 
 async def run_stats(
