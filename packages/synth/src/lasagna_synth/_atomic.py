@@ -45,14 +45,16 @@ def _create_temp(folder: Path) -> tuple[int, str]:
     would be private) and fchmod cost more than the write of a task record: the name is
     this process's tag and a counter, O_EXCL refuses any file already there, and mode 0666
     gets the user's umask applied by the OS (0644 under 022)."""
+    made = False
     while True:
         temp = os.path.join(folder, f"{TEMP_PREFIX}{_TEMP_TAG}{next(_temp_numbers)}")
         try:
             return os.open(temp, _TEMP_FLAGS, 0o666), temp
         except FileNotFoundError:
-            if folder.is_dir():  # a folder that takes no new file (/proc): the OSError says so
+            if made:  # the folder is there and takes no new file (/proc): the OSError says so
                 raise
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)  # another writer may have made it
+            made = True
         except FileExistsError:  # a file of a killed process whose pid and tag were ours
             continue
 
