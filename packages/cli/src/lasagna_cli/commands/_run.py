@@ -271,12 +271,10 @@ def run(
         )
         if dry_run:
             from lasagna_cli.commands._llm import text_cache
-            from lasagna_cli.engine import dry_run as planned
             from lasagna_cli.engine import dry_run_lines
             from lasagna_cli.engine.datasets import DatasetLoader
 
-            for line in dry_run_lines(planned(config, DatasetLoader(text_cache())), price_table):
-                typer.echo(line)
+            typer.echo("\n".join(dry_run_lines(config, DatasetLoader(text_cache()), price_table)))
             return
         from lasagna_cli.engine.records import new_run_folder
 

@@ -154,11 +154,14 @@ def dry_run(config: RunConfig, loader: DatasetLoader) -> DryRun:
     return found
 
 
-def dry_run_lines(found: DryRun, prices: dict[str, tuple[float, float]] | None) -> list[str]:
-    """What `benchmark run --dry-run` prints; with `prices` (--prices), what the calls cost
-    at most, and through --batch."""
+def dry_run_lines(
+    config: RunConfig, loader: DatasetLoader, prices: dict[str, tuple[float, float]] | None
+) -> list[str]:
+    """What `benchmark run --dry-run` prints: `config`'s plan (`dry_run`) and its calls;
+    with `prices` (--prices), what the calls cost at most, and through --batch."""
     from lasagna_judge import price_for
 
+    found = dry_run(config, loader)
     price_of = (lambda model: price_for(prices, model)) if prices is not None else None
     lines = ["dry run: no model called, nothing written", "plan (benchmark x setup: questions):"]
     lines += [f"  {b} x {s}: {n:,}" for b, s, n in found.plan]

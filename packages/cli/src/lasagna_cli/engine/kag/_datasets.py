@@ -86,7 +86,7 @@ def _parse_output(path: Path, where: str, output: Any) -> dict[str, Any]:
 
 
 def parse_datasets(data: Any, path: Path) -> Datasets:
-    """Check and convert the parsed JSON; the first problem raises a CliError naming it."""
+    """Check and convert the parsed JSON; the first problem raises an EngineError naming it."""
     if not isinstance(data, dict):
         raise EngineError(
             f"{path}: expected an object of datasets (dataset -> question -> "
