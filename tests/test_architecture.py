@@ -117,7 +117,7 @@ def test_every_module_says_its_job_in_its_docstring_first_line(path: Path) -> No
 
 def test_the_engine_imports_without_typer_or_rich() -> None:
     code = (
-        "import sys, lasagna_cli, lasagna_cli.engine._benchmark, lasagna_cli.engine.kag, "
+        "import sys, lasagna_cli, lasagna_cli.engine._pipeline, lasagna_cli.engine.kag, "
         "lasagna_cli.engine.staged; "
         "print(sorted(m for m in ('typer', 'rich', 'click') if m in sys.modules))"
     )

@@ -14,15 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lasagna_cli.engine._api import arun_benchmark, run_benchmark
-    from lasagna_cli.engine._benchmark import (
-        BenchmarkRun,
-        Door,
-        check_run_flags,
-        door_of,
-        gap_lines,
-        run_benchmarks,
-        run_config,
-    )
     from lasagna_cli.engine._counts import counted
     from lasagna_cli.engine._dry_run import (
         GRADE_REPLY_TOKENS,
@@ -48,6 +39,15 @@ if TYPE_CHECKING:
         jury_lines,
         read_grading,
     )
+    from lasagna_cli.engine._pipeline import (
+        BenchmarkRun,
+        Door,
+        check_run_flags,
+        door_of,
+        gap_lines,
+        run_benchmarks,
+        run_config,
+    )
     from lasagna_cli.engine._shown import shown
     from lasagna_cli.engine._synthesis_lines import (
         check_synthesis,
@@ -60,13 +60,13 @@ if TYPE_CHECKING:
 _NAMES = {
     "arun_benchmark": "_api",
     "run_benchmark": "_api",
-    "BenchmarkRun": "_benchmark",
-    "Door": "_benchmark",
-    "check_run_flags": "_benchmark",
-    "door_of": "_benchmark",
-    "gap_lines": "_benchmark",
-    "run_benchmarks": "_benchmark",
-    "run_config": "_benchmark",
+    "BenchmarkRun": "_pipeline",
+    "Door": "_pipeline",
+    "check_run_flags": "_pipeline",
+    "door_of": "_pipeline",
+    "gap_lines": "_pipeline",
+    "run_benchmarks": "_pipeline",
+    "run_config": "_pipeline",
     "counted": "_counts",
     "GRADE_REPLY_TOKENS": "_dry_run",
     "RoleCalls": "_dry_run",

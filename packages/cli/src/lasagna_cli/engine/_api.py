@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lasagna_cli.engine._benchmark import run_benchmarks
+from lasagna_cli.engine._pipeline import run_benchmarks
 from lasagna_cli.engine.config._config import DEFAULT_CONCURRENCY, RunConfig
 from lasagna_cli.engine.datasets import DatasetLoader
 from lasagna_cli.engine.reports._typed import Results
