@@ -51,7 +51,7 @@ def load_commands(argv: Sequence[str] | None = None) -> None:
 def _version_callback(value: bool) -> None:
     if not value:
         return
-    # imported here: importlib.metadata costs every other command 25 ms and 5 MB
+    # imported here: importlib.metadata is slow to import, and every other command would pay
     from importlib.metadata import PackageNotFoundError, version
 
     parts = []

@@ -2,10 +2,9 @@
 
 Each task allocates a few hundred objects (its coroutines, the request and reply, the
 record), nearly all freed by reference counting; CPython's default collects the young
-generation every 700 allocations all the same, a collection every task or two. At an
-instant server that cost 12-17% of a sweep's CPU (0.39 against 0.33 ms a task with a
-threshold of 20,000, benchmarks/sweep_speed.py's runner in process, 6 interleaved rounds).
-The older generations keep their default rhythm, counted in young collections.
+generation every 700 allocations all the same, a collection every task or two: a share of
+a sweep's CPU at a fast server (benchmarks/sweep_speed.py; the figures are in the
+CHANGELOG). The older generations keep their default rhythm, counted in young collections.
 """
 
 from __future__ import annotations

@@ -205,8 +205,8 @@ def _run(
     async def go() -> Synthesis:
         async with llm:
             the_plan = planned()
-            # The plan (60,000 objects for 6,000 passages) lives to the end: frozen, the
-            # collections the calls trigger skip it (one took 20 ms before the first call).
+            # The plan (ten objects a passage) lives to the end: frozen, the collections the
+            # calls trigger skip it (one over it delays the first call).
             gc.freeze()
             with SynthesisBar(len(the_plan.items)) as bar:
                 return await generate(
