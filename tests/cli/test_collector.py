@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from lasagna_cli.commands._collector import YOUNG_THRESHOLD, fewer_collections
+from lasagna_cli.engine._gc import YOUNG_THRESHOLD, fewer_collections
 
 
 def test_fewer_collections_is_undone_even_by_an_error() -> None:

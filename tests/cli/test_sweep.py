@@ -518,7 +518,7 @@ def test_tasks_run_with_fewer_young_collections_and_the_default_comes_back(
 ) -> None:
     import gc
 
-    from lasagna_cli.commands._collector import YOUNG_THRESHOLD
+    from lasagna_cli.engine._gc import YOUNG_THRESHOLD
 
     seen: list[int] = []
 

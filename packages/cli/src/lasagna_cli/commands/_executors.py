@@ -41,12 +41,20 @@ RayAddressOption = Annotated[
 ]
 
 
+def ray_variables() -> dict[str, str]:
+    """The variables the engine's executor choice reads: LASAGNA_RAY_WORKERS (the actors)
+    and RAY_ADDRESS (the cluster, when --ray-address is not given)."""
+    return {
+        "LASAGNA_RAY_WORKERS": os.environ.get("LASAGNA_RAY_WORKERS", ""),
+        "RAY_ADDRESS": os.environ.get("RAY_ADDRESS", ""),
+    }
+
+
 def executor_choice(kind: str, ray_address: str | None) -> ExecutorChoice:
-    """The flags checked, before any data is read, with LASAGNA_RAY_WORKERS and
-    RAY_ADDRESS."""
+    """The flags checked, before any data is read, with `ray_variables`."""
     from lasagna_cli.engine.run import executor_choice as choose
 
-    return choose(kind, ray_address, os.environ)
+    return choose(kind, ray_address, ray_variables())
 
 
 def make_executor(

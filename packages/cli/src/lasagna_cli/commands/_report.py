@@ -68,7 +68,7 @@ def report(
     """Write one self-contained HTML report (no network needed to open it): leaderboards
     with 95% intervals and charts, breakdowns, paired comparisons, and every question with
     each setup's answer, grade, ranking and errors."""
-    from lasagna_cli.engine.reports import collector_paused
+    from lasagna_cli.engine import collector_paused
 
     with user_errors(), collector_paused():
         # In a function of its own, so that the run's millions of objects are freed before

@@ -13,7 +13,7 @@ import typer
 
 from lasagna_cli.commands._batch import BatchOption, refuse_named_batch
 from lasagna_cli.commands._errors import DATA_ERROR, user_errors
-from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption
+from lasagna_cli.commands._executors import ExecutorOption, RayAddressOption, ray_variables
 from lasagna_cli.commands._grade_summary import DiagnosticsOption, JudgeMaxCharsOption
 from lasagna_cli.commands._groups import benchmark_app
 from lasagna_cli.commands._llm import concurrency_option, load_prices
@@ -263,7 +263,7 @@ def run(
         from lasagna_cli.engine import check_run_flags, run_config
 
         given, env = given_flags(ctx), os.environ
-        chosen, limits = check_run_flags(path, ctx.params, given, env)
+        chosen, limits = check_run_flags(path, ctx.params, given, ray_variables())
         price_table = load_prices(prices) if prices is not None else None  # before any work
         found = servers(None, base_url)
         config = run_config(

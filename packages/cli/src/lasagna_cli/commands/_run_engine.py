@@ -36,12 +36,11 @@ def run_engine(
     --prices file (its table is `prices`) for the batch's lines."""
     import sys
 
-    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder, vector_folder
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import text_cache
     from lasagna_cli.commands._progress import TaskProgress
-    from lasagna_cli.engine import run_benchmarks
+    from lasagna_cli.engine import fewer_collections, run_benchmarks
     from lasagna_cli.engine.datasets import DatasetLoader
     from lasagna_cli.engine.run import Models
     from lasagna_synth import run_blocking

@@ -26,18 +26,17 @@ def run_named_benchmark(
 ) -> None:
     """`lasagna benchmark run NAME`, NAME a registered benchmark: its staged pipeline, with
     the flags' values (`ctx.params`), the judge and --base-url `run` checked."""
-    import os
-
     with user_errors():
+        from lasagna_cli.commands._executors import ray_variables
         from lasagna_cli.commands._llm import servers
         from lasagna_cli.engine.staged import named_run
 
         values = ctx.params
         models = [m for m in (values["generator"], judge) if m]
         concurrency = values["concurrency"] or auto_concurrency(models, base_url)
-        found = servers(None, base_url)
+        found, ray = servers(None, base_url), ray_variables()
         options, chosen = named_run(
-            path, values, given_flags(ctx), os.environ, found, concurrency, judge=judge, jury=jury
+            path, values, given_flags(ctx), ray, found, concurrency, judge=judge, jury=jury
         )
         run_stages(options, chosen, base_url=base_url)
 
@@ -53,12 +52,12 @@ def run_stages(
     the flags and the environment; `base_url`: --base-url)."""
     import asyncio
 
-    from lasagna_cli.commands._collector import fewer_collections
     from lasagna_cli.commands._embedders import build_embedder
     from lasagna_cli.commands._executors import make_executor
     from lasagna_cli.commands._llm import resolve_model, text_cache
     from lasagna_cli.commands._progress import TaskProgress
     from lasagna_cli.commands._run_engine import run_models
+    from lasagna_cli.engine import fewer_collections
     from lasagna_cli.engine.run import Models, load_judge_rubric
     from lasagna_cli.engine.staged import REPORT_FILE, check_options, run_pipeline
 

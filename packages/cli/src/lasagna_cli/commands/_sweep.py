@@ -177,12 +177,12 @@ def sweep(
     with user_errors():
         import os
 
-        from lasagna_cli.commands._collector import fewer_collections
         from lasagna_cli.commands._embedders import build_embedder, vector_folder
         from lasagna_cli.commands._executors import executor_choice, make_executor
         from lasagna_cli.commands._llm import load_prices, servers
         from lasagna_cli.commands._progress import TaskProgress
         from lasagna_cli.commands._terminal import echo_err
+        from lasagna_cli.engine import fewer_collections
         from lasagna_cli.engine.kag import check_sweep_options, load_sweep, run_sweep
         from lasagna_cli.engine.run import Models
 

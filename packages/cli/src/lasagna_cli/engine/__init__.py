@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         role_lines,
     )
     from lasagna_cli.engine._errors import EngineError, EngineUsageError, did_you_mean
+    from lasagna_cli.engine._gc import collector_paused, fewer_collections
     from lasagna_cli.engine._grade_lines import (
         batch_cost_line,
         batch_lines,
@@ -75,6 +76,8 @@ _NAMES = {
     "priced": "_dry_run",
     "role_lines": "_dry_run",
     "EngineError": "_errors",
+    "collector_paused": "_gc",
+    "fewer_collections": "_gc",
     "EngineUsageError": "_errors",
     "did_you_mean": "_errors",
     "batch_cost_line": "_grade_lines",
@@ -115,11 +118,13 @@ __all__ = [
     "check_run_flags",
     "check_synthesis",
     "check_synthesized",
+    "collector_paused",
     "counted",
     "did_you_mean",
     "door_of",
     "dry_run",
     "dry_run_lines",
+    "fewer_collections",
     "file_grading_lines",
     "gap_lines",
     "grade_dry_run_lines",

@@ -78,9 +78,9 @@ def check_run_flags(
 ) -> tuple[ExecutorChoice, tuple[float | None, float | None]]:
     """`benchmark run PATH`'s flags (by parameter name; `given`: those the command line
     gave -> their flag) checked before any file is read, in this order: no staged-pipeline
-    option, --data-format and --format, --executor and --ray-address (`env`: Ray's
-    variables), --rpm and --tpm, --predictions-from-data. Returns the executor chosen and
-    the two limits."""
+    option, --data-format and --format, --executor and --ray-address (`env`: the Ray
+    variables the command read), --rpm and --tpm, --predictions-from-data. Returns the
+    executor chosen and the two limits."""
     from lasagna_cli.engine.config import check_data_format, check_predictions_from_data
     from lasagna_cli.engine.run import check_rate, executor_choice
     from lasagna_cli.engine.staged import refuse_pipeline_options

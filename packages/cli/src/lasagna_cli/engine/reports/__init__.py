@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         to_parquet,
         write_export,
     )
-    from lasagna_cli.engine.reports._gc import collector_paused
     from lasagna_cli.engine.reports._html import build_report, report_parts, write_report
     from lasagna_cli.engine.reports._leaderboard import (
         LeaderboardTable,
@@ -83,7 +82,6 @@ _NAMES = {
     "check_export": "_export",
     "write_export": "_export",
     "write_report": "_html",
-    "collector_paused": "_gc",
     "report_parts": "_html",
     "PRICES_FILE": "_read_kag",
     "keep_prices": "_read_kag",
@@ -113,7 +111,6 @@ __all__ = [
     "build_report",
     "check_export",
     "check_gates",
-    "collector_paused",
     "compare_json",
     "compare_runs",
     "compared_fields",

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from lasagna_cli.engine._errors import EngineError, EngineUsageError
+from lasagna_cli.engine._gc import collector_paused
 from lasagna_cli.engine.records._fast_json import loads
-from lasagna_cli.engine.reports._gc import collector_paused
 
 
 @dataclass(frozen=True)

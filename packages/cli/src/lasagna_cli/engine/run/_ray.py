@@ -86,7 +86,7 @@ LOCAL = ExecutorChoice()
 
 def executor_choice(kind: str, ray_address: str | None, env: Mapping[str, str]) -> ExecutorChoice:
     """The flags checked, before any data is read: Ray must be installed to be chosen.
-    `env`: the command's environment, for LASAGNA_RAY_WORKERS and RAY_ADDRESS (unset or
+    `env`: the values of LASAGNA_RAY_WORKERS and RAY_ADDRESS the command read (missing or
     empty: not given)."""
     workers, env_address = env.get("LASAGNA_RAY_WORKERS") or None, env.get("RAY_ADDRESS") or None
     if kind not in ("local", "ray"):

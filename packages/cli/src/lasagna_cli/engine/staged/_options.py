@@ -217,7 +217,8 @@ def named_run(
     jury: Sequence[str],
 ) -> tuple[PipelineOptions, ExecutorChoice]:
     """`benchmark run NAME`: the options the pipeline does not take refused
-    (`refuse_run_options`), --executor and --ray-address checked (`env`: Ray's variables),
+    (`refuse_run_options`), --executor and --ray-address checked (`env`: the Ray variables
+    the command read),
     --rpm and --tpm, then `flag_options` with the judge, the tasks in flight, and the
     servers the models' and the embedder's calls go to (`servers`, with --base-url).
     Returns the options and the executor chosen."""
