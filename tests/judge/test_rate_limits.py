@@ -175,3 +175,52 @@ def test_the_pace_climbs_while_calls_succeed_and_stops_pacing_far_above() -> Non
         assert pace.rate is None or pace.rate > cut
 
     asyncio.run(go())
+
+
+def test_slots_taken_late_are_made_up_within_a_bound() -> None:
+    # A pace of 10 a second whose caller comes 0.35 s late (a busy event loop): the slots it
+    # missed go at once, up to CATCH_UP seconds of them, so the pace loses no time to a
+    # late wake-up and never bursts more than rate x CATCH_UP.
+    from lasagna_judge._adaptive import CATCH_UP
+
+    clock = Clock()
+    pace = AdaptivePace(clock=clock)
+    pace.rate = 10.0
+
+    async def go() -> list[float]:
+        sent = [await pace.acquire()]  # the first goes when asked
+        clock.now = 0.35
+        sent += [await pace.acquire(), await pace.acquire()]  # made up: both go now
+        for due in (0.45, 0.55):  # then on the pace again
+            assert pace.due() == pytest.approx(due - clock.now)
+            clock.now = due
+            sent.append(await pace.acquire())
+        return sent
+
+    sent = asyncio.run(asyncio.wait_for(go(), 10))  # a slot never due: fails, not hangs
+    assert sent == pytest.approx([0.0, 0.35 - CATCH_UP, 0.35, 0.45, 0.55])
+
+
+def test_after_a_cut_the_pace_comes_back_under_the_rate_refused_then_climbs_past_it() -> None:
+    clock = Clock()
+    pace = AdaptivePace(clock=clock)
+
+    async def go() -> None:
+        pace.rate = 100.0
+        for _ in range(500):  # 5 s at 100 a second, then one refused
+            clock.now += pace.due() + 1e-9  # past the slot, whatever the rounding
+            await pace.acquire()
+        clock.now += pace.due() + 1e-9
+        pace.refused(await pace.acquire(), 0.0)
+        assert pace.ceiling == 100.0 and pace.rate == pytest.approx(97.0)
+        rates = []
+        for _ in range(2000):  # each call when its slot is due, none refused
+            clock.now += pace.due() + 1e-9  # past the slot, whatever the rounding
+            pace.admitted(await pace.acquire())
+            rates.append((clock.now, pace.rate or 0.0))
+        # 5 s after the cut it is near the rate refused, not past it; later it climbs past.
+        near = [rate for at, rate in rates if at >= 10.0]
+        assert 99.0 < near[0] < 100.0
+        assert rates[-1][1] > 100.5
+
+    asyncio.run(asyncio.wait_for(go(), 10))  # a slot never due: fails, not hangs

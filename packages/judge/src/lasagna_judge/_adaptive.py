@@ -11,12 +11,16 @@ the requests sent per second, the concurrency staying the bound on calls in flig
   actually went, when the concurrency held the calls under the pace).
 - Only a request sent SETTLE seconds after the last cut can cut again: the calls sent at
   the old pace, and those that meet a full window still draining, count once.
-- While calls succeed the pace climbs, slowly at first (CLIMB per second) and faster the
-  longer no refusal comes, so a limit that was lifted is found again; once the pace is
-  far above what is sent it stops pacing.
+- While calls succeed the pace climbs: first back toward the rate it was refused at (the
+  ceiling), APPROACH of the way a second, so that it spends its time just under the limit
+  and crosses it slowly (each crossing costs refusals); from there on slowly (CLIMB per
+  second) and faster the longer no refusal comes, so a limit that was lifted is found
+  again; once the pace is far above what is sent it stops pacing.
 - Requests take the pace's slots one by one, in order, each when it is due at the pace
   of that moment: a cut or a hold holds the waiting calls at once, not after those that
-  had already been given a slot.
+  had already been given a slot. A slot taken late (the event loop busy, the process
+  waiting for a core) is made up, up to CATCH_UP seconds of slots, so late wake-ups do
+  not slow the pace below what it was set to.
 """
 
 from __future__ import annotations
@@ -27,7 +31,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-BACKOFF = 0.95
+BACKOFF = 0.97
+APPROACH = 0.3
+"""After a cut, the share of the way back to the ceiling the pace climbs a second."""
+NEAR = 0.995
+"""A pace this close to the ceiling has reached it: from there it climbs by CLIMB."""
+CATCH_UP = 0.1
+"""Seconds of slots a late request may make up (a burst of at most rate x this)."""
 CLIMB = 0.01
 """The pace's rise per second of success, right after a cut (1%)."""
 SPEEDUP = 10.0
@@ -52,6 +62,7 @@ class AdaptivePace:
         self,
         *,
         backoff: float = BACKOFF,
+        approach: float = APPROACH,
         climb: float = CLIMB,
         speedup: float = SPEEDUP,
         settle: float = SETTLE,
@@ -60,13 +71,17 @@ class AdaptivePace:
     ) -> None:
         if not 0 < backoff < 1:
             raise ValueError(f"backoff must be between 0 and 1, got {backoff}")
-        self.backoff, self.climb, self.speedup = backoff, climb, speedup
+        self.backoff, self.approach = backoff, approach
+        self.climb, self.speedup = climb, speedup
         self.settle, self.lookback = settle, lookback
         self._clock = clock
         self.rate: float | None = None
         """Requests a second; None: not paced."""
         self.cuts = 0
         """How many times the pace was cut."""
+        self.ceiling: float | None = None
+        """The rate of the last cut before its backoff: what was refused."""
+        self._reached: float | None = None  # when the pace came back near the ceiling
         self._last = float("-inf")  # when the last request went
         self._hold = float("-inf")
         self._cut = float("-inf")
@@ -101,9 +116,8 @@ class AdaptivePace:
                 if slot <= now:
                     break
                 await asyncio.sleep(slot - now)
-            # On time to the slot (a late wake-up does not slow the pace), no catch-up burst.
-            gap = 1.0 / self.rate if self.rate else 0.0
-            return self._went(slot if now - slot < gap else now)
+            # On time to the slot: a late wake-up's slots are made up, up to CATCH_UP s of them.
+            return self._went(max(slot, now - CATCH_UP) if self._sent else now)
 
     def _went(self, at: float) -> float:
         self._last = at
@@ -120,10 +134,15 @@ class AdaptivePace:
             return
         seconds = min(now - max(self._climbed, self._cut), 1.0)
         self._climbed = now
-        calm = now - self._cut
+        if self._reached is None and self.ceiling is not None:
+            if self.rate < NEAR * self.ceiling:
+                self.rate += (self.ceiling - self.rate) * min(self.approach * seconds, 1.0)
+                return
+            self._reached = now
+        calm = now - (self._cut if self._reached is None else self._reached)
         self.rate *= 1.0 + self.climb * seconds * (1.0 + calm / self.speedup)
         if self.rate > UNPACED * self._sent_rate(now, self.lookback):
-            self.rate = None
+            self.rate = self.ceiling = None
 
     def refused(self, sent: float, retry_after: float) -> None:
         now = self._clock()
@@ -140,8 +159,9 @@ class AdaptivePace:
         else:
             went = self._sent_rate(sent, 5.0)
             rate = went if went < 0.8 * self.rate else self.rate
+        self.ceiling = rate
         self.rate = max(self.backoff * rate, 1.0 / self.lookback)
-        self._cut = now
+        self._cut, self._reached = now, None
         self.cuts += 1
 
     def _admitted_rate(self, sent: float, retry_after: float) -> float | None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import select
+import socket
 import ssl
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,10 @@ MAX_REPLY_BYTES = 64 * 1024 * 1024
 """A reply's body after decompression, at most: a gzip bomb stops here, read once."""
 KEEPALIVE = 15.0
 """Seconds an idle connection is kept for the next request."""
+KEEPALIVE_CONNECTIONS = 64
+"""Idle connections kept, at most (more are closed as they come free): httpcore checks every
+idle connection of the pool at every request and every reply (a poll each), and a burst at
+a high --concurrency under a rate limit would otherwise leave hundreds idle."""
 ACCEPT_ENCODING = "gzip, deflate"  # undone with zlib alone, counted by the cap as they come
 
 _DECODED = frozenset({"gzip", "x-gzip", "deflate", "br", "zstd"})  # what httpx2 undoes
@@ -120,7 +126,7 @@ class HttpSender:
                 proxy=proxy,
                 limits=httpx2.Limits(
                     max_connections=self._limit,
-                    max_keepalive_connections=self._limit,
+                    max_keepalive_connections=min(self._limit, KEEPALIVE_CONNECTIONS),
                     keepalive_expiry=KEEPALIVE,
                 ),
             )
@@ -353,6 +359,7 @@ class _Stream:
         self._inner = inner
         self._head: bytes | None = None  # the head read so far; None: not in a head
         self.lengths = 0
+        self._socket: Any = None  # the raw socket, looked up once
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._head, self.lengths = b"", 0
@@ -374,4 +381,24 @@ class _Stream:
         return _Stream(await self._inner.start_tls(*args, **kwargs))
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # Asked of every idle connection at every request; anyio builds all of a
+            # stream's attributes to answer it, so the raw socket is looked up once.
+            if self._socket is None:
+                self._socket = self._inner.get_extra_info("socket")
+            if self._socket is not None:
+                return _readable(self._socket)
         return self._inner.get_extra_info(info)
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a kept-alive socket has bytes (or its end) waiting: a connection the server
+    closed, or wrote to unasked, is not reused. As httpcore asks it, by poll."""
+    fd = sock.fileno()
+    if fd < 0:
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        return bool(select.select([fd], [], [], 0)[0])
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
