@@ -178,27 +178,29 @@ def test_the_pace_climbs_while_calls_succeed_and_stops_pacing_far_above() -> Non
 
 
 def test_slots_taken_late_are_made_up_within_a_bound() -> None:
-    # A pace of 10 a second whose caller comes 0.35 s late (a busy event loop): the slots it
-    # missed go at once, up to CATCH_UP seconds of them, so the pace loses no time to a
+    # A pace of 100 a second whose caller comes 0.35 s late (a busy event loop): the slots
+    # it missed go at once, up to CATCH_UP seconds of them, so the pace loses no time to a
     # late wake-up and never bursts more than rate x CATCH_UP.
     from lasagna_judge._adaptive import CATCH_UP
 
     clock = Clock()
     pace = AdaptivePace(clock=clock)
-    pace.rate = 10.0
+    pace.rate = 100.0
+    made_up = round(CATCH_UP * 100)
 
     async def go() -> list[float]:
         sent = [await pace.acquire()]  # the first goes when asked
         clock.now = 0.35
-        sent += [await pace.acquire(), await pace.acquire()]  # made up: both go now
-        for due in (0.45, 0.55):  # then on the pace again
-            assert pace.due() == pytest.approx(due - clock.now)
-            clock.now = due
+        sent += [await pace.acquire() for _ in range(made_up)]  # made up: they go now
+        for _ in range(2):  # then on the pace again
+            assert pace.due() <= 0.01 + 1e-9
+            clock.now += pace.due() + 1e-9  # past the slot, whatever the rounding
             sent.append(await pace.acquire())
         return sent
 
     sent = asyncio.run(asyncio.wait_for(go(), 10))  # a slot never due: fails, not hangs
-    assert sent == pytest.approx([0.0, 0.35 - CATCH_UP, 0.35, 0.45, 0.55])
+    late = [0.35 - CATCH_UP + i * 0.01 for i in range(made_up)]
+    assert sent == pytest.approx([0.0, *late, 0.35, 0.36], abs=1e-6)
 
 
 def test_after_a_cut_the_pace_comes_back_under_the_rate_refused_then_climbs_past_it() -> None:

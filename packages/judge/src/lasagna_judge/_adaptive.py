@@ -36,8 +36,9 @@ APPROACH = 0.3
 """After a cut, the share of the way back to the ceiling the pace climbs a second."""
 NEAR = 0.995
 """A pace this close to the ceiling has reached it: from there it climbs by CLIMB."""
-CATCH_UP = 0.1
-"""Seconds of slots a late request may make up (a burst of at most rate x this)."""
+CATCH_UP = 0.05
+"""Seconds of slots a late request may make up: a burst of at most rate x this, 5% of the
+shortest window a provider counts over (a second)."""
 CLIMB = 0.01
 """The pace's rise per second of success, right after a cut (1%)."""
 SPEEDUP = 10.0
